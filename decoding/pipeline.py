@@ -1,0 +1,148 @@
+"""The sampler pipeline: the stages in a named order, each seeing the survivors of the one before,
+then one selecting step.
+
+Penalties can change which token is most likely; temperature and the truncations cannot (they only
+reshape or cut the tail). Engines order the stages differently, and the order changes the result:
+probabilities [.5, .3, .1, .1] with top-p 0.6 and min-p 0.3 keep 2 tokens in transformers' order
+(top-p first keeps .5 and .3; min-p then keeps both) and 1 in vLLM's (min-p first keeps .5 and .3,
+renormalised to .625/.375, and top-p 0.6 then keeps only the first).
+"""
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+
+from decoding import samplers
+
+PENALTIES = ("repetition", "frequency", "presence")
+# each order written once; the reason beside it
+ORDERS = {
+    # transformers' generate(): processors (penalties), then warpers in this order (generation/utils.py)
+    "transformers": (*PENALTIES, "temperature", "top_k", "top_p", "min_p", "typical", "epsilon", "eta"),
+    # vLLM v1 sampler: penalties, temperature, then min-p before top-k/top-p (typical/epsilon/eta: not in vLLM)
+    "vllm": (*PENALTIES, "temperature", "min_p", "top_k", "top_p", "typical", "epsilon", "eta"),
+    # llama.cpp's default chain: truncations on the raw logits, temperature last before the draw
+    "llama.cpp": (*PENALTIES, "top_k", "typical", "top_p", "min_p", "epsilon", "eta", "temperature"),
+}
+FILTERS = ("top_k", "top_p", "min_p", "typical", "epsilon", "eta")
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """Every knob of the pipeline. Defaults are all off; temperature 0 means greedy (argmax)."""
+
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    min_p: float = 0.0
+    typical_p: float = 1.0
+    epsilon: float = 0.0
+    eta: float = 0.0
+    repetition_penalty: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    order: str = "transformers"
+
+    def __post_init__(self):
+        t = self.temperature
+        if not (isinstance(t, (int, float)) and math.isfinite(t) and 0 <= t <= 100):
+            raise ValueError(f"temperature must be in [0, 100] (0 = greedy), got {t!r}")
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {sorted(ORDERS)}, got {self.order!r}")
+        # each sampler validates its own value; run them once on a tiny input to fail early
+        probe = torch.zeros(2)
+        for name in ORDERS[self.order]:
+            STAGES[name](probe, [0], self)
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def enabled(self, name: str) -> bool:
+        """Whether a stage does anything with these settings. Greedy skips every warper, as generate() does."""
+        if self.greedy and name not in PENALTIES:
+            return False
+        return _ENABLED[name](self)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_ENABLED = {
+    "repetition": lambda s: s.repetition_penalty != 1.0,
+    "frequency": lambda s: s.frequency_penalty != 0.0,
+    "presence": lambda s: s.presence_penalty != 0.0,
+    "temperature": lambda s: s.temperature != 1.0,
+    "top_k": lambda s: s.top_k != 0,
+    "top_p": lambda s: s.top_p < 1.0,
+    "min_p": lambda s: s.min_p != 0.0,
+    "typical": lambda s: s.typical_p < 1.0,
+    "epsilon": lambda s: s.epsilon != 0.0,
+    "eta": lambda s: s.eta != 0.0,
+}
+
+# stage(logits, ids, settings) -> new logits (penalties, temperature) or a keep-mask (filters).
+# `ids` are the prompt + generated ids for repetition, the generated ids for frequency/presence.
+STAGES = {
+    "repetition": lambda x, ids, s: samplers.apply_repetition_penalty(x, ids, s.repetition_penalty),
+    "frequency": lambda x, ids, s: samplers.apply_presence_frequency_penalty(x, ids, 0.0, s.frequency_penalty),
+    "presence": lambda x, ids, s: samplers.apply_presence_frequency_penalty(x, ids, s.presence_penalty, 0.0),
+    "temperature": lambda x, ids, s: samplers.apply_temperature(x, s.temperature) if s.temperature else x,
+    "top_k": lambda x, ids, s: samplers.top_k_mask(x, s.top_k),
+    "top_p": lambda x, ids, s: samplers.top_p_mask(x, s.top_p),
+    "min_p": lambda x, ids, s: samplers.min_p_mask(x, s.min_p),
+    "typical": lambda x, ids, s: samplers.typical_mask(x, s.typical_p),
+    "epsilon": lambda x, ids, s: samplers.epsilon_mask(x, s.epsilon),
+    "eta": lambda x, ids, s: samplers.eta_mask(x, s.eta),
+}
+
+
+@dataclass
+class Processed:
+    """One step's logits through the pipeline. Tensors are (V,) float32; `removed_by` holds the
+    index into `stages` of the filter that removed each token, -1 for survivors."""
+
+    raw: torch.Tensor
+    final: torch.Tensor
+    removed_by: torch.Tensor
+    stages: tuple[str, ...]
+    kept: tuple[int, ...]
+
+    @property
+    def probs_before(self) -> torch.Tensor:
+        return torch.softmax(self.raw, dim=-1)
+
+    @property
+    def probs_after(self) -> torch.Tensor:
+        return torch.softmax(self.final, dim=-1)
+
+
+def process(logits: torch.Tensor, settings: SamplerSettings, all_ids, generated_ids) -> Processed:
+    """Run the enabled stages in the settings' order on a float32 copy of `logits` (V,)."""
+    raw = logits.detach().to(dtype=torch.float32).clone()  # (V,)
+    x = raw
+    removed_by = torch.full(raw.shape, -1, dtype=torch.int8, device=raw.device)  # (V,)
+    stages, kept = [], []
+    for name in ORDERS[settings.order]:
+        if not settings.enabled(name):
+            continue
+        ids = all_ids if name == "repetition" else generated_ids
+        out = STAGES[name](x, ids, settings)
+        if name in FILTERS:
+            removed_by[(removed_by == -1) & ~out] = len(stages)
+            x = samplers.apply_mask(x, out)
+        else:
+            x = out
+        stages.append(name)
+        kept.append(int((removed_by == -1).sum()))
+    return Processed(raw, x, removed_by, tuple(stages), tuple(kept))
+
+
+def select(final: torch.Tensor, settings: SamplerSettings, generator: torch.Generator | None) -> int:
+    """The last step. Temperature 0: argmax, no randomness at all. Otherwise one draw from the
+    renormalised survivors, using the given generator (as generate() draws with torch.multinomial)."""
+    if settings.greedy:
+        return int(torch.argmax(final))
+    probs = torch.softmax(final.unsqueeze(0), dim=-1)  # (1, V)
+    return int(torch.multinomial(probs, num_samples=1, generator=generator))

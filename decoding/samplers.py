@@ -1,0 +1,154 @@
+"""The samplers, as pure functions on a `(V,)` or `(B, V)` float tensor of logits.
+
+Penalties and temperature return new logits; filters return a boolean keep-mask (True = kept).
+None of them changes its input: the lab shows the logits before and after each one.
+Each agrees exactly with the transformers class named in its docstring, ties and -inf included.
+"""
+
+import math
+
+import torch
+
+NEG_INF = float("-inf")
+
+
+def _check(name: str, value: float, ok: bool, allowed: str) -> None:
+    if not ok:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _rows(logits: torch.Tensor) -> torch.Tensor:
+    # every filter works on rows; (V,) -> (1, V)
+    return logits.unsqueeze(0) if logits.dim() == 1 else logits
+
+
+def _like(mask: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+    return mask.squeeze(0) if logits.dim() == 1 else mask
+
+
+def _id_rows(prev_ids, logits: torch.Tensor) -> torch.Tensor:
+    ids = torch.as_tensor(prev_ids, dtype=torch.long, device=logits.device)
+    return ids.reshape(1, -1) if ids.dim() == 1 else ids  # (B, L)
+
+
+def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> torch.Tensor:
+    """CTRL's rule (arXiv:1909.05858): logits of seen tokens are divided by `penalty` if positive,
+    multiplied if negative. `prev_ids` are prompt and generated ids. = RepetitionPenaltyLogitsProcessor."""
+    _check("repetition_penalty", penalty, _finite(penalty) and penalty > 0, "a finite number > 0 (1.0 = off)")
+    ids = _id_rows(prev_ids, logits)
+    if penalty == 1.0 or ids.numel() == 0:
+        return logits.clone()
+    rows = _rows(logits)
+    seen = torch.gather(rows, 1, ids)
+    seen = torch.where(seen < 0, seen * penalty, seen / penalty)
+    return _like(rows.scatter(1, ids, seen), logits)
+
+
+def apply_presence_frequency_penalty(logits: torch.Tensor, prev_ids, presence: float, frequency: float) -> torch.Tensor:
+    """OpenAI's rule: logit -= frequency * count + presence * (count > 0), where count is how often
+    the token was generated so far (the prompt does not count)."""
+    _check("presence_penalty", presence, _finite(presence) and -2 <= presence <= 2, "in [-2, 2] (0 = off)")
+    _check("frequency_penalty", frequency, _finite(frequency) and -2 <= frequency <= 2, "in [-2, 2] (0 = off)")
+    ids = _id_rows(prev_ids, logits)
+    rows = _rows(logits)
+    if (presence == 0 and frequency == 0) or ids.numel() == 0:
+        return logits.clone()
+    counts = torch.zeros_like(rows).scatter_add_(1, ids, torch.ones_like(ids, dtype=rows.dtype))  # (B, V)
+    out = rows - frequency * counts - presence * (counts > 0).to(rows.dtype)
+    return _like(out, logits)
+
+
+def apply_temperature(logits: torch.Tensor, t: float) -> torch.Tensor:
+    """Divide by t: t < 1 sharpens, t > 1 flattens. t = 0 is greedy and never reaches this
+    function (selection takes the argmax). = TemperatureLogitsWarper."""
+    _check("temperature", t, _finite(t) and t > 0, "a finite number > 0 here (0 means greedy: argmax)")
+    return logits / t
+
+
+def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
+    """Keep the k highest logits (and every token tied with the k-th). k = 0 keeps all. = TopKLogitsWarper."""
+    _check("top_k", k, isinstance(k, int) and not isinstance(k, bool) and k >= 0, "an integer >= 0 (0 = off)")
+    if k == 0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    rows = _rows(logits)
+    kth = torch.topk(rows, min(k, rows.shape[-1]))[0][..., -1, None]
+    return _like(~(rows < kth), logits)
+
+
+def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
+    """Nucleus (arXiv:1904.09751): keep the smallest set of most probable tokens whose mass reaches p.
+    p = 1 keeps all. = TopPLogitsWarper."""
+    _check("top_p", p, _finite(p) and 0 < p <= 1, "in (0, 1] (1 = off)")
+    if p == 1.0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    rows = _rows(logits)
+    # ascending sort: drop the low tail whose mass stays within 1 - p, never the last (most probable)
+    sorted_logits, order = torch.sort(rows, descending=False)
+    tail = sorted_logits.softmax(dim=-1).cumsum(dim=-1) <= (1 - p)
+    tail[..., -1:] = False
+    return _like(~tail.scatter(1, order, tail), logits)
+
+
+def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
+    """Min-p (arXiv:2407.01082): keep tokens with probability >= min_p x the top probability.
+    min_p = 0 keeps all. = MinPLogitsWarper."""
+    _check("min_p", min_p, _finite(min_p) and 0 <= min_p < 1, "in [0, 1) (0 = off)")
+    if min_p == 0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    probs = torch.softmax(_rows(logits), dim=-1)
+    remove = probs < min_p * probs.amax(dim=-1, keepdim=True)
+    remove.scatter_(-1, torch.topk(probs, 1, dim=-1).indices, False)
+    return _like(~remove, logits)
+
+
+def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
+    """Locally typical sampling (arXiv:2202.00666): keep tokens whose surprise is closest to the
+    entropy until their mass reaches `mass`. 1 keeps all. = TypicalLogitsWarper."""
+    _check("typical_p", mass, _finite(mass) and 0 < mass <= 1, "in (0, 1] (1 = off)")
+    if mass == 1.0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    rows = _rows(logits)
+    logp = torch.nn.functional.log_softmax(rows, dim=-1)
+    entropy = -(logp * torch.exp(logp)).nansum(-1, keepdim=True)
+    shifted, order = torch.sort(torch.abs(-logp - entropy), descending=False)
+    cumulative = rows.gather(-1, order).softmax(dim=-1).cumsum(dim=-1)
+    last = (cumulative < mass).sum(dim=1).clamp_(max=shifted.shape[-1] - 1)
+    remove = shifted > shifted.gather(1, last.view(-1, 1))
+    remove[..., :1] = False
+    return _like(~remove.scatter(1, order, remove), logits)
+
+
+def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """Epsilon sampling (arXiv:2210.15191): drop tokens with probability below epsilon, never the top one.
+    0 keeps all. = EpsilonLogitsWarper."""
+    _check("epsilon", epsilon, _finite(epsilon) and 0 <= epsilon < 1, "in [0, 1) (0 = off)")
+    if epsilon == 0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    rows = _rows(logits)
+    return _like(~((rows.softmax(dim=-1) < epsilon) & _below_top(rows)), logits)
+
+
+def eta_mask(logits: torch.Tensor, eta: float) -> torch.Tensor:
+    """Eta sampling (arXiv:2210.15191): like epsilon, with the cut-off min(eta, sqrt(eta) * exp(-entropy)).
+    0 keeps all. = EtaLogitsWarper."""
+    _check("eta", eta, _finite(eta) and 0 <= eta < 1, "in [0, 1) (0 = off)")
+    if eta == 0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    rows = _rows(logits)
+    eps = torch.tensor(float(eta), device=rows.device)
+    entropy = torch.distributions.Categorical(logits=rows).entropy()
+    cut = torch.min(eps, torch.sqrt(eps) * torch.exp(-entropy))[..., None]
+    return _like(~((rows.softmax(dim=-1) < cut) & _below_top(rows)), logits)
+
+
+def _below_top(rows: torch.Tensor) -> torch.Tensor:
+    return rows < torch.topk(rows, 1)[0][..., -1, None]
+
+
+def apply_mask(logits: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """Blank out (set to -inf) what a filter removed; a new tensor."""
+    return logits.masked_fill(~keep, NEG_INF)
