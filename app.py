@@ -1,0 +1,62 @@
+"""Decoding Lab: watch a real language model write one token at a time, and see why.
+
+`python app.py` (or `gradio app.py`) starts the app on the bundled model. Each lesson is one tab,
+built by its module in ui/; this file only assembles them and launches.
+"""
+
+import argparse
+import importlib
+import os
+
+import gradio as gr
+
+from ui.context import AppConfig
+
+# (tab title, module in ui/ with a build(config) function), in teaching order
+TABS = (
+    ("Step by step", "ui.step_tab"),
+    ("Sampler sandbox", "ui.sandbox_tab"),
+    ("Prefill vs decode", "ui.timing_tab"),
+    ("Temperature 0 & batching", "ui.batching_tab"),
+    ("Beam search & repetition", "ui.beams_tab"),
+)
+
+CSS = """
+.hint { font-size: 0.9em; opacity: 0.8; }
+"""
+
+
+def build_app(config: AppConfig) -> gr.Blocks:
+    with gr.Blocks(title="Decoding Lab") as demo:
+        gr.Markdown("# Decoding Lab\nWatch a real language model write one token at a time, and see why.")
+        for title, module in TABS:
+            try:
+                tab = importlib.import_module(module)
+            except ModuleNotFoundError as err:
+                if err.name != module:
+                    raise
+                continue
+            with gr.Tab(title):
+                tab.build(config)
+    return demo
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=os.environ.get("DECODING_LAB_MODEL", AppConfig.model_id))
+    parser.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu or cuda")
+    parser.add_argument("--dtype", default=None, help="float32 (CPU default), bfloat16 (CUDA default) or float16")
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
+    args, _ = parser.parse_known_args(argv)
+    return args
+
+
+args = parse_args()
+demo = build_app(AppConfig(args.model, args.device, args.dtype))
+
+if __name__ == "__main__":
+    demo.queue(default_concurrency_limit=1).launch(
+        server_name=args.host, server_port=args.port, share=args.share, css=CSS
+    )

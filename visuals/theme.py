@@ -1,0 +1,79 @@
+"""One look for every figure, and one meaning per colour across the whole app.
+
+Okabe-Ito colours, distinguishable with the common colour-vision deficiencies; every colour also comes
+with a label or a pattern, never colour alone. Transparent backgrounds and mid-grey text read in
+both light and dark mode; large fonts read on a projector.
+"""
+
+import plotly.graph_objects as go
+
+# the fate of a candidate token
+KEPT = "#0072B2"  # blue: survived every stage
+CHOSEN = "#E69F00"  # orange: the token that was selected
+FORCED = "#CC79A7"  # reddish purple: a token the learner forced
+REMOVED = {  # removed by ...
+    "top_k": "#D55E00",  # vermillion
+    "top_p": "#56B4E9",  # sky blue
+    "min_p": "#009E73",  # bluish green
+    "typical": "#F0E442",  # yellow
+    "epsilon": "#999999",
+    "eta": "#666666",
+}
+REMOVED_OPACITY = 0.45
+# phases and comparisons
+PREFILL = "#009E73"
+DECODE = "#0072B2"
+SAMPLING = "#E69F00"
+OTHER = "#999999"
+SERIES = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+TEXT = "#808080"
+GRID = "rgba(128,128,128,0.25)"
+FONT_SIZE = 15
+
+STAGE_LABELS = {
+    "repetition": "repetition penalty",
+    "frequency": "frequency penalty",
+    "presence": "presence penalty",
+    "temperature": "temperature",
+    "top_k": "top-k",
+    "top_p": "top-p",
+    "min_p": "min-p",
+    "typical": "typical-p",
+    "epsilon": "epsilon",
+    "eta": "eta",
+}
+
+
+def fate_colour(removed_by: str | None, chosen: bool = False, forced: bool = False) -> str:
+    if forced:
+        return FORCED
+    if chosen:
+        return CHOSEN
+    return KEPT if removed_by is None else REMOVED.get(removed_by, OTHER)
+
+
+def styled(fig: go.Figure, title: str | None = None, height: int = 380) -> go.Figure:
+    """Apply the shared look to a figure and return it."""
+    fig.update_layout(
+        title={"text": title, "x": 0.01, "font": {"size": FONT_SIZE + 2}} if title else None,
+        height=height,
+        margin={"l": 60, "r": 20, "t": 50 if title else 20, "b": 50},
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        font={"size": FONT_SIZE, "color": TEXT},
+        legend={"bgcolor": "rgba(0,0,0,0)", "orientation": "h", "y": -0.2},
+        hoverlabel={"font_size": FONT_SIZE},
+    )
+    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
+    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
+    return fig
+
+
+def empty_figure(message: str, height: int = 300) -> go.Figure:
+    """A blank figure that says what to do to fill it."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, font={"size": FONT_SIZE + 1, "color": TEXT})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return styled(fig, height=height)
