@@ -9,6 +9,7 @@ safetensors under the user's cache directory; later loads read that cache.
 import importlib.metadata
 import os
 import shutil
+import socket
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -110,11 +111,11 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype) -> LoadedMode
     return LoadedModel(model, tokenizer, model_id, label, device, dtype, time.perf_counter() - start)
 
 
-def _load_pretrained(path: str, dtype: torch.dtype):
+def _load_pretrained(path: str, dtype: torch.dtype, **kwargs):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=False)
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=False, **kwargs)
     return model, tokenizer
 
 
@@ -124,13 +125,30 @@ def _load_hub(model_id: str, dtype: torch.dtype):
             f"model {model_id!r} is not on the allowlist {allowed_models()}; "
             f"add hub ids with the {EXTRA_ENV} environment variable"
         )
+    try:  # already downloaded?
+        return _load_pretrained(model_id, dtype, local_files_only=True)
+    except OSError:
+        pass
+    if not _hub_reachable():
+        raise ModelLoadError(
+            f"could not fetch {model_id!r}: the Hugging Face hub is not reachable from this machine "
+            f"and the model is not in the local cache. The bundled model {BUNDLED!r} works offline."
+        )
     try:
         return _load_pretrained(model_id, dtype)
     except OSError as err:
-        raise ModelLoadError(
-            f"could not fetch {model_id!r} from the Hugging Face hub ({type(err).__name__}); "
-            f"the hub may be unreachable from here. The bundled model {BUNDLED!r} works offline."
-        ) from None
+        raise ModelLoadError(f"could not fetch {model_id!r} from the Hugging Face hub: {err}") from None
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """A quick look before transformers' own retries, which take most of a minute to give up."""
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
 
 
 def bundled_gguf_path() -> Path:
