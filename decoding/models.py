@@ -10,6 +10,7 @@ import importlib.metadata
 import os
 import shutil
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -94,7 +95,12 @@ def resolve_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
 def load_model(model_id: str = BUNDLED, device: str = "auto", dtype: str | None = None) -> LoadedModel:
     """Load (once per id, device and dtype) and return the model, in eval mode."""
     dev = resolve_device(device)
-    return _load(model_id, dev, resolve_dtype(dtype, dev))
+    dtype_ = resolve_dtype(dtype, dev)
+    with _LOAD_LOCK:  # the app preloads in a thread while a first request may ask too: load once
+        return _load(model_id, dev, dtype_)
+
+
+_LOAD_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=4)
