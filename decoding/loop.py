@@ -84,11 +84,17 @@ class Run:
         with Timer(self.lm.device) as t:
             self.logits, self.cache = forward(self.lm, self.ids, None, 0)
         self.trace.prefill_ms = self._forward_ms = t.ms
+        self._phase = "prefill"
 
     def preview(self, settings: SamplerSettings) -> Processed:
         """The pipeline applied to the pending distribution, without choosing."""
         assert self.logits is not None, "prefill() first, and not after the run is done"
         return process(self.logits, settings, self.ids, self.generated)
+
+    def preview_step(self, settings: SamplerSettings) -> Step:
+        """The pending distribution recorded as a Step (token = what greedy would pick), nothing chosen."""
+        p = self.preview(settings)
+        return self._record(p, int(torch.argmax(p.final)), False, settings, 0.0)
 
     def step(self, settings: SamplerSettings, force_id: int | None = None) -> Step:
         if self.done:
@@ -127,7 +133,8 @@ class Run:
             self.cache = None
             self.prefill()
             return
-        self.cache.crop(len(self.ids) - 1)
+        # keep the positions before the last token, then recompute it; transformers 5's crop takes -(tokens to drop)
+        self.cache.crop((len(self.ids) - 1) - self.cache.get_seq_length())
         self._decode(self.ids[-1])
 
     def _update_text_and_stop(self, chosen: int) -> None:
@@ -154,15 +161,23 @@ class Run:
         top_ids = torch.topk(probs_before, n).indices.tolist()  # (N,)
         if chosen not in top_ids:
             top_ids.append(chosen)
-        idx = torch.tensor(top_ids, device=probs_before.device)
-        logits, before, after, removed = (x[idx].tolist() for x in (p.raw, probs_before, probs_after, p.removed_by))
+        idx = torch.tensor(top_ids, device=probs_before.device)  # (N,)
+        logp = torch.log_softmax(p.raw, dim=-1)  # (V,)
+        # one copy to the host for the whole record (each .tolist() waits for the device)
+        columns = torch.stack([p.raw[idx], probs_before[idx], probs_after[idx], p.removed_by[idx].float()])  # (4, N)
+        scalars = torch.stack(
+            [
+                -(torch.exp(logp) * logp).nansum(),
+                (p.raw > p.raw[chosen]).sum().float(),
+                probs_before[p.removed_by == -1].sum(),
+            ]
+        )  # (3,)
+        (logits, before, after, removed), (entropy_nats, above, kept_mass) = columns.tolist(), scalars.tolist()
         texts = token_texts(self.lm.tokenizer, top_ids)
         top = [
-            Candidate(i, s, lg, b, a, p.stages[r] if r >= 0 else None)
+            Candidate(i, s, lg, b, a, p.stages[int(r)] if r >= 0 else None)
             for i, s, lg, b, a, r in zip(top_ids, texts, logits, before, after, removed)
         ]
-        logp = torch.log_softmax(p.raw, dim=-1)
-        entropy = float(-(torch.exp(logp) * logp).nansum()) / math.log(2)
         chosen_c = top[top_ids.index(chosen)]
         return Step(
             index=len(self.trace.steps),
@@ -171,12 +186,12 @@ class Run:
             token_text=chosen_c.text,
             prob=chosen_c.prob_after,
             prob_before=chosen_c.prob,
-            rank=int((p.raw > p.raw[chosen]).sum()) + 1,
+            rank=int(above) + 1,
             forced=forced,
             top=top,
             stages=list(zip(p.stages, p.kept)),
-            kept_mass=float(probs_before[p.removed_by == -1].sum()),
-            entropy_bits=entropy,
+            kept_mass=kept_mass,
+            entropy_bits=entropy_nats / math.log(2),
             settings=settings.to_dict(),
             forward_ms=self._forward_ms,
             sample_ms=sample_ms,

@@ -1,0 +1,125 @@
+"""`python -m decoding --prompt TEXT ...`: decode from the command line, for classroom scripts and checks.
+
+Prints the completion, or with `--json` the whole trace and nothing else on stdout (progress bars and
+warnings go to stderr). Sampler options that are not given are off (top-k 0, top-p 1, min-p 0,
+penalties neutral), never transformers' implicit top_k=50; temperature defaults to 1.0 as in
+generate(), and 0 means greedy. `--seed S` reproduces `torch.manual_seed(S)` before
+`generate(do_sample=True, ...)`. Bad values print one line to stderr and exit with status 2.
+"""
+
+import argparse
+import contextlib
+import json
+import sys
+
+from decoding.models import BUNDLED, ModelLoadError, load_model
+from decoding.pipeline import ORDERS, SamplerSettings
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # one line, not the whole usage block: classroom scripts read stderr
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _seed(text: str) -> int:
+    if not (text.isdigit() and int(text) < 2**63):
+        raise argparse.ArgumentTypeError(f"the seed must be an integer in [0, 2**63 - 1], got {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m decoding", description="Decode a prompt one token at a time and print the result.")
+    p.add_argument("--prompt", required=True, help="the user message (chat) or raw text to continue")
+    p.add_argument("--model", default=BUNDLED, help=f"model id (default {BUNDLED}, the bundled SmolLM2-135M)")
+    p.add_argument(
+        "--chat",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="wrap the prompt in the model's chat template (default: yes if the model has one)",
+    )
+    p.add_argument("--max-new-tokens", type=int, default=64, metavar="N")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="same as torch.manual_seed(S) before generate()")
+    p.add_argument("--stop", nargs="+", action="extend", default=[], metavar="STR", help="stop strings")
+    p.add_argument("--top-n", type=int, default=20, metavar="N", help="candidates recorded per step in --json")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda[:N]")
+    p.add_argument(
+        "--dtype", default="auto", help="auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16"
+    )
+    p.add_argument("--json", action="store_true", help="print the whole trace as JSON, and nothing else")
+    s = p.add_argument_group("sampling (all off unless given)")
+    s.add_argument("--temperature", type=float, default=1.0, metavar="T", help="0 = greedy (argmax); default 1.0")
+    s.add_argument("--top-k", type=int, default=0, metavar="K", help="0 = off")
+    s.add_argument("--top-p", type=float, default=1.0, metavar="P", help="1.0 = off")
+    s.add_argument("--min-p", type=float, default=0.0, metavar="M", help="0 = off")
+    s.add_argument("--typical-p", type=float, default=1.0, metavar="P", help="1.0 = off")
+    s.add_argument("--epsilon", type=float, default=0.0, metavar="E", help="epsilon cutoff, 0 = off")
+    s.add_argument("--eta", type=float, default=0.0, metavar="E", help="eta cutoff, 0 = off")
+    s.add_argument("--repetition-penalty", type=float, default=1.0, metavar="R", help="CTRL rule, 1.0 = off")
+    s.add_argument("--presence-penalty", type=float, default=0.0, metavar="A", help="OpenAI rule, 0 = off")
+    s.add_argument("--frequency-penalty", type=float, default=0.0, metavar="F", help="OpenAI rule, 0 = off")
+    s.add_argument("--order", choices=sorted(ORDERS), default="transformers", help="the pipeline's stage order")
+    # beam search (another strategy, decoding/beams.py) adds --num-beams K --length-penalty L here
+    return p
+
+
+def settings_from(args: argparse.Namespace) -> SamplerSettings:
+    return SamplerSettings(
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        min_p=args.min_p,
+        typical_p=args.typical_p,
+        epsilon=args.epsilon,
+        eta=args.eta,
+        repetition_penalty=args.repetition_penalty,
+        presence_penalty=args.presence_penalty,
+        frequency_penalty=args.frequency_penalty,
+        order=args.order,
+    )
+
+
+def sample(args: argparse.Namespace, lm, prompt):
+    """Token-by-token sampling (greedy at temperature 0): the instrumented loop, to the end."""
+    from decoding.loop import run_to_end
+
+    return run_to_end(
+        lm, prompt, settings_from(args), seed=args.seed, max_new_tokens=args.max_new_tokens,
+        stop_strings=args.stop, top_n=args.top_n,
+    )  # fmt: skip
+
+
+def strategy(args: argparse.Namespace):
+    """Which decoding strategy the arguments ask for. Each returns a result with `.text` and `.to_dict()`.
+    Beam search joins here: `if args.num_beams > 1: return beams` (its options go in build_parser)."""
+    return sample
+
+
+def decode(args: argparse.Namespace):
+    from decoding.prompts import encode_prompt
+
+    lm = load_model(args.model, device=args.device, dtype=args.dtype)
+    chat = lm.chat if args.chat is None else args.chat
+    prompt = encode_prompt(lm.tokenizer, args.prompt, chat=chat, context_length=lm.context_length)
+    return strategy(args)(args, lm, prompt)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    out = sys.stdout
+    try:
+        # anything a library prints while loading or decoding goes to stderr; stdout carries only the result
+        with contextlib.redirect_stdout(sys.stderr):
+            result = decode(args)
+    except (ValueError, ModelLoadError) as err:
+        print(f"python -m decoding: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+    out.write((json.dumps(result.to_dict(), ensure_ascii=False) if args.json else result.text) + "\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

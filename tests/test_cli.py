@@ -1,0 +1,117 @@
+"""`python -m decoding`: the completion, or the whole trace as JSON and nothing else; bad values exit 2 in one line."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from decoding.__main__ import build_parser, main, settings_from
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
+
+TINY_ARGS = ["--model", "tiny-random", "--device", "cpu", "--max-new-tokens", "6"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "decoding", *args], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
+
+
+def _json(capsys, *args: str) -> dict:
+    assert main([*TINY_ARGS, *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_options_not_given_are_off_never_generates_top_k_50():
+    assert settings_from(build_parser().parse_args(["--prompt", "x"])) == SamplerSettings()
+
+
+def test_json_mode_prints_only_the_trace_in_a_real_process():
+    done = _cli(*TINY_ARGS, "--prompt", "Hello", "--json")
+    assert done.returncode == 0, done.stderr
+    trace = json.loads(done.stdout)  # fails if anything else reached stdout
+    assert len(trace["token_ids"]) == 6 and trace["stop_reason"] == "max_new_tokens"
+    step = trace["steps"][0]
+    assert {"token_id", "prob", "top"} <= step.keys() and {"id", "text", "prob"} <= step["top"][0].keys()
+    assert trace["timing"]["prefill_ms"] > 0 and len(trace["timing"]["decode_ms"]) == 5
+
+
+def test_bad_value_prints_one_line_and_exits_2_in_a_real_process():
+    done = _cli(*TINY_ARGS, "--prompt", "Hello", "--top-p", "0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr.strip().splitlines()[-1] == "python -m decoding: error: top_p must be in (0, 1] (1 = off), got 0.0"
+    )
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--top-k", "-1"], "top_k must be an integer >= 0 (0 = off), got -1"),
+        (["--top-k", "1.5"], "argument --top-k: invalid int value: '1.5'"),
+        (["--min-p", "1"], "min_p must be in [0, 1) (0 = off), got 1.0"),
+        (["--temperature", "nan"], "temperature must be in [0, 100] (0 = greedy), got nan"),
+        (["--repetition-penalty", "0"], "repetition_penalty must be a finite number > 0 (1.0 = off), got 0.0"),
+        (["--max-new-tokens", "0"], "max_new_tokens must be an integer in [1, 4096], got 0"),
+        (["--order", "random"], "argument --order: invalid choice"),
+        (["--model", "nobody/none"], "not on the allowlist"),
+        (["--dtype", "int8"], "dtype must be one of"),
+        (["--seed", "-5"], "the seed must be an integer in [0, 2**63 - 1], got '-5'"),
+    ],
+)
+def test_bad_values_give_one_clear_line_and_status_2(capsys, args, message):
+    with pytest.raises(SystemExit) as stop:
+        code = main([*TINY_ARGS, "--prompt", "Hello", *args])
+        raise SystemExit(code)
+    captured = capsys.readouterr()
+    assert stop.value.code == 2 and captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], captured.err
+
+
+def test_empty_prompt_is_an_error(capsys):
+    assert main([*TINY_ARGS, "--prompt", " "]) == 2
+    assert "the prompt is empty" in capsys.readouterr().err
+
+
+def test_plain_mode_prints_the_completion_only(capsys):
+    trace = _json(capsys, "--prompt", "Hello", "--temperature", "0")
+    assert main([*TINY_ARGS, "--prompt", "Hello", "--temperature", "0"]) == 0
+    assert capsys.readouterr().out == trace["text"] + "\n"
+
+
+def test_chat_is_the_default_when_the_model_has_a_template(capsys):
+    assert _json(capsys, "--prompt", "Hi")["prompt"].startswith("<|im_start|>user\nHi")
+    assert _json(capsys, "--prompt", "Hi", "--no-chat")["prompt"] == "Hi"
+
+
+def test_seed_matches_torch_manual_seed_before_generate(capsys, tiny):
+    trace = _json(capsys, "--prompt", "Hello", "--seed", "4", "--top-k", "30", "--temperature", "1.2")
+    prompt = encode_prompt(tiny.tokenizer, "Hello", chat=True)
+    ids = torch.tensor([prompt.ids])  # (1, T)
+    torch.manual_seed(4)
+    out = tiny.model.generate(
+        ids, attention_mask=torch.ones_like(ids), do_sample=True, top_k=30, temperature=1.2, max_new_tokens=6
+    )
+    assert trace["token_ids"] == out[0, len(prompt.ids) :].tolist()
+
+
+def test_stop_strings_and_sampler_options_reach_the_trace(capsys):
+    trace = _json(capsys, "--prompt", "Hi", "--stop", "ab", "cd", "--stop", "ef", "--min-p", "0.05", "--order", "vllm")
+    assert trace["stop_strings"] == ["ab", "cd", "ef"]
+    assert trace["steps"][0]["settings"]["min_p"] == 0.05 and trace["steps"][0]["settings"]["order"] == "vllm"
+
+
+@pytest.mark.bundled
+def test_bundled_model_answers_paris_from_the_command_line():
+    args = ["--prompt", "What is the capital of France?", "--max-new-tokens", "20", "--temperature", "0", "--json"]
+    done = _cli(*args)
+    assert done.returncode == 0, done.stderr
+    trace = json.loads(done.stdout)
+    assert "Paris" in trace["text"] and trace["stop_reason"] in ("eos", "max_new_tokens")

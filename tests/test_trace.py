@@ -1,0 +1,91 @@
+"""A trace is plain data: it survives JSON and CSV, and says which steps were decode steps."""
+
+import copy
+import csv
+import io
+import json
+
+import pytest
+
+from decoding.loop import run_to_end
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
+from decoding.trace import Candidate, Step, Trace
+
+
+def _step(index: int, phase: str, token_id: int, forward_ms: float) -> Step:
+    top = [Candidate(token_id, "a", 2.5, 0.75, 1.0), Candidate(7, 'b, "c"', 1.0, 0.25, 0.0, "top_k")]
+    return Step(
+        index=index,
+        phase=phase,
+        token_id=token_id,
+        token_text="a",
+        prob=1.0,
+        prob_before=0.75,
+        rank=1,
+        forced=index == 1,
+        top=top,
+        stages=[("top_k", 1)],
+        kept_mass=0.75,
+        entropy_bits=0.811,
+        settings=SamplerSettings(top_k=1).to_dict(),
+        forward_ms=forward_ms,
+        sample_ms=0.1,
+        kv_bytes=1024 * (index + 1),
+        context_len=3 + index,
+    )
+
+
+@pytest.fixture
+def trace() -> Trace:
+    t = Trace("tiny-random", "tiny", "cpu", "float32", "Hi", [1, 2, 3], ["H", "i", "!"], 0, 8, ["User:"])
+    t.steps = [_step(0, "prefill", 5, 9.0), _step(1, "decode", 6, 2.0), _step(2, "decode", 5, 3.0)]
+    t.prefill_ms, t.stop_reason, t.text = 9.0, "max_new_tokens", "aaa"
+    return t
+
+
+def test_token_ids_are_the_chosen_ids_in_order(trace):
+    assert trace.token_ids == [5, 6, 5]
+
+
+def test_decode_ms_lists_only_decode_steps(trace):
+    assert trace.decode_ms == [2.0, 3.0]
+
+
+def test_to_dict_has_the_fields_the_cli_promises(trace):
+    d = trace.to_dict()
+    assert d["token_ids"] == [5, 6, 5] and d["text"] == "aaa" and d["stop_reason"] == "max_new_tokens"
+    assert d["timing"] == {"prefill_ms": 9.0, "decode_ms": [2.0, 3.0]}
+    assert d["steps"][0]["top"][0] == {
+        "id": 5,
+        "text": "a",
+        "logit": 2.5,
+        "prob": 0.75,
+        "prob_after": 1.0,
+        "removed_by": None,
+    }
+
+
+def test_json_round_trip_gives_an_equal_trace(trace):
+    again = Trace.from_json(trace.to_json())
+    assert again == trace and again.steps[1].stages == [("top_k", 1)]
+
+
+def test_csv_has_one_row_per_step_with_quoted_text(trace):
+    rows = list(csv.DictReader(io.StringIO(trace.to_csv())))
+    assert [int(r["token_id"]) for r in rows] == trace.token_ids
+    assert [r["phase"] for r in rows] == ["prefill", "decode", "decode"]
+    assert rows[1]["forced"] == "True" and rows[0]["kept_after_each_stage"] == "top_k:1"
+
+
+def test_candidate_finds_a_token_in_the_top_list(trace):
+    assert trace.steps[0].candidate(7).removed_by == "top_k" and trace.steps[0].candidate(99) is None
+
+
+def test_a_real_trace_survives_json_csv_and_deepcopy(tiny):
+    prompt = encode_prompt(tiny.tokenizer, "Once upon a time", chat=False)
+    trace = run_to_end(tiny, prompt, SamplerSettings(top_k=20, temperature=0.8), seed=3, max_new_tokens=6)
+    assert Trace.from_json(trace.to_json()) == trace
+    assert json.loads(trace.to_json())["token_ids"] == trace.token_ids
+    assert copy.deepcopy(trace) == trace
+    assert len(list(csv.reader(io.StringIO(trace.to_csv())))) == 1 + len(trace.steps)
