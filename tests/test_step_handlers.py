@@ -1,0 +1,85 @@
+"""The step tab's handlers on the tiny model: settings apply from the next step, Back trims, forcing branches,
+a saved trace replays without a model, and bad values reach the browser as messages naming the range."""
+
+import gradio as gr
+import pytest
+
+from decoding.models import TINY
+from ui import step_handlers as h
+from ui.context import AppConfig
+from ui.sessions import STORE
+from ui.step_lessons import RAW
+from visuals.distribution import MODES
+
+CONFIG = AppConfig(model_id=TINY, device="cpu")
+KNOBS = [1.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, order
+
+
+def start(knobs=KNOBS, max_new=6):
+    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, max_new, "", MODES[0], *knobs)
+    return out[-1]
+
+
+def test_step_then_back_returns_to_the_same_tokens(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], *KNOBS)
+    h.step(run_id, MODES[0], *KNOBS)
+    first = list(STORE.get(run_id).trace.token_ids)
+    h.back(run_id, MODES[0], *KNOBS)
+    assert STORE.get(run_id).trace.token_ids == first[:1]
+    h.step(run_id, MODES[0], *KNOBS)
+    assert STORE.get(run_id).trace.token_ids == first  # the seeded draw is replayed
+
+
+def test_settings_apply_from_the_next_step(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], *KNOBS)
+    greedy = [0.0, *KNOBS[1:]]
+    h.step(run_id, MODES[0], *greedy)
+    steps = STORE.get(run_id).trace.steps
+    assert steps[0].settings["temperature"] == 1.0 and steps[1].settings["temperature"] == 0.0
+
+
+def test_forcing_on_a_chosen_step_replaces_that_choice(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], *KNOBS)
+    h.force(run_id, 65, MODES[0], *KNOBS)
+    steps = STORE.get(run_id).trace.steps
+    assert len(steps) == 1 and steps[0].token_id == 65 and steps[0].forced
+
+
+def test_a_saved_trace_replays_without_a_model(tiny):
+    run_id = start()
+    for _ in h.run_to_end(run_id, MODES[0], *KNOBS):
+        pass
+    json_path, csv_path = h.save_trace(run_id)
+    replay_id = h.load_trace(None, json_path, MODES[0], "transformers")[-1]
+    entry = STORE.get(replay_id)
+    assert entry.run is None and entry.trace.token_ids == STORE.get(run_id).trace.token_ids
+    h.back(replay_id, MODES[0], *KNOBS)
+    assert entry.cursor == len(entry.trace.steps) - 1
+    with open(csv_path) as f:
+        assert f.read().startswith("index,")
+
+
+@pytest.mark.parametrize(
+    "knobs, message",
+    [
+        ([-1.0, *KNOBS[1:]], "temperature must be in"),
+        ([1.0, 2.5, *KNOBS[2:]], "top-k must be a whole number"),
+        ([1.0, 0, 1.5, *KNOBS[3:]], "top_p"),
+    ],
+)
+def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
+    with pytest.raises(gr.Error, match=message):
+        h.teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], *knobs)
+
+
+def test_max_new_tokens_out_of_range_is_refused(tiny):
+    with pytest.raises(gr.Error, match=r"max_new_tokens must be an integer in \[1, 4096\]"):
+        h.teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], *KNOBS)
+
+
+def test_step_without_a_run_says_to_prefill():
+    with pytest.raises(gr.Error, match="press Prefill"):
+        h.teach(h.step)("no-such-run", MODES[0], *KNOBS)

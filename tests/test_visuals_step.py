@@ -1,0 +1,147 @@
+"""The step tab's figures, on hand-made steps: whole-vocabulary bars, fates, thresholds, escaped chips."""
+
+import pytest
+
+from decoding.trace import Candidate, Step
+from visuals import distribution, penalties, sequence, timeline
+from visuals.theme import CHOSEN, FORCED, REMOVED
+
+
+def make_step(top, token_id=1, forced=False, settings=None, index=0) -> Step:
+    cands = [Candidate(i, t, lg, p, pa, r) for i, t, lg, p, pa, r in top]
+    chosen = next(c for c in cands if c.id == token_id)
+    return Step(
+        index=index,
+        phase="decode",
+        token_id=token_id,
+        token_text=chosen.text,
+        prob=chosen.prob_after,
+        prob_before=chosen.prob,
+        rank=1 + sum(c.prob > chosen.prob for c in cands),
+        forced=forced,
+        top=cands,
+        stages=[("top_k", 2)],
+        kept_mass=0.7,
+        entropy_bits=1.5,
+        settings={"temperature": 1.0, "top_k": 2, "top_p": 0.6, "min_p": 0.1, **(settings or {})},
+        forward_ms=50.0,
+        sample_ms=1.0,
+        kv_bytes=0,
+        context_len=5,
+    )
+
+
+# the model's probabilities sum to 0.7 over these four: the other 0.3 is elsewhere in the vocabulary
+TOP = [
+    (1, " Paris", 5.0, 0.4, 0.6, None),
+    (2, " the", 4.0, 0.2, 0.4, None),
+    (3, " a", 3.0, 0.06, 0.0, "top_k"),
+    (4, "<b>", 2.0, 0.04, 0.0, "top_k"),
+]
+
+
+def bars(fig):
+    return {x: y for t in fig.data if t.type == "bar" for x, y in zip(t.x, t.y)}
+
+
+def test_bars_use_whole_vocabulary_probabilities_never_renormalised():
+    fig = distribution.distribution_figure(make_step(TOP), distribution.MODES[0])
+    heights = sorted(bars(fig).values(), reverse=True)
+    assert heights == [0.4, 0.2, 0.06, 0.04]
+    assert sum(heights) == pytest.approx(0.7)
+
+
+def test_after_pipeline_mode_shows_renormalised_survivors_and_logit_mode_shows_logits():
+    step = make_step(TOP)
+    assert sorted(bars(distribution.distribution_figure(step, distribution.MODES[1])).values()) == [0, 0, 0.4, 0.6]
+    assert sorted(bars(distribution.distribution_figure(step, distribution.MODES[2])).values()) == [2, 3, 4, 5]
+
+
+def test_each_bar_is_coloured_by_its_fate_with_a_legend_name():
+    fig = distribution.distribution_figure(make_step(TOP, token_id=2))
+    by_name = {t.name: t.marker.color for t in fig.data if t.type == "bar"}
+    assert by_name["chosen"] == CHOSEN
+    assert by_name["removed by top-k"] == REMOVED["top_k"]
+    assert "kept" in by_name
+
+
+def test_forced_token_is_marked_as_forced():
+    fig = distribution.distribution_figure(make_step(TOP, token_id=3, forced=True))
+    assert {t.name: t.marker.color for t in fig.data if t.type == "bar"}["forced by you"] == FORCED
+
+
+def test_chosen_token_below_the_top_n_still_gets_a_bar_with_its_rank():
+    fig = distribution.distribution_figure(make_step(TOP, token_id=4), n=2)
+    order = list(fig.layout.xaxis.categoryarray)
+    assert len(bars(fig)) == 3 and order[-1].startswith("<b>") and "(#4)" in order[-1]
+
+
+def test_thresholds_are_drawn_for_top_k_top_p_and_min_p():
+    fig = distribution.distribution_figure(make_step(TOP))
+    texts = " ".join(a.text for a in fig.layout.annotations)
+    assert "top-k = 2" in texts and "top-p = 0.6" in texts and "min-p" in texts
+    cumulative = next(t for t in fig.data if t.name == "cumulative mass")
+    assert list(cumulative.y) == pytest.approx([0.4, 0.6, 0.66, 0.7])
+
+
+def test_greedy_draws_no_thresholds():
+    fig = distribution.distribution_figure(make_step(TOP, settings={"temperature": 0.0}))
+    assert not fig.layout.annotations
+
+
+def test_title_flags_a_near_tie():
+    tie = [(1, "a", 1.0, 0.30, 0.5, None), (2, "b", 1.0, 0.29, 0.5, None)]
+    assert "near-tie" in distribution.distribution_figure(make_step(tie)).layout.title.text
+    assert "near-tie" not in distribution.distribution_figure(make_step(TOP)).layout.title.text
+
+
+def test_unknown_mode_is_refused_with_the_allowed_modes():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        distribution.distribution_figure(make_step(TOP), "log-odds")
+
+
+def test_chips_escape_html_and_show_leading_spaces():
+    html = sequence.chips_html(["<script>", " x"], [7, 8], [make_step(TOP, token_id=4)])
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "␣x" in html
+    assert "&lt;b&gt;" in html  # the generated token's text too
+
+
+def test_chip_hover_names_id_probability_and_rank_and_marks_forced():
+    html = sequence.chips_html([], [], [make_step(TOP, token_id=3, forced=True)])
+    assert "id 3" in html and "p=0.000" in html and "rank 3" in html and "forced by you" in html
+
+
+def test_held_back_text_is_shown_as_held():
+    assert "held back" in sequence.stop_html(None, "Th", "abc")
+    assert 'data-stop="max_new_tokens"' in sequence.stop_html("max_new_tokens", "", "abc")
+
+
+def test_loop_lights_the_current_phase_only():
+    html = sequence.loop_html("sample", 3, 9)
+    assert html.count("background:") == 1 and "step 3: one forward pass" in html
+    with pytest.raises(ValueError):
+        sequence.loop_html("think", 1, 1)
+
+
+def test_request_numbers_separate_prefill_from_decode():
+    n = timeline.request_numbers(100.0, [100.0, 50.0, 50.0], [1.0, 1.0, 1.0])
+    assert n.ttft_ms == 101.0
+    assert n.tpot_ms == 51.0
+    assert n.decode_share == pytest.approx(100 / 203)
+    assert n.tokens_per_s == pytest.approx(3 / 0.203)
+    assert timeline.request_numbers(10.0, [], []) is None
+
+
+def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():
+    fig = timeline.request_timeline_figure(100.0, [100.0, 50.0], [1.0, 2.0], [3.0, 4.0])
+    names = {t.name: list(t.y) for t in fig.data}
+    assert names["prefill (whole prompt)"] == [100.0]
+    assert names["sampling"] == [1.0, 2.0] and names["drawing (server)"] == [3.0, 4.0]
+
+
+def test_penalties_figure_shows_before_and_after():
+    moved = [penalties.Moved(5, " cat", 4.0, 2.0)]
+    fig = penalties.penalties_figure(moved, active=True)
+    assert [list(t.x) for t in fig.data] == [[4.0], [2.0]]
+    assert not penalties.penalties_figure([], active=False).data

@@ -1,0 +1,109 @@
+"""Live runs kept on the server, one per browser session.
+
+A `Run` holds the KV cache (megabytes of tensors), so it never goes into `gr.State`: the page keeps
+only a short run id, and this store maps the id to the run. Idle runs expire after a time to live;
+the number of live runs and the total bytes of their KV caches are capped, so one classroom cannot
+exhaust the server's memory. The store knows nothing of gradio: it raises `StoreFull` (a ValueError)
+and the UI turns that into a message for the person in the browser.
+"""
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from decoding.loop import Run, kv_cache_bytes
+from decoding.trace import Step, Trace
+
+TTL_S = 30 * 60
+MAX_RUNS = 32
+MAX_KV_BYTES = 2 * 1024**3
+
+
+class StoreFull(ValueError):
+    """No room for another live run right now."""
+
+
+@dataclass
+class Entry:
+    """One session's run: live (`run` set) or a loaded trace replayed without a model (`run` None)."""
+
+    trace: Trace
+    run: Run | None = None
+    cursor: int = 0  # steps shown; a live run shows them all, a replay moves through them
+    extras: list = field(default_factory=list)  # per step: what the inspectors saw before choosing
+    draw_ms: list[float] = field(default_factory=list)  # per step: server time spent drawing
+    shown: Step | None = None  # the distribution on the chart (a preview when `preview`)
+    preview: bool = True
+    preview_extras: object = None
+    penalties_blank_sent: bool = False  # the page already shows the empty penalties chart
+
+    @property
+    def kv_bytes(self) -> int:
+        return kv_cache_bytes(self.run.cache) if self.run is not None and self.run.cache is not None else 0
+
+
+class RunStore:
+    def __init__(
+        self,
+        ttl_s: float = TTL_S,
+        max_runs: int = MAX_RUNS,
+        max_kv_bytes: int = MAX_KV_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.ttl_s, self.max_runs, self.max_kv_bytes, self.clock = ttl_s, max_runs, max_kv_bytes, clock
+        self._entries: dict[str, tuple[Entry, float]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def kv_bytes(self) -> int:
+        return sum(e.kv_bytes for e, _ in self._entries.values())
+
+    def put(self, entry: Entry, replace: str | None = None) -> str:
+        """Store `entry` under a new id (releasing `replace`, the session's previous run, first)."""
+        with self._lock:
+            if replace is not None:
+                self._entries.pop(replace, None)
+            self._expire()
+            if len(self._entries) >= self.max_runs:
+                raise StoreFull(
+                    f"the server already holds {len(self._entries)} live runs (the limit is {self.max_runs}); "
+                    f"idle runs are freed after {self.ttl_s / 60:.0f} minutes: try again shortly"
+                )
+            used = sum(e.kv_bytes for e, _ in self._entries.values())
+            if used + entry.kv_bytes > self.max_kv_bytes:
+                raise StoreFull(
+                    f"the live runs' KV caches use {used / 2**20:,.0f} MiB of the {self.max_kv_bytes / 2**20:,.0f} MiB "
+                    "allowed; try again shortly, or use a shorter prompt"
+                )
+            run_id = uuid.uuid4().hex
+            self._entries[run_id] = (entry, self.clock())
+            return run_id
+
+    def get(self, run_id: str | None) -> Entry:
+        """The session's entry, its idle clock reset. Raises ValueError if it is gone."""
+        with self._lock:
+            self._expire()
+            if run_id is None or run_id not in self._entries:
+                raise ValueError(
+                    "there is no run in this session (it may have expired after "
+                    f"{self.ttl_s / 60:.0f} idle minutes): press Prefill to start one"
+                )
+            entry, _ = self._entries[run_id]
+            self._entries[run_id] = (entry, self.clock())
+            return entry
+
+    def release(self, run_id: str | None) -> None:
+        with self._lock:
+            self._entries.pop(run_id, None)
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for run_id in [k for k, (_, t) in self._entries.items() if now - t > self.ttl_s]:
+            del self._entries[run_id]
+
+
+STORE = RunStore()  # the app's one store, shared by every session

@@ -1,0 +1,205 @@
+"""The step tab's handlers: each one calls decoding, then visuals, and returns. No decoding logic here.
+
+The page keeps only a run id (`gr.State`); the run itself, with its KV cache, lives in `sessions.STORE`.
+Every handler returns the same `View` tuple so one list of output components serves them all.
+"""
+
+import inspect
+import tempfile
+import time
+from functools import wraps
+from pathlib import Path
+
+import gradio as gr
+
+from decoding.loop import Run
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
+from decoding.trace import Trace
+from ui import step_inspect
+from ui.context import AppConfig, get_model
+from ui.sessions import STORE, Entry
+from ui.step_lessons import CHAT, PRESETS
+from ui.step_view import TOP_N, empty_view, view
+from visuals import sequence
+
+
+def teach(fn):
+    """Turn the engine's ValueErrors (they name the value and the allowed range) into messages in the browser."""
+    if inspect.isgeneratorfunction(fn):
+
+        @wraps(fn)
+        def generator(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except ValueError as err:
+                raise gr.Error(str(err)) from None
+
+        return generator
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as err:
+            raise gr.Error(str(err)) from None
+
+    return wrapper
+
+
+def settings_from(temperature, top_k, top_p, min_p, repetition, presence, frequency, order) -> SamplerSettings:
+    if top_k is None or float(top_k) != int(top_k) or not 0 <= int(top_k) <= 1000:
+        raise ValueError(f"top-k must be a whole number in [0, 1000] (0 = off), got {top_k!r}")
+    return SamplerSettings(
+        temperature=float(temperature),
+        top_k=int(top_k),
+        top_p=float(top_p),
+        min_p=float(min_p),
+        repetition_penalty=float(repetition),
+        presence_penalty=float(presence),
+        frequency_penalty=float(frequency),
+        order=order,
+    )
+
+
+def apply_preset(name):
+    if name not in PRESETS:
+        return (gr.skip(),) * 9
+    p = PRESETS[name]
+    values = (p.prompt, p.template, p.temperature, p.top_k, p.top_p, p.min_p, p.repetition, p.max_new_tokens)
+    return (*values, f"*What to watch:* {p.watch}")
+
+
+def stop_list(text: str) -> list[str]:
+    return [s.encode().decode("unicode_escape") for s in (text or "").splitlines() if s]
+
+
+def prompt_view(config: AppConfig, model_id: str, message: str, template: str):
+    """The exact text the model reads, and its tokens."""
+    if not (message or "").strip():
+        return "", ""
+    lm = get_model(config, model_id)
+    try:
+        p = encode_prompt(lm.tokenizer, message, template == CHAT and lm.chat, lm.context_length)
+    except ValueError as err:
+        return str(err), ""
+    return p.text, sequence.chips_html(p.tokens, p.ids, [])
+
+
+def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, *knobs):
+    lm = get_model(config, model_id)
+    settings = settings_from(*knobs)
+    if seed is None or float(seed) != int(seed) or not 0 <= int(seed) < 2**32:
+        raise ValueError(f"seed must be a whole number in [0, 2^32), got {seed!r}")
+    if template == CHAT and not lm.chat:
+        raise ValueError(f"{lm.label} has no chat template: choose raw text")
+    prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
+    max_new = int(max_new) if max_new is not None and float(max_new) == int(max_new) else max_new
+    run = Run(lm, prompt, seed=int(seed), max_new_tokens=max_new, stop_strings=stop_list(stops), top_n=TOP_N)
+    run.prefill()
+    entry = Entry(trace=run.trace, run=run)
+    run_id = STORE.put(entry, replace=run_id)
+    _show_preview(entry, settings)
+    return view(entry, run_id, mode, settings.order)
+
+
+def step(run_id, mode, *knobs, force_id=None):
+    """One token (or, replaying a loaded trace, show one more recorded step)."""
+    started = time.perf_counter()
+    entry = STORE.get(run_id)
+    if entry.run is None:
+        entry.cursor = min(entry.cursor + 1, len(entry.trace.steps))
+        entry.shown, entry.preview = (entry.trace.steps[entry.cursor - 1] if entry.cursor else None), False
+        return view(entry, run_id, mode, knobs[-1])
+    settings = settings_from(*knobs)
+    if force_id is not None and not entry.preview and entry.trace.steps:
+        _back(entry)  # forcing on a chosen step means: choose again at that step
+    fresh = entry.preview and entry.shown is not None and entry.shown.settings == settings.to_dict()
+    entry.extras.append(entry.preview_extras if fresh else step_inspect.inspect(entry.run, settings))
+    entry.shown, entry.preview = entry.run.step(settings, force_id=force_id), False
+    entry.cursor = len(entry.trace.steps)
+    return view(entry, run_id, mode, settings.order, started=started)
+
+
+def force(run_id, force_id, mode, *knobs):
+    if force_id is None:
+        raise ValueError("pick a candidate token first (the list under the chart), then press Force")
+    if STORE.get(run_id).run is None:
+        raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
+    return step(run_id, mode, *knobs, force_id=int(force_id))
+
+
+def run_steps(run_id, n, mode, *knobs):
+    """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel."""
+    entry = STORE.get(run_id)
+    limit = entry.trace.max_new_tokens if n is None else int(n)
+    if not 1 <= limit <= 4096:
+        raise ValueError(f"N must be a whole number in [1, 4096], got {n!r}")
+    for _ in range(limit):
+        if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
+            break
+        yield step(run_id, mode, *knobs)
+
+
+def run_to_end(run_id, mode, *knobs):
+    yield from run_steps(run_id, None, mode, *knobs)
+
+
+def back(run_id, mode, *knobs):
+    entry = STORE.get(run_id)
+    if entry.run is None:
+        entry.cursor = max(entry.cursor - 1, 0)
+        entry.shown = entry.trace.steps[entry.cursor - 1] if entry.cursor else None
+    else:
+        _back(entry)
+        _show_preview(entry, settings_from(*knobs))
+    return view(entry, run_id, mode, knobs[-1])
+
+
+def _back(entry: Entry) -> None:
+    entry.run.back()
+    entry.extras.pop()
+    del entry.draw_ms[len(entry.trace.steps) :]
+    entry.cursor = len(entry.trace.steps)
+
+
+def settings_changed(run_id, mode, *knobs):
+    """A knob moved: redraw the next distribution under the new settings (no forward pass)."""
+    if run_id is None:
+        return gr.skip()
+    entry = STORE.get(run_id)
+    if entry.run is None or entry.run.done:
+        return gr.skip()
+    _show_preview(entry, settings_from(*knobs))
+    return view(entry, run_id, mode, knobs[-1])
+
+
+def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
+    entry.shown, entry.preview = entry.run.preview_step(settings), True
+    entry.preview_extras = step_inspect.inspect(entry.run, settings)
+
+
+def reset(run_id):
+    STORE.release(run_id)
+    return empty_view()
+
+
+def save_trace(run_id):
+    trace = STORE.get(run_id).trace
+    folder = Path(tempfile.mkdtemp(prefix="decoding-lab-"))
+    (folder / "trace.json").write_text(trace.to_json(), encoding="utf-8")
+    (folder / "trace.csv").write_text(trace.to_csv(), encoding="utf-8")
+    return [str(folder / "trace.json"), str(folder / "trace.csv")]
+
+
+def load_trace(run_id, file, mode, order):
+    if file is None:
+        return gr.skip()
+    try:
+        trace = Trace.from_json(Path(file).read_text(encoding="utf-8"))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"that file is not a Decoding Lab trace (JSON from 'Save trace'): {err}") from None
+    entry = Entry(trace=trace, cursor=len(trace.steps), preview=False)
+    entry.shown = trace.steps[-1] if trace.steps else None
+    run_id = STORE.put(entry, replace=run_id)
+    return view(entry, run_id, mode, order)

@@ -1,0 +1,239 @@
+"""Step by step: watch the model choose one token at a time, change a knob between steps, force a token,
+go back and branch. Layout and one line of wiring per event; the handlers are in ui/step_handlers.py."""
+
+from functools import partial
+
+import gradio as gr
+
+from decoding.models import allowed_models
+from decoding.pipeline import ORDERS
+from ui import step_handlers as h
+from ui import step_view
+from ui.context import MODEL_QUEUE, AppConfig, gpu
+from ui.sessions import STORE
+from ui.step_lessons import CHAT, PRESETS, RAW, WALKTHROUGH
+from visuals import distribution, sequence
+from visuals.theme import empty_figure
+
+# gr.Plot has no click event (gradio 6.31: only change): listen to plotly's own click,
+# put the token id in a hidden box and press a hidden button
+FORCE_ON_CLICK_JS = """
+const attach = () => {
+  const plot = document.querySelector('#step-dist .js-plotly-plot');
+  if (!plot || plot._forceHooked || !plot.on) return;
+  plot._forceHooked = true;
+  plot.on('plotly_click', (ev) => {
+    const point = (ev.points || []).find((pt) => pt.customdata);
+    if (!point) return;
+    const box = document.querySelector('#force-click textarea, #force-click input');
+    box.value = String(point.customdata[0]);
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+    setTimeout(() => document.querySelector('#force-click-btn').click(), 50);
+  });
+};
+new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
+"""
+CSS = """
+#step-buttons button { min-width: 70px; }
+.step-walk { font-size: 15px; }
+"""
+
+
+def build(config: AppConfig) -> None:
+    gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=FORCE_ON_CLICK_JS)
+    with gr.Accordion("Try this (five steps)", open=True):
+        gr.Markdown(WALKTHROUGH, elem_classes="step-walk")
+    run_id = gr.State(None, delete_callback=STORE.release)
+    with gr.Row():
+        with gr.Column(scale=1, min_width=320):
+            model, preset, preset_note, prompt, template, templated, prompt_chips = _prompt_controls(config)
+            knobs, seed, max_new, stops = _sampler_controls()
+        with gr.Column(scale=2, min_width=560):
+            with gr.Row(elem_id="step-buttons"):
+                prefill_btn = gr.Button("Prefill", variant="primary", elem_id="btn-prefill")
+                step_btn = gr.Button("Step", variant="primary", elem_id="btn-step")
+                back_btn = gr.Button("Back", elem_id="btn-back")
+                run_n_btn = gr.Button("Run N", elem_id="btn-run-n")
+                n_steps = gr.Number(5, precision=0, container=False, min_width=70, scale=0, elem_id="run-n")
+                end_btn = gr.Button("Run to end", elem_id="btn-run-end")
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="btn-stop")
+                reset_btn = gr.Button("Reset", elem_id="btn-reset")
+            loop = gr.HTML(sequence.loop_html("context", 0, 0), elem_id="step-loop")
+            chips = gr.HTML(elem_id="step-chips")
+            stop_reason = gr.HTML(elem_id="step-stop")
+            chart = gr.Plot(
+                empty_figure("Press Prefill to see the first distribution"), show_label=False, elem_id="step-dist"
+            )
+            with gr.Row(equal_height=True):
+                mode = gr.Radio(
+                    list(distribution.MODES),
+                    value=distribution.MODES[0],
+                    label="Bars show",
+                    scale=3,
+                    info="the model's own probabilities, after your settings, or the raw logits",
+                )
+                candidate = gr.Dropdown(
+                    [],
+                    label="Force a token (or click its bar)",
+                    scale=2,
+                    info="the step shown picks this instead; the run branches",
+                )
+                force_btn = gr.Button("Force", scale=0, min_width=80, elem_id="btn-force")
+            click_box = gr.Textbox(visible="hidden", elem_id="force-click")
+            click_btn = gr.Button(visible="hidden", elem_id="force-click-btn")
+            orders_md = gr.Markdown(elem_id="step-orders")
+            # the sandbox engineer's panel: decoding.compare + visuals.strategies, when they exist
+            gr.Plot(
+                empty_figure("Same logits, each strategy alone: not built yet"),
+                label="Same logits, each strategy alone",
+            )
+            penalty_chart = gr.Plot(label="Penalties this step")
+            timeline_chart = gr.Plot(label="Time", elem_id="step-time")
+            numbers = gr.Markdown(elem_id="step-numbers")
+            with gr.Row():
+                save_btn = gr.Button("Save trace (JSON + CSV)")
+                files = gr.File(label="Trace files", file_count="multiple", interactive=False, height=120)
+                upload = gr.File(
+                    label="Load a trace (JSON) to replay it without a model", file_types=[".json"], height=120
+                )
+
+    view = [chips, loop, stop_reason, chart, candidate, orders_md, numbers, run_id]
+    side = [penalty_chart, timeline_chart]
+    on_model = {"concurrency_id": MODEL_QUEUE, "show_progress": "minimal"}
+    live = [run_id, mode, *knobs]
+
+    def then_side(event):  # the panels below the chart follow, so they never delay it
+        return event.then(step_view.side_view, run_id, side, show_progress="hidden")
+
+    preset.change(h.apply_preset, preset, [prompt, template, *knobs[:5], max_new, preset_note])
+    gr.on(
+        [model.change, prompt.blur, template.change, preset.change],
+        gpu(h.teach(partial(h.prompt_view, config))),
+        [model, prompt, template],
+        [templated, prompt_chips],
+        **on_model,
+    )
+    then_side(
+        prefill_btn.click(
+            gpu(h.teach(partial(h.prefill, config))),
+            [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs],
+            view,
+            **on_model,
+        )
+    )
+    then_side(step_btn.click(gpu(h.teach(h.step)), live, view, **on_model))
+    then_side(back_btn.click(gpu(h.teach(h.back)), live, view, **on_model))
+    then_side(force_btn.click(gpu(h.teach(h.force)), [run_id, candidate, mode, *knobs], view, **on_model))
+    then_side(click_btn.click(gpu(h.teach(h.force)), [run_id, click_box, mode, *knobs], view, **on_model))
+    run_n = run_n_btn.click(gpu(h.teach(h.run_steps)), [run_id, n_steps, mode, *knobs], view, **on_model)
+    run_end = end_btn.click(gpu(h.teach(h.run_to_end)), live, view, **on_model)
+    then_side(run_n)
+    then_side(run_end)
+    then_side(stop_btn.click(None, cancels=[run_n, run_end]))
+    then_side(reset_btn.click(h.reset, run_id, view))
+    then_side(
+        gr.on(
+            [k.release for k in knobs[:-1]] + [knobs[-1].change],
+            gpu(h.teach(h.settings_changed)),
+            live,
+            view,
+            trigger_mode="always_last",
+            **on_model,
+        )
+    )
+    mode.change(h.teach(step_view.redraw_chart), [run_id, mode], chart)
+    save_btn.click(h.teach(h.save_trace), run_id, files)
+    then_side(upload.upload(h.teach(h.load_trace), [run_id, upload, mode, knobs[-1]], view))
+
+
+def _prompt_controls(config: AppConfig):
+    model = gr.Dropdown(
+        list(allowed_models()),
+        value=config.model_id,
+        label="Model",
+        info="the bundled model works offline; others need the Hugging Face hub",
+    )
+    preset = gr.Dropdown(list(PRESETS), value=None, label="Preset", info="each one teaches one thing")
+    preset_note = gr.Markdown()
+    prompt = gr.Textbox("The capital of France is", label="Prompt", lines=2, elem_id="step-prompt")
+    template = gr.Radio(
+        [RAW, CHAT],
+        value=RAW,
+        label="Prompt format",
+        info="raw: the text as typed; chat: wrapped in the model's chat template",
+    )
+    with gr.Accordion("What the model reads (exact text and tokens)", open=False):
+        templated = gr.Textbox(label="Exact text", lines=3, interactive=False)
+        prompt_chips = gr.HTML()
+    return model, preset, preset_note, prompt, template, templated, prompt_chips
+
+
+def _sampler_controls():
+    temperature = gr.Slider(
+        0,
+        3,
+        1.0,
+        step=0.05,
+        label="Temperature",
+        elem_id="knob-temperature",
+        info="0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
+    )
+    top_k = gr.Slider(0, 200, 0, step=1, label="Top-k", info="keep the k likeliest; 0 = off; usual 20-100")
+    top_p = gr.Slider(
+        0.01,
+        1,
+        1.0,
+        step=0.01,
+        label="Top-p",
+        info="keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
+    )
+    min_p = gr.Slider(
+        0,
+        1,
+        0.0,
+        step=0.01,
+        label="Min-p",
+        info="drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1",
+    )
+    with gr.Accordion("Penalties, seed, length, stop strings, engine order", open=False):
+        repetition = gr.Slider(
+            0.5,
+            2,
+            1.0,
+            step=0.05,
+            label="Repetition penalty",
+            info="divides the logits of tokens already seen; 1 = off; usual 1.1-1.3",
+        )
+        presence = gr.Slider(
+            -2,
+            2,
+            0.0,
+            step=0.1,
+            label="Presence penalty",
+            info="subtracts once from every token generated so far; 0 = off; usual 0-1",
+        )
+        frequency = gr.Slider(
+            -2,
+            2,
+            0.0,
+            step=0.1,
+            label="Frequency penalty",
+            info="subtracts per repeat of a generated token; 0 = off; usual 0-1",
+        )
+        seed = gr.Number(0, precision=0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1")
+        max_new = gr.Number(
+            48, precision=0, label="Max new tokens", elem_id="knob-max-new", info="stop after this many; 1-4096"
+        )
+        stops = gr.Textbox(
+            "",
+            label="Stop strings",
+            lines=2,
+            info="one per line (\\n for a newline); the text stops before it; up to 16",
+        )
+        order = gr.Radio(
+            list(ORDERS),
+            value="transformers",
+            label="Engine order",
+            info="the order the stages run in; it can change which tokens survive",
+        )
+    return [temperature, top_k, top_p, min_p, repetition, presence, frequency, order], seed, max_new, stops

@@ -1,0 +1,81 @@
+"""What the step tab shows, drawn from a session's entry. The main view (chips, loop, chart, numbers) comes
+back with the click; the side panels (penalties, timeline) follow in a second event, so the chart the
+learner is watching is not held up by figures below the fold."""
+
+import time
+
+import gradio as gr
+
+from ui import step_inspect
+from ui.sessions import STORE, Entry
+from visuals import distribution, penalties, sequence, timeline
+from visuals.theme import empty_figure
+
+TOP_N = 20
+
+
+def redraw_chart(run_id, mode):
+    entry = STORE.get(run_id) if run_id else None
+    if entry is None or entry.shown is None:
+        return empty_figure("Press Prefill to see the first distribution")
+    return distribution.distribution_figure(entry.shown, mode, chosen=not entry.preview, n=TOP_N)
+
+
+def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None = None) -> tuple:
+    """chips, loop, stop reason, chart, force picker, engine orders, numbers, run id."""
+    start = time.perf_counter()
+    trace, steps = entry.trace, entry.trace.steps[: entry.cursor]
+    live = entry.run is not None
+    done_here = entry.cursor == len(trace.steps)
+    held = trace.held_text if done_here else ""
+    phase = "sample" if entry.preview else ("append" if steps else "context")
+    choices = distribution.candidate_choices(entry.shown, TOP_N) if entry.shown is not None else []
+    orders = step_inspect.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
+    out = (
+        sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held),
+        sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
+        sequence.stop_html(trace.stop_reason if done_here else None, held, trace.text),
+        redraw_chart(run_id, mode),
+        gr.update(choices=choices, value=None),
+        orders,
+    )
+    if started is not None:  # a new step: keep its drawing time for the timeline
+        entry.draw_ms.append((time.perf_counter() - start) * 1e3)
+    numbers = timeline.request_numbers(trace.prefill_ms, *_times(steps))
+    text = numbers.markdown() if numbers else ""
+    if started is not None:
+        server_ms = (time.perf_counter() - started) * 1e3
+        text += f" · server time for this step: <span id='server-ms'>{server_ms:.1f}</span> ms"
+    return (*out, text, run_id)
+
+
+def side_view(run_id) -> tuple:
+    """The penalties chart and the request timeline."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # no run yet, or it expired
+        return empty_figure("Penalties appear here once a run starts", 260), timeline.request_timeline_figure(0, [], [])
+    extras = _extras(entry)
+    on = bool(extras and extras.penalties_on)
+    if not on and entry.penalties_blank_sent:
+        pen = gr.skip()  # the browser already shows "no penalty is on": redrawing it costs a plotly render
+    else:
+        pen = penalties.penalties_figure(extras.moved, on) if extras else empty_figure("No penalties", 260)
+    entry.penalties_blank_sent = not on
+    steps = entry.trace.steps[: entry.cursor]
+    return pen, timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), entry.draw_ms[: len(steps)])
+
+
+def _extras(entry: Entry):
+    if entry.preview:
+        return entry.preview_extras
+    return entry.extras[entry.cursor - 1] if entry.run is not None and entry.cursor else None
+
+
+def _times(steps) -> tuple[list[float], list[float]]:
+    return [s.forward_ms for s in steps], [s.sample_ms for s in steps]
+
+
+def empty_view() -> tuple:
+    blank = empty_figure("Press Prefill to see the first distribution")
+    return ("", sequence.loop_html("context", 0, 0), "", blank, gr.update(choices=[], value=None), "", "", None)

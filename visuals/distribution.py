@@ -1,0 +1,171 @@
+"""The next-token distribution: the model's top-N candidates, each bar coloured by its fate.
+
+Bar heights are probabilities over the WHOLE vocabulary (the top N are never renormalised among
+themselves), so the bars of a flat distribution are all short and the missing mass is visible.
+The thresholds the truncating samplers used are drawn on the chart: where top-k cuts, the
+cumulative mass top-p stops at, and min-p's floor relative to the top token.
+"""
+
+import math
+
+import plotly.graph_objects as go
+
+from decoding.trace import Step
+from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, REMOVED_OPACITY, STAGE_LABELS, fate_colour, styled
+
+MODES = ("model probability", "after the pipeline", "raw logits")
+NEAR_TIE = 0.05  # a top-1/top-2 probability gap below this is where runs fork
+_AXIS = {MODES[0]: "probability (whole vocabulary)", MODES[1]: "probability after sampling", MODES[2]: "logit"}
+
+
+def visible_token(text: str) -> str:
+    """Make a token's boundaries visible: a leading space becomes ␣, newlines and tabs become symbols."""
+    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅"
+
+
+def near_tie(step: Step) -> tuple[float, bool]:
+    """The model's top-1 minus top-2 probability, and whether that is a near-tie."""
+    probs = sorted((c.prob for c in step.top), reverse=True)
+    gap = probs[0] - probs[1] if len(probs) > 1 else 1.0
+    return gap, gap < NEAR_TIE
+
+
+def shown_candidates(step: Step, n: int, chosen: bool = True) -> list:
+    """The `n` most probable candidates by the model's probability, plus the chosen token if it ranked lower."""
+    shown = sorted(step.top, key=lambda c: -c.prob)[:n]
+    pick = step.candidate(step.token_id)
+    if chosen and pick is not None and pick not in shown:
+        shown.append(pick)
+    return shown
+
+
+def bar_value(c, mode: str) -> float:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return c.prob if mode == MODES[0] else c.prob_after if mode == MODES[1] else c.logit
+
+
+def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n: int = 20) -> go.Figure:
+    """Top-`n` bars of `step` (a recorded step, or a preview when `chosen` is False)."""
+    top = shown_candidates(step, n, chosen)
+    values = [bar_value(c, mode) for c in top]
+    labels = [f"{visible_token(c.text)} " + ("" if i < n else f"(#{step.rank})") for i, c in enumerate(top)]
+    labels = _unique(labels)
+    fig = go.Figure()
+    # one trace per fate, so the legend names each colour (never colour alone)
+    for fate in _fates(top, step, chosen):
+        idx = [i for i, c in enumerate(top) if _fate(c, step, chosen) == fate]
+        removed = fate not in ("kept", "chosen", "forced")
+        fig.add_bar(
+            x=[labels[i] for i in idx],
+            y=[values[i] for i in idx],
+            name=_FATE_NAMES.get(fate, f"removed by {STAGE_LABELS.get(fate, fate)}"),
+            marker={
+                "color": _fate_colour(fate),
+                "opacity": REMOVED_OPACITY if removed else 1.0,
+                "pattern": {"shape": "/" if removed else ""},
+                "line": {"width": 0},
+            },
+            customdata=[[top[i].id, top[i].prob, top[i].prob_after, top[i].logit] for i in idx],
+            hovertemplate="id %{customdata[0]}<br>model p %{customdata[1]:.4f}<br>after %{customdata[2]:.4f}"
+            "<br>logit %{customdata[3]:.2f}<extra></extra>",
+        )
+    fig.update_xaxes(
+        categoryorder="array", categoryarray=labels, tickangle=-45, tickfont={"size": 15, "family": "monospace"}
+    )
+    fig.update_yaxes(title_text=_AXIS[mode])
+    if mode != MODES[2]:
+        _draw_thresholds(fig, step, top, values, labels)
+    fig = styled(fig, _title(step, chosen), height=440)
+    legend = {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"}
+    # hovermode x: a click anywhere in a bar's column picks it, even a bar a few pixels tall
+    fig.update_layout(barmode="overlay", bargap=0.15, legend=legend, margin={"t": 120, "b": 90}, hovermode="x")
+    return fig
+
+
+def _unique(labels: list[str]) -> list[str]:
+    # two tokens can look alike once spaces are made visible; a category axis needs distinct names
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label}\u200b" * seen[label])
+    return out
+
+
+_FATE_NAMES = {"kept": "kept", "chosen": "chosen", "forced": "forced by you"}
+
+
+def _fate(c, step: Step, chosen: bool) -> str:
+    if chosen and c.id == step.token_id:
+        return "forced" if step.forced else "chosen"
+    return c.removed_by or "kept"
+
+
+def _fates(top, step: Step, chosen: bool) -> list[str]:
+    order = ["chosen", "forced", "kept", *REMOVED]
+    present = {_fate(c, step, chosen) for c in top}
+    return [f for f in order if f in present] + sorted(present - set(order))
+
+
+def _fate_colour(fate: str) -> str:
+    if fate in ("chosen", "forced", "kept"):
+        return {"chosen": CHOSEN, "forced": FORCED, "kept": KEPT}[fate]
+    return fate_colour(fate)
+
+
+def _draw_thresholds(fig: go.Figure, step: Step, top, values: list[float], labels: list[str]) -> None:
+    s = step.settings
+    if s.get("temperature", 1.0) == 0:
+        return
+    k = s.get("top_k", 0)
+    if 0 < k < len(top):
+        fig.add_vline(x=k - 0.5, line={"color": REMOVED["top_k"], "dash": "dash", "width": 2})
+        fig.add_annotation(x=k - 0.5, y=1, yref="paper", text=f"top-k = {k}", showarrow=False, xanchor="left")
+    top_p = s.get("top_p", 1.0)
+    if top_p < 1.0:
+        cumulative, total = [], 0.0
+        for v in values:
+            total += v
+            cumulative.append(total)
+        fig.add_scatter(
+            x=labels,
+            y=cumulative,
+            yaxis="y2",
+            mode="lines+markers",
+            name="cumulative mass",
+            line={"color": REMOVED["top_p"], "width": 2},
+            hoverinfo="skip",
+        )
+        fig.add_hline(y=top_p, yref="y2", line={"color": REMOVED["top_p"], "dash": "dot"})
+        fig.add_annotation(
+            x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False, xanchor="right"
+        )
+        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False})
+    min_p = s.get("min_p", 0.0)
+    if min_p > 0 and values:
+        floor = min_p * max(values)
+        fig.add_hline(y=floor, line={"color": REMOVED["min_p"], "dash": "dash", "width": 2})
+        fig.add_annotation(
+            x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False, yanchor="bottom"
+        )
+
+
+def _title(step: Step, chosen: bool) -> str:
+    gap, tie = near_tie(step)
+    head = f"step {step.index + 1}" if chosen else f"next token (step {step.index + 1}, not chosen yet)"
+    entropy = f"entropy {step.entropy_bits:.2f} bits" if math.isfinite(step.entropy_bits) else "entropy n/a"
+    fork = " ⚠ near-tie: runs fork here" if tie else ""
+    pick = ""
+    if chosen:
+        how = "forced" if step.forced else "chosen"
+        pick = (
+            f"<br><sup>{how}: {visible_token(step.token_text)} (model p={step.prob_before:.3f}, rank {step.rank})</sup>"
+        )
+    return f"{head} · {entropy} · top-1 − top-2 gap {gap:.3f}{fork}{pick}"
+
+
+def candidate_choices(step: Step, n: int = 20) -> list[tuple[str, int]]:
+    """(label, id) pairs of the top-`n` candidates, for a 'force this token' picker."""
+    top = sorted(step.top, key=lambda c: -c.prob)[:n]
+    return [(f"#{i + 1} {visible_token(c.text)}  (p={c.prob:.3f})", c.id) for i, c in enumerate(top)]

@@ -1,0 +1,100 @@
+"""The sequence as token chips, and the decode loop as a diagram with the current phase lit.
+
+Chips make token boundaries visible (a leading space shows as ␣), and each generated chip is shaded
+by the probability it was chosen with: pale chips are where the run could easily have gone another
+way. Both are plain HTML strings; every piece of token text is escaped.
+"""
+
+import html
+
+from decoding.trace import Step
+from visuals.theme import CHOSEN, FORCED, KEPT
+
+PHASES = ("context", "logits", "softmax", "sample", "append")
+
+
+def _visible(text: str) -> str:
+    return html.escape(text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅")
+
+
+def _chip(text: str, title: str, style: str, cls: str) -> str:
+    return f'<span class="tok {cls}" title="{html.escape(title)}" style="{style}">{_visible(text)}</span>'
+
+
+def chips_html(prompt_tokens: list[str], prompt_ids: list[int], steps: list[Step], held_text: str = "") -> str:
+    """Prompt chips (grey), then one chip per generated step shaded by its chosen probability."""
+    parts = [
+        _chip(t, f"prompt token · id {i} · position {n}", "", "prompt")
+        for n, (t, i) in enumerate(zip(prompt_tokens, prompt_ids))
+    ]
+    for s in steps:
+        colour = FORCED if s.forced else CHOSEN
+        alpha = 0.15 + 0.85 * max(0.0, min(1.0, s.prob))
+        title = (
+            f"step {s.index + 1} · id {s.token_id} · chosen with p={s.prob:.3f} "
+            f"(model p={s.prob_before:.3f}) · rank {s.rank}" + (" · forced by you" if s.forced else "")
+        )
+        style = f"background:{_rgba(colour, alpha)};" + (f"outline:2px dashed {FORCED};" if s.forced else "")
+        parts.append(_chip(s.token_text, title, style, "gen forced" if s.forced else "gen"))
+    if held_text:
+        parts.append(
+            f'<span class="tok held" title="held back: could still be the start of a stop string">'
+            f"{_visible(held_text)}</span>"
+        )
+    legend = (
+        '<div class="tok-legend">grey = prompt · shaded = generated (darker = chosen with higher probability)'
+        f' · <span style="outline:2px dashed {FORCED}">dashed</span> = forced · ␣ = leading space · ↵ = newline</div>'
+    )
+    return f'<div class="chips">{"".join(parts)}</div>{legend}'
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:.2f})"
+
+
+def loop_html(phase: str, step_number: int, context_len: int) -> str:
+    """context → logits → softmax → sample → append, with `phase` lit, and what one step costs."""
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+    boxes = []
+    for p in PHASES:
+        lit = f"background:{KEPT};color:white;" if p == phase else ""
+        boxes.append(f'<span class="loop-box" style="{lit}">{p}</span>')
+    arrow = '<span class="loop-arrow">→</span>'
+    caption = (
+        f"step {step_number}: one forward pass over {context_len} tokens of context, one token"
+        if step_number > 0
+        else f"prefill: one forward pass over the whole prompt ({context_len} tokens)"
+    )
+    loop = f'<div class="loop">{arrow.join(boxes)}<span class="loop-arrow">↺</span></div>'
+    return f'{loop}<div class="loop-caption">{caption}</div>'
+
+
+def stop_html(stop_reason: str | None, held_text: str, text: str) -> str:
+    """Why the run stopped, in words; held-back text shown as such."""
+    reasons = {
+        "eos": "the model chose its end-of-sequence token",
+        "max_new_tokens": "it reached max new tokens",
+        "stop_sequence": "a stop string appeared (it is cut from the text)",
+    }
+    if stop_reason is None:
+        head = "<b>running</b>: not stopped yet"
+    else:
+        head = f"<b>stopped</b>: {html.escape(reasons.get(stop_reason, stop_reason))}"
+    held = f' · <span class="held">held back: {_visible(held_text)}</span>' if held_text else ""
+    return f'<div class="stop" data-stop="{html.escape(stop_reason or "")}">{head}{held}</div>'
+
+
+CSS = """
+.chips { display:flex; flex-wrap:wrap; gap:3px; font-family: ui-monospace, monospace; font-size:17px; line-height:1.9; }
+.tok { padding:0 4px; border:1px solid rgba(128,128,128,.45); border-radius:4px; white-space:pre; }
+.tok.prompt { background: rgba(128,128,128,.18); }
+.tok.held { border-style:dashed; opacity:.7; }
+.tok-legend, .loop-caption { font-size:14px; opacity:.8; margin-top:4px; }
+.loop { display:flex; align-items:center; gap:4px; flex-wrap:wrap; font-size:16px; }
+.loop-box { padding:3px 10px; border:1px solid rgba(128,128,128,.6); border-radius:6px; }
+.loop-arrow { opacity:.7; }
+.stop { font-size:16px; }
+.held { border:1px dashed rgba(128,128,128,.8); padding:0 4px; }
+"""

@@ -1,0 +1,67 @@
+"""Where a request's time goes: one prefill pass over the prompt, then one decode pass per token.
+
+Prefill processes every prompt token at once and is compute-bound; each decode step processes one
+token and is bound by reading the weights (and the KV cache) from memory. Sampling and drawing are
+shown next to the forward pass so the learner sees which part of a step is the model's.
+"""
+
+from dataclasses import dataclass
+from statistics import mean
+
+import plotly.graph_objects as go
+
+from visuals.theme import DECODE, OTHER, PREFILL, SAMPLING, empty_figure, styled
+
+
+@dataclass(frozen=True)
+class RequestNumbers:
+    ttft_ms: float  # prefill + choosing the first token
+    tpot_ms: float  # mean time per output token after the first (forward + sampling)
+    tokens_per_s: float
+    decode_share: float  # decode forward passes / all measured time
+
+    def markdown(self) -> str:
+        return (
+            f"**TTFT** {self.ttft_ms:.0f} ms · **time per output token** {self.tpot_ms:.1f} ms · "
+            f"**{self.tokens_per_s:.1f} tokens/s** · decode is **{self.decode_share:.0%}** of the measured time"
+        )
+
+
+def request_numbers(prefill_ms: float, forward_ms: list[float], sample_ms: list[float]) -> RequestNumbers | None:
+    """`forward_ms[i]`, `sample_ms[i]`: the forward pass that produced step i's distribution, and choosing it.
+    Step 0's forward is the prefill itself."""
+    if not sample_ms:
+        return None
+    decode = forward_ms[1:]
+    ttft = prefill_ms + sample_ms[0]
+    per_token = [f + s for f, s in zip(decode, sample_ms[1:])]
+    total = prefill_ms + sum(decode) + sum(sample_ms)
+    return RequestNumbers(
+        ttft_ms=ttft,
+        tpot_ms=mean(per_token) if per_token else float("nan"),
+        tokens_per_s=len(sample_ms) / (total / 1e3) if total > 0 else float("nan"),
+        decode_share=sum(decode) / total if total > 0 else 0.0,
+    )
+
+
+def request_timeline_figure(
+    prefill_ms: float, forward_ms: list[float], sample_ms: list[float], draw_ms: list[float] | None = None
+) -> go.Figure:
+    """Stacked bars: the prefill pass, then each decode step split into forward / sampling / drawing."""
+    if not sample_ms:
+        return empty_figure("Press Prefill, then Step: each step's time appears here", height=300)
+    draw_ms = list(draw_ms or [])
+    n = len(sample_ms)
+    x = ["prefill", *[f"{i + 1}" for i in range(n)]]
+    fig = go.Figure()
+    fig.add_bar(x=x[:1], y=[prefill_ms], name="prefill (whole prompt)", marker_color=PREFILL)
+    fig.add_bar(x=x[1:], y=[0.0, *forward_ms[1:n]], name="decode forward (one token)", marker_color=DECODE)
+    fig.add_bar(x=x[1:], y=sample_ms, name="sampling", marker_color=SAMPLING)
+    if draw_ms:
+        fig.add_bar(x=x[1 : 1 + len(draw_ms)], y=draw_ms, name="drawing (server)", marker_color=OTHER)
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(title_text="ms")
+    fig = styled(fig, "Prefill vs each decode step (the prefill pass produced step 1's distribution)", height=340)
+    fig.update_layout(legend={"y": -0.25})
+    return fig
