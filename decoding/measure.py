@@ -1,0 +1,246 @@
+"""Prefill vs decode, measured on the loaded model: the sweeps behind the timing lab.
+
+1) the machine's limits (probes.py): copy bandwidth and matmul FLOP/s in the model's dtype;
+2) context sweep: prefill time at each prompt length, and one decode step on that cache;
+3) KV cache vs none: the naive loop re-runs the whole sequence every step, the cached loop one token;
+4) batch sweep: one decode step for 1, 2, 4 … 64 sequences at once (the weights are read once for all);
+5) one request: prefill, then decode steps, so TTFT and time per output token come from the same run.
+N output tokens take one prefill and N - 1 decode passes (the last token needs no forward pass).
+Every sweep checks `watch` before each forward pass, so the UI can show progress and stop it.
+"""
+
+import copy
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from decoding.loop import forward
+from decoding.models import LoadedModel
+from decoding.probes import (
+    Cancelled,
+    ModelShape,
+    Probe,
+    Sample,
+    Watch,
+    device_memory_bytes,
+    device_name,
+    measure_bandwidth,
+    measure_peak_flops,
+    model_shape,
+    repeat_timed,
+)
+from decoding.timing import Timer
+
+FILLER = (
+    "The river carried the boats past the old mill, where the miller counted sacks of grain and "
+    "wrote each number twice, once in the ledger and once on the wall, so nobody could argue later. "
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much to measure. `quick` fits in about a minute on two CPU cores with the bundled model."""
+
+    name: str
+    prefill_lengths: tuple[int, ...] = (16, 64, 256, 1024)
+    repeats: int = 3
+    warmup: int = 1
+    decode_steps: int = 5  # timed decode steps at each context length
+    naive_prompt: int = 16
+    naive_tokens: int = 32
+    batches: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    batch_context: int = 32
+    request_prompt: int = 128
+    request_tokens: int = 32
+    copy_mb: int = 256
+    matmul_n: int = 2048
+
+
+PLANS = {
+    "quick": Plan("quick"),
+    "thorough": Plan(
+        "thorough", (8, 16, 32, 64, 128, 256, 512, 1024), 5, 2, 10, 32, 64, request_prompt=500, request_tokens=200
+    ),
+    "gpu": Plan(
+        "gpu", (16, 64, 128, 256, 512, 1024), 10, 3, 20, 64, 128, request_prompt=500, request_tokens=200,
+        copy_mb=1024, matmul_n=8192,
+    ),
+}  # fmt: skip
+
+
+def default_plan(device: torch.device) -> Plan:
+    return PLANS["gpu"] if device.type == "cuda" else PLANS["quick"]
+
+
+def filler_ids(lm: LoadedModel, n: int) -> list[int]:
+    """`n` token ids of ordinary prose (repeated as needed), so attention sees real text."""
+    if not (isinstance(n, int) and 1 <= n < lm.context_length):
+        raise ValueError(f"length must be an integer in [1, {lm.context_length - 1}] for this model, got {n!r}")
+    base = lm.tokenizer(FILLER, add_special_tokens=False).input_ids
+    return (base * (n // len(base) + 1))[:n]
+
+
+@dataclass
+class Loop:
+    """Per-step forward times of one generation loop: step 0 is the prompt, later steps one token each."""
+
+    ms: list[float]
+    context: list[int]  # tokens the forward pass saw, per step
+    ids: list[int]  # the greedy tokens produced
+
+
+def context_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[list[Sample], list[Sample]]:
+    """Prefill times at each prompt length, and decode-step times on each of those caches."""
+    prefill, decode = [], []
+    lengths = [n for n in plan.prefill_lengths if n < lm.context_length - 1]
+    for i, n in enumerate(lengths):
+        watch.on_progress(i / len(lengths), f"prefill of {n} tokens")
+        ids, out = filler_ids(lm, n), {}
+
+        def run_prefill(ids=ids, out=out):
+            out["logits"], out["cache"] = forward(lm, ids, None, 0)
+
+        prefill.append(Sample(n, repeat_timed(lm.device, run_prefill, plan.repeats, plan.warmup, watch)))
+        cache, token = out["cache"], int(out["logits"].argmax())
+
+        def run_decode(cache=cache, token=token, n=n):
+            forward(lm, [token], cache, n)
+            cache.crop(-1)  # back to n tokens, so every timed step sees the same context
+
+        decode.append(Sample(n + 1, repeat_timed(lm.device, run_decode, plan.decode_steps, plan.warmup, watch)))
+    return prefill, decode
+
+
+def cached_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch) -> Loop:
+    """Greedy generation with a KV cache: one prefill, then one token per forward pass."""
+    ms, context, ids, cache = [], [], list(prompt), None
+    for step in range(new_tokens):
+        watch.check()
+        feed = ids if step == 0 else ids[-1:]
+        with Timer(lm.device) as t:
+            logits, cache = forward(lm, feed, cache, len(ids) - len(feed))
+            token = int(logits.argmax())
+        ms.append(t.ms)
+        context.append(len(ids))
+        ids.append(token)
+    return Loop(ms, context, ids[len(prompt) :])
+
+
+def naive_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch) -> Loop:
+    """Greedy generation without a cache: every step re-runs the whole sequence so far."""
+    ms, context, ids = [], [], list(prompt)
+    for _ in range(new_tokens):
+        watch.check()
+        with Timer(lm.device) as t:
+            logits, _ = forward(lm, ids, None, 0)
+            token = int(logits.argmax())
+        ms.append(t.ms)
+        context.append(len(ids))
+        ids.append(token)
+    return Loop(ms, context, ids[len(prompt) :])
+
+
+def cache_vs_nocache(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[Loop, Loop]:
+    """The same greedy run twice: re-running everything (naive) and with the KV cache."""
+    prompt = filler_ids(lm, plan.naive_prompt)
+    for _ in range(plan.warmup):
+        forward(lm, prompt, None, 0)
+    return naive_loop(lm, prompt, plan.naive_tokens, watch), cached_loop(lm, prompt, plan.naive_tokens, watch)
+
+
+@torch.inference_mode()
+def batch_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> list[Sample]:
+    """One decode step for B sequences sharing a `batch_context`-token cache; stops early if memory runs out."""
+    ids = filler_ids(lm, plan.batch_context)
+    logits, prompt_cache = forward(lm, ids, None, 0)
+    token = int(logits.argmax())
+    samples = []
+    for i, b in enumerate(plan.batches):
+        watch.on_progress(i / len(plan.batches), f"decode step at batch {b}")
+        try:
+            cache = copy.deepcopy(prompt_cache)
+            cache.batch_repeat_interleave(b)
+            step_ids = torch.full((b, 1), token, device=lm.device)  # (B, 1)
+
+            def run_step(cache=cache, step_ids=step_ids):
+                lm.model(input_ids=step_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                cache.crop(-1)
+
+            samples.append(Sample(b, repeat_timed(lm.device, run_step, plan.repeats, plan.warmup, watch)))
+        except torch.OutOfMemoryError:
+            break  # this batch does not fit beside the weights: the sweep ends at the last one that did
+    return samples
+
+
+@dataclass
+class Measurements:
+    """Everything one press of Measure produced, as plain data (raw times kept)."""
+
+    device: str
+    device_name: str
+    dtype: str
+    model: str
+    model_label: str
+    plan: str
+    shape: ModelShape
+    memory_bytes: int
+    bandwidth: Probe | None = None
+    peak: Probe | None = None
+    prefill: list[Sample] = field(default_factory=list)  # x = prompt tokens
+    decode: list[Sample] = field(default_factory=list)  # x = context tokens, batch 1
+    naive: Loop | None = None
+    cached: Loop | None = None
+    batch: list[Sample] = field(default_factory=list)  # x = batch size
+    batch_context: int = 0
+    request: Loop | None = None
+    cancelled: bool = False
+    seconds: float = 0.0
+
+
+def measure_all(lm: LoadedModel, plan: Plan | None = None, watch: Watch | None = None) -> Measurements:
+    """Run every measurement of `plan` in order; on cancel, return what was measured so far."""
+    plan, watch, start = plan or default_plan(lm.device), watch or Watch(), time.perf_counter()
+    m = Measurements(
+        str(lm.device), device_name(lm.device), lm.dtype_name, lm.model_id, lm.label, plan.name, model_shape(lm),
+        device_memory_bytes(lm.device),
+    )  # fmt: skip
+    m.batch_context = plan.batch_context
+    phases = (  # (share of the progress bar, what it says, what it does)
+        (0.05, "memory bandwidth", lambda w: setattr(m, "bandwidth", _bandwidth(lm, plan, w))),
+        (0.05, "peak matmul FLOP/s", lambda w: setattr(m, "peak", _peak(lm, plan, w))),
+        (0.40, "prefill and decode vs context", lambda w: _set(m, ("prefill", "decode"), context_sweep(lm, plan, w))),
+        (0.25, "KV cache vs no cache", lambda w: _set(m, ("naive", "cached"), cache_vs_nocache(lm, plan, w))),
+        (0.15, "batch sizes", lambda w: setattr(m, "batch", batch_sweep(lm, plan, w))),
+        (0.10, "one request", lambda w: setattr(m, "request", _request(lm, plan, w))),
+    )
+    done = 0.0
+    try:
+        for share, label, run in phases:
+            watch.on_progress(done, label)
+            inner = Watch(lambda f, msg, d=done, s=share: watch.on_progress(d + s * f, msg), watch.should_stop)
+            run(inner)
+            done += share
+        watch.on_progress(1.0, "done")
+    except Cancelled:
+        m.cancelled = True
+    m.seconds = time.perf_counter() - start
+    return m
+
+
+def _bandwidth(lm, plan, watch):
+    return measure_bandwidth(lm.device, lm.dtype, plan.copy_mb, max(plan.repeats, 3), plan.warmup + 1, watch)
+
+
+def _peak(lm, plan, watch):
+    return measure_peak_flops(lm.device, lm.dtype, plan.matmul_n, plan.repeats, plan.warmup, watch)
+
+
+def _request(lm, plan, watch):
+    prompt_len = min(plan.request_prompt, lm.context_length - plan.request_tokens - 1)
+    return cached_loop(lm, filler_ids(lm, prompt_len), plan.request_tokens, watch)
+
+
+def _set(m: Measurements, names: tuple[str, ...], values: tuple) -> None:
+    for name, value in zip(names, values, strict=True):
+        setattr(m, name, value)
