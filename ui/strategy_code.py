@@ -1,0 +1,41 @@
+"""The project's own code beside each strategy: read from the sampler functions themselves with
+`inspect`, never copied, so what the learner reads is what produced the mask."""
+
+import inspect
+
+import gradio as gr
+
+from decoding.compare import SOURCE
+from visuals.strategies import NAMES
+
+CHOICES = [(NAMES.get(name, name), name) for name in SOURCE]
+
+
+def strategy_source(name: str) -> str:
+    """The source of the function behind strategy `name` (greedy, temperature, top_k, top_p, min_p, ...)."""
+    if name not in SOURCE:
+        raise gr.Error(f"strategy must be one of {', '.join(SOURCE)}, got {name!r}")
+    fn = SOURCE[name]
+    return f"# {fn.__module__}.{fn.__name__}\n" + inspect.getsource(fn)
+
+
+def code_view(names=("greedy", "temperature", "top_k", "top_p", "min_p"), value: str = "top_p"):
+    """A strategy picker and the code it shows, wired together; call inside a gr.Blocks layout."""
+    with gr.Row(equal_height=False):
+        picker = gr.Radio(
+            [(NAMES.get(n, n), n) for n in names],
+            value=value,
+            label="Show the code of",
+            info="the project's own function that made this panel's mask",
+            scale=1,
+            min_width=200,
+        )
+        code = gr.Code(
+            strategy_source(value),
+            language="python",
+            label="the project's own code (read with inspect)",
+            scale=4,
+            lines=12,
+        )
+    picker.change(strategy_source, picker, code, show_progress="hidden")
+    return picker, code

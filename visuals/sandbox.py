@@ -1,0 +1,97 @@
+"""The sandbox's other two views: the temperature sweep (top-p floods, min-p adapts) and the table of
+where the engines' stage orders keep different tokens. Plain data in (`decoding.compare.Sweep`,
+`OrderComparison`); no torch here."""
+
+from __future__ import annotations
+
+from html import escape as html_escape
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from visuals.strategies import percent
+from visuals.theme import REMOVED, STAGE_LABELS, TEXT, styled
+
+if TYPE_CHECKING:
+    from decoding.compare import OrderComparison, Sweep
+
+
+def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:
+    """Tokens kept (log axis) and probability mass kept, against temperature, for top-p and min-p."""
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.09,
+        subplot_titles=("tokens kept (log scale)", "probability kept, at that temperature"),
+    )
+    lines = (
+        (f"top-p {sweep.top_p:g}", sweep.top_p_kept, sweep.top_p_mass, REMOVED["top_p"], "solid", "circle"),
+        (f"min-p {sweep.min_p:g}", sweep.min_p_kept, sweep.min_p_mass, REMOVED["min_p"], "dash", "square"),
+    )
+    for name, kept, mass, colour, dash, symbol in lines:
+        style = {"line": {"color": colour, "width": 3, "dash": dash}, "marker": {"symbol": symbol, "size": 7}}
+        fig.add_scatter(
+            x=sweep.temperatures,
+            y=kept,
+            name=name,
+            legendgroup=name,
+            mode="lines+markers",
+            hovertemplate="T %{x:g}: keeps %{y:,} tokens<extra>" + name + "</extra>",
+            row=1,
+            col=1,
+            **style,
+        )
+        fig.add_scatter(
+            x=sweep.temperatures,
+            y=mass,
+            name=name,
+            legendgroup=name,
+            showlegend=False,
+            mode="lines+markers",
+            hovertemplate="T %{x:g}: %{y:.1%} of the mass<extra>" + name + "</extra>",
+            row=1,
+            col=2,
+            **style,
+        )
+    for col in (1, 2):
+        fig.add_vline(x=1.0, line={"color": TEXT, "dash": "dot", "width": 1}, row=1, col=col)
+    fig.update_yaxes(type="log", dtick=1, title_text=f"tokens kept (of {sweep.vocab:,})", row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%", row=1, col=2)
+    fig.update_xaxes(title_text="temperature (dotted: 1, the model's own)")
+    fig = styled(fig, None, height=height)
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"}, margin={"t": 40, "b": 100})
+    return fig
+
+
+_TABLE = 'style="border-collapse:collapse;font-size:17px;margin:6px 0 12px 0"'
+_CELL = 'style="padding:6px 14px;border-bottom:1px solid rgba(128,128,128,0.35);text-align:{}"'
+
+
+def _table(header: list[str], rows: list[list[str]], align: str) -> str:
+    """A small HTML table; `align` has one letter per column (l or r). Inherits the page's text colour."""
+    cell = [_CELL.format("right" if a == "r" else "left") for a in align]
+    head = "".join(f"<th {c}>{h}</th>" for c, h in zip(cell, header))
+    body = "".join("<tr>" + "".join(f"<td {c}>{v}</td>" for c, v in zip(cell, row)) + "</tr>" for row in rows)
+    return f"<table {_TABLE}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def orders_table(comparison: OrderComparison, labels: dict[int, str] | None = None) -> str:
+    """HTML: each engine order's stages and what it keeps, then the tokens the orders disagree on."""
+    labels = labels or {}
+    rows = [
+        [f"<b>{o.order}</b>", " → ".join(STAGE_LABELS.get(s, s) for s in o.stages) or "none", f"{o.kept:,}",
+         percent(o.mass)]
+        for o in comparison.orders
+    ]  # fmt: skip
+    html = _table(["engine order", "stages that ran, in order", "tokens kept", "model probability kept"], rows, "llrr")
+    if not comparison.n_differing:
+        return html + "<p>The three orders keep <b>the same tokens</b> with these settings.</p>"
+    everyone = [o.order for o in comparison.orders]
+    diff = [
+        [html_escape(labels.get(i, f"id {i}")), f"{p:.4f}", ", ".join(keepers),
+         ", ".join(o for o in everyone if o not in keepers)]
+        for i, p, keepers in comparison.differing
+    ]  # fmt: skip
+    note = f"<p><b>The orders keep different tokens</b> ({comparison.n_differing:,} differ; the most probable):</p>"
+    return html + note + _table(["token", "model probability", "kept by", "removed by"], diff, "lrll")
