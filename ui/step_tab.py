@@ -12,6 +12,7 @@ from ui import step_view
 from ui.context import MODEL_QUEUE, AppConfig, gpu
 from ui.sessions import STORE
 from ui.step_lessons import CHAT, PRESETS, RAW, WALKTHROUGH
+from ui.strategy_code import code_view
 from visuals import distribution, sequence
 from visuals.theme import empty_figure
 
@@ -37,6 +38,22 @@ CSS = """
 #step-buttons button { min-width: 70px; }
 .step-walk { font-size: 15px; }
 """
+
+
+STRATEGIES_NOTE = (
+    "The model's raw logits for the next token, through each strategy on its own (your value, or its usual "
+    "value when it is off): how many tokens each keeps and how much probability they hold. Bars in pale colours "
+    "are removed; the dash is the probability the strategy would sample that token with."
+)
+
+
+def side_view(run_id, *knobs):
+    """The panels below the chart; bad settings are reported by the step itself, so they just keep their look."""
+    try:
+        settings = h.settings_from(*knobs)
+    except (ValueError, TypeError, gr.Error):
+        settings = None
+    return step_view.side_view(run_id, settings)
 
 
 def build(config: AppConfig) -> None:
@@ -82,11 +99,12 @@ def build(config: AppConfig) -> None:
             click_box = gr.Textbox(visible="hidden", elem_id="force-click")
             click_btn = gr.Button(visible="hidden", elem_id="force-click-btn")
             orders_md = gr.Markdown(elem_id="step-orders")
-            # the sandbox engineer's panel: decoding.compare + visuals.strategies, when they exist
-            gr.Plot(
-                empty_figure("Same logits, each strategy alone: not built yet"),
-                label="Same logits, each strategy alone",
-            )
+            with gr.Accordion("Same logits, each strategy alone", open=True):
+                gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
+                strategies_chart = gr.Plot(
+                    empty_figure(step_view.STRATEGIES_BLANK, 260), show_label=False, elem_id="step-strategies"
+                )
+                code_view()
             penalty_chart = gr.Plot(label="Penalties this step")
             timeline_chart = gr.Plot(label="Time", elem_id="step-time")
             numbers = gr.Markdown(elem_id="step-numbers")
@@ -98,12 +116,12 @@ def build(config: AppConfig) -> None:
                 )
 
     view = [chips, loop, stop_reason, chart, candidate, orders_md, numbers, run_id]
-    side = [penalty_chart, timeline_chart]
+    side = [penalty_chart, timeline_chart, strategies_chart]
     on_model = {"concurrency_id": MODEL_QUEUE, "show_progress": "minimal"}
     live = [run_id, mode, *knobs]
 
     def then_side(event):  # the panels below the chart follow, so they never delay it
-        return event.then(step_view.side_view, run_id, side, show_progress="hidden")
+        return event.then(side_view, [run_id, *knobs], side, show_progress="hidden")
 
     preset.change(h.apply_preset, preset, [prompt, template, *knobs[:5], max_new, preset_note])
     gr.on(

@@ -6,9 +6,12 @@ import time
 
 import gradio as gr
 
+from decoding.compare import each_strategy_alone
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import token_texts
 from ui import step_inspect
 from ui.sessions import STORE, Entry
-from visuals import distribution, penalties, sequence, timeline
+from visuals import distribution, penalties, sequence, strategies, timeline
 from visuals.theme import empty_figure
 
 TOP_N = 20
@@ -49,12 +52,16 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     return (*out, text, run_id)
 
 
-def side_view(run_id) -> tuple:
-    """The penalties chart and the request timeline."""
+def side_view(run_id, settings: SamplerSettings | None) -> tuple:
+    """The penalties chart, the request timeline, and each strategy alone on the pending logits."""
     try:
         entry = STORE.get(run_id)
     except ValueError:  # no run yet, or it expired
-        return empty_figure("Penalties appear here once a run starts", 260), timeline.request_timeline_figure(0, [], [])
+        return (
+            empty_figure("Penalties appear here once a run starts", 260),
+            timeline.request_timeline_figure(0, [], []),
+            empty_figure(STRATEGIES_BLANK, 260),
+        )
     extras = _extras(entry)
     on = bool(extras and extras.penalties_on)
     if not on and entry.penalties_blank_sent:
@@ -63,7 +70,25 @@ def side_view(run_id) -> tuple:
         pen = penalties.penalties_figure(extras.moved, on) if extras else empty_figure("No penalties", 260)
     entry.penalties_blank_sent = not on
     steps = entry.trace.steps[: entry.cursor]
-    return pen, timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), entry.draw_ms[: len(steps)])
+    time_fig = timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), entry.draw_ms[: len(steps)])
+    return pen, time_fig, strategies_view(entry, settings)
+
+
+STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
+
+
+def strategies_view(entry: Entry, settings: SamplerSettings | None):
+    """Greedy, temperature, top-k, top-p, min-p, each alone on the raw logits the next step chooses from.
+    Off settings show their usual value; a settings error leaves the panel as it is (the step says why)."""
+    run = entry.run
+    if run is None or run.logits is None:
+        return empty_figure("Each strategy alone needs a live run (a replayed trace has no logits)", 260)
+    if settings is None:
+        return gr.skip()
+    results = each_strategy_alone(run.logits, settings, TOP_N)
+    ids = results[0].ids
+    labels = dict(zip(ids, token_texts(run.lm.tokenizer, ids)))
+    return strategies.strategies_figure(results, labels, height=400)
 
 
 def _extras(entry: Entry):

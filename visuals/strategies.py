@@ -122,10 +122,13 @@ def strategies_figure(results: list[Alone], labels: dict[int, str] | None = None
     tops = [max(r.before + r.after + [r.rest_kept + r.rest_removed, r.rest_after]) for r in results]
     fig.update_yaxes(range=[0, min(1.0, max(tops, default=1)) * 1.05], tickformat=".0%")
     fig.update_yaxes(title_text="probability", row=1, col=1)
-    ticks = [t for t in (1, 10, 20, 30, 40, 50) if t <= n_top]
+    has_rest = any(r.rest for r in results)
+    # a rank tick too close to "rest" would overprint it
+    last = n_top - REST_GAP - 2 if has_rest else n_top
+    ticks = [t for t in (1, 5, 10, 20, 30, 40, 50) if t <= max(last, 1) and (t != 5 or n_top <= 12)]
     fig.update_xaxes(
-        tickvals=[*ticks, n_top + REST_GAP],
-        ticktext=[*map(str, ticks), "rest"],
+        tickvals=[*ticks, n_top + REST_GAP][: len(ticks) + has_rest],
+        ticktext=[*map(str, ticks), "rest"][: len(ticks) + has_rest],
         tickangle=0,
         tickfont={"size": FONT_SIZE - 2},
     )
