@@ -72,6 +72,9 @@ def preload(config: AppConfig) -> None:
     threading.Thread(target=lambda: load_model(config.model_id, config.device, config.dtype), daemon=True).start()
 
 
+# gradio's run history copies every event's inputs and outputs (figures included) into the browser's storage:
+# ~90 ms per step, and on a shared classroom computer the next student could read it
+os.environ.setdefault("GRADIO_RUN_HISTORY", "false")
 install_bundled_on_space()
 args = parse_args()
 config = AppConfig(args.model, args.device, args.dtype)

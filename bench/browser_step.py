@@ -1,6 +1,7 @@
 """Click Step 30 times in headless Chromium on the bundled model and time each round trip.
 
-click_to_chart_ms: from the click to the moment the chart shows the new step (browser clock).
+click_to_chart_ms: from the click to the moment the chart shows the new step (browser clock), each click on a
+settled page (the panels below the chart have finished drawing the previous step, as when a learner reads it).
 server_step_ms: the server's time inside the Step handler (forward pass, sampling, inspectors, drawing),
 read from the page. The difference is transport, gradio and plotly rendering in the browser.
 Prints one JSON object as its last line.
@@ -31,7 +32,19 @@ async (k) => {
     };
     check();
   });
-  return [performance.now() - t0, parseFloat(document.querySelector('#server-ms').textContent)];
+  const result = [performance.now() - t0, parseFloat(document.querySelector('#server-ms').textContent)];
+  // then let the panels below the chart finish (the timeline shows step k) before the next click:
+  // a learner looks at the chart before pressing Step again
+  await new Promise((resolve) => {
+    const settled = () => {
+      const gd = document.querySelector('#step-time .js-plotly-plot');
+      const bars = gd && gd.data && gd.data.length > 1 ? gd.data[1].x.length : 0;
+      if (bars >= k) resolve();
+      else setTimeout(settled, 20);
+    };
+    settled();
+  });
+  return result;
 }
 """
 
