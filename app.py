@@ -83,5 +83,5 @@ demo = build_app(config)
 if __name__ == "__main__":
     preload(config)
     demo.queue(default_concurrency_limit=1).launch(
-        server_name=args.host, server_port=args.port, share=args.share, css=CSS
+        server_name=args.host, server_port=args.port, share=args.share, css=CSS, max_file_size="5mb"
     )

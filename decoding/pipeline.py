@@ -25,6 +25,7 @@ ORDERS = {
     # llama.cpp's default chain: truncations on the raw logits, temperature last before the draw
     "llama.cpp": (*PENALTIES, "top_k", "typical", "top_p", "min_p", "epsilon", "eta", "temperature"),
 }
+MIN_DIVISOR = 0.01  # smallest temperature / repetition penalty the pipeline accepts
 FILTERS = ("top_k", "top_p", "min_p", "typical", "epsilon", "eta")
 
 
@@ -45,9 +46,12 @@ class SamplerSettings:
     order: str = "transformers"
 
     def __post_init__(self):
-        t = self.temperature
-        if not (isinstance(t, (int, float)) and math.isfinite(t) and 0 <= t <= 100):
-            raise ValueError(f"temperature must be in [0, 100] (0 = greedy), got {t!r}")
+        t, r = self.temperature, self.repetition_penalty
+        # a divisor below MIN_DIVISOR overflows float32 logits to inf, and the probabilities become NaN
+        if not (isinstance(t, (int, float)) and math.isfinite(t) and (t == 0 or MIN_DIVISOR <= t <= 100)):
+            raise ValueError(f"temperature must be 0 (greedy) or in [{MIN_DIVISOR}, 100], got {t!r}")
+        if isinstance(r, (int, float)) and 0 < r < MIN_DIVISOR:
+            raise ValueError(f"repetition_penalty must be at least {MIN_DIVISOR} (1.0 = off), got {r!r}")
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {sorted(ORDERS)}, got {self.order!r}")
         # each sampler validates its own value; run them once on a tiny input to fail early

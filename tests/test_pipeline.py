@@ -129,8 +129,8 @@ def test_sampling_draws_like_torch_multinomial_with_the_same_generator():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"temperature": -0.1}, "temperature must be in [0, 100]"),
-        ({"temperature": float("nan")}, "temperature must be in [0, 100]"),
+        ({"temperature": -0.1}, "temperature must be 0 (greedy) or in [0.01, 100]"),
+        ({"temperature": float("nan")}, "temperature must be 0 (greedy) or in [0.01, 100]"),
         ({"order": "random"}, "order must be one of"),
         ({"top_k": -1}, "top_k must be an integer >= 0"),
         ({"top_p": 0.0}, "top_p must be in (0, 1]"),

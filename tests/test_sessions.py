@@ -74,10 +74,22 @@ def test_kv_cache_bytes_are_counted_and_capped(tiny):
     run.prefill()
     live = Entry(trace=run.trace, run=run)
     assert live.kv_bytes > 0
-    store = RunStore(max_kv_bytes=live.kv_bytes + 1)
+    store = RunStore(max_kv_bytes=live.reserved_bytes + 1)
     store.put(live)
     assert store.kv_bytes() == live.kv_bytes
     run2 = Run(tiny, prompt, max_new_tokens=4)
     run2.prefill()
     with pytest.raises(StoreFull, match="KV caches"):
         store.put(Entry(trace=run2.trace, run=run2))
+
+
+def test_the_cap_counts_what_a_run_will_grow_to_not_what_it_holds_now(tiny):
+    prompt = encode_prompt(tiny.tokenizer, "hello there", chat=False)
+    run = Run(tiny, prompt, max_new_tokens=40)
+    run.prefill()
+    live = Entry(trace=run.trace, run=run)
+    per_token = live.kv_bytes / len(prompt.ids)
+    assert live.reserved_bytes == int(per_token * (len(prompt.ids) + 40))
+    store = RunStore(max_kv_bytes=live.kv_bytes * 2)  # room for its cache today, not for 40 more tokens
+    with pytest.raises(StoreFull, match="lower max new tokens"):
+        store.put(live)

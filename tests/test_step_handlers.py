@@ -65,7 +65,7 @@ def test_a_saved_trace_replays_without_a_model(tiny):
 @pytest.mark.parametrize(
     "knobs, message",
     [
-        ([-1.0, *KNOBS[1:]], "temperature must be in"),
+        ([-1.0, *KNOBS[1:]], r"temperature must be 0 \(greedy\) or in"),
         ([1.0, 2.5, *KNOBS[2:]], "top-k must be a whole number"),
         ([1.0, 0, 1.5, *KNOBS[3:]], "top_p"),
     ],

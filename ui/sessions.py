@@ -7,6 +7,7 @@ exhaust the server's memory. The store knows nothing of gradio: it raises `Store
 and the UI turns that into a message for the person in the browser.
 """
 
+import os
 import threading
 import time
 import uuid
@@ -16,9 +17,10 @@ from dataclasses import dataclass, field
 from decoding.loop import Run, kv_cache_bytes
 from decoding.trace import Step, Trace
 
-TTL_S = 30 * 60
-MAX_RUNS = 32
-MAX_KV_BYTES = 2 * 1024**3
+# a teacher with a bigger class or server raises these through the environment
+TTL_S = float(os.environ.get("DECODING_LAB_TTL_S", 30 * 60))
+MAX_RUNS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 48))
+MAX_KV_BYTES = int(float(os.environ.get("DECODING_LAB_MAX_KV_GB", 2)) * 1024**3)
 
 
 class StoreFull(ValueError):
@@ -42,6 +44,15 @@ class Entry:
     @property
     def kv_bytes(self) -> int:
         return kv_cache_bytes(self.run.cache) if self.run is not None and self.run.cache is not None else 0
+
+    @property
+    def reserved_bytes(self) -> int:
+        """The KV cache this run will hold at its longest (prompt + max new tokens): what the caps count,
+        so runs admitted now cannot outgrow the memory cap later as they step."""
+        if self.run is None or self.run.cache is None or not self.run.ids:
+            return 0
+        per_token = self.kv_bytes / len(self.run.ids)
+        return int(per_token * (len(self.run.prompt.ids) + self.trace.max_new_tokens))
 
 
 class RunStore:
@@ -73,11 +84,12 @@ class RunStore:
                     f"the server already holds {len(self._entries)} live runs (the limit is {self.max_runs}); "
                     f"idle runs are freed after {self.ttl_s / 60:.0f} minutes: try again shortly"
                 )
-            used = sum(e.kv_bytes for e, _ in self._entries.values())
-            if used + entry.kv_bytes > self.max_kv_bytes:
+            used = sum(e.reserved_bytes for e, _ in self._entries.values())
+            if used + entry.reserved_bytes > self.max_kv_bytes:
                 raise StoreFull(
-                    f"the live runs' KV caches use {used / 2**20:,.0f} MiB of the {self.max_kv_bytes / 2**20:,.0f} MiB "
-                    "allowed; try again shortly, or use a shorter prompt"
+                    f"the live runs' KV caches may grow to {used / 2**20:,.0f} MiB of the "
+                    f"{self.max_kv_bytes / 2**20:,.0f} MiB allowed, and this run needs "
+                    f"{entry.reserved_bytes / 2**20:,.0f} MiB more; try again shortly, or lower max new tokens"
                 )
             run_id = uuid.uuid4().hex
             self._entries[run_id] = (entry, self.clock())

@@ -12,16 +12,19 @@ from pathlib import Path
 
 import gradio as gr
 
-from decoding.loop import Run
+from decoding.loop import MAX_NEW_TOKENS_CAP, Run
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
-from ui import step_inspect
+from ui import step_inspect, validate
 from ui.context import AppConfig, get_model
 from ui.sessions import STORE, Entry
 from ui.step_lessons import CHAT, PRESETS
 from ui.step_view import TOP_N, empty_view, view
-from visuals import sequence
+from visuals import distribution, sequence
+
+MAX_TOP_K = 1000
+MAX_SEED = 2**32 - 1
 
 
 def teach(fn):
@@ -33,7 +36,7 @@ def teach(fn):
             try:
                 yield from fn(*args, **kwargs)
             except ValueError as err:
-                raise gr.Error(str(err)) from None
+                raise _message(err) from None
 
         return generator
 
@@ -42,22 +45,30 @@ def teach(fn):
         try:
             return fn(*args, **kwargs)
         except ValueError as err:
-            raise gr.Error(str(err)) from None
+            raise _message(err) from None
 
     return wrapper
 
 
-def settings_from(temperature, top_k, top_p, min_p, repetition, presence, frequency, order) -> SamplerSettings:
-    if top_k is None or float(top_k) != int(top_k) or not 0 <= int(top_k) <= 1000:
-        raise ValueError(f"top-k must be a whole number in [0, 1000] (0 = off), got {top_k!r}")
+def _message(err: ValueError) -> gr.Error:
+    # gr.Error is itself a ValueError, and its str() is a repr: pass it on as it is, or the message shows quotes
+    return err if isinstance(err, gr.Error) else gr.Error(str(err))
+
+
+def settings_from(
+    temperature, top_k, top_p, min_p, repetition, presence, frequency, order, *, vocab_size: int | None = None
+) -> SamplerSettings:
+    """The knobs as sent by the browser (None, NaN or text included); SamplerSettings checks each range."""
+    top_k_max = min(MAX_TOP_K, vocab_size or MAX_TOP_K)
+    note = "0 = off" + (f"; this model has {vocab_size} tokens" if top_k_max == vocab_size else "")
     return SamplerSettings(
-        temperature=float(temperature),
-        top_k=int(top_k),
-        top_p=float(top_p),
-        min_p=float(min_p),
-        repetition_penalty=float(repetition),
-        presence_penalty=float(presence),
-        frequency_penalty=float(frequency),
+        temperature=validate.real(temperature),
+        top_k=validate.whole("top-k", top_k, 0, top_k_max, note),
+        top_p=validate.real(top_p),
+        min_p=validate.real(min_p),
+        repetition_penalty=validate.real(repetition),
+        presence_penalty=validate.real(presence),
+        frequency_penalty=validate.real(frequency),
         order=order,
     )
 
@@ -70,13 +81,9 @@ def apply_preset(name):
     return (*values, f"*What to watch:* {p.watch}")
 
 
-def stop_list(text: str) -> list[str]:
-    return [s.encode().decode("unicode_escape") for s in (text or "").splitlines() if s]
-
-
 def prompt_view(config: AppConfig, model_id: str, message: str, template: str):
     """The exact text the model reads, and its tokens."""
-    if not (message or "").strip():
+    if not isinstance(message, str) or not message.strip():
         return "", ""
     lm = get_model(config, model_id)
     try:
@@ -88,14 +95,14 @@ def prompt_view(config: AppConfig, model_id: str, message: str, template: str):
 
 def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, *knobs):
     lm = get_model(config, model_id)
-    settings = settings_from(*knobs)
-    if seed is None or float(seed) != int(seed) or not 0 <= int(seed) < 2**32:
-        raise ValueError(f"seed must be a whole number in [0, 2^32), got {seed!r}")
+    settings = settings_from(*knobs, vocab_size=lm.vocab_size)
+    seed = validate.whole("seed", seed, 0, MAX_SEED)
+    validate.choice("the chart mode", mode, distribution.MODES)  # before the run is stored, not after
     if template == CHAT and not lm.chat:
         raise ValueError(f"{lm.label} has no chat template: choose raw text")
     prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
-    max_new = int(max_new) if max_new is not None and float(max_new) == int(max_new) else max_new
-    run = Run(lm, prompt, seed=int(seed), max_new_tokens=max_new, stop_strings=stop_list(stops), top_n=TOP_N)
+    stops, max_new = validate.stop_strings(stops), validate.integral(max_new)
+    run = Run(lm, prompt, seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
     run.prefill()
     entry = Entry(trace=run.trace, run=run)
     run_id = STORE.put(entry, replace=run_id)
@@ -111,30 +118,34 @@ def step(run_id, mode, *knobs, force_id=None):
         entry.cursor = min(entry.cursor + 1, len(entry.trace.steps))
         entry.shown, entry.preview = (entry.trace.steps[entry.cursor - 1] if entry.cursor else None), False
         return view(entry, run_id, mode, knobs[-1])
-    settings = settings_from(*knobs)
+    settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size)
+    if force_id is None and entry.run.done:
+        raise ValueError(f"the run has stopped ({entry.trace.stop_reason}): press Back to branch, or Prefill")
     if force_id is not None and not entry.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
     fresh = entry.preview and entry.shown is not None and entry.shown.settings == settings.to_dict()
-    entry.extras.append(entry.preview_extras if fresh else step_inspect.inspect(entry.run, settings))
+    extras = entry.preview_extras if fresh else step_inspect.inspect(entry.run, settings)
     entry.shown, entry.preview = entry.run.step(settings, force_id=force_id), False
+    entry.extras.append(extras)  # only once the step succeeded, so extras stay one per step
     entry.cursor = len(entry.trace.steps)
     return view(entry, run_id, mode, settings.order, started=started)
 
 
 def force(run_id, force_id, mode, *knobs):
-    if force_id is None:
+    if force_id is None or force_id == "":
         raise ValueError("pick a candidate token first (the list under the chart), then press Force")
-    if STORE.get(run_id).run is None:
+    run = STORE.get(run_id).run
+    if run is None:
         raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
-    return step(run_id, mode, *knobs, force_id=int(force_id))
+    # checked before step() goes back a step, so a bad id leaves the run as it was
+    force_id = validate.whole("the forced token id", force_id, 0, run.lm.vocab_size - 1)
+    return step(run_id, mode, *knobs, force_id=force_id)
 
 
 def run_steps(run_id, n, mode, *knobs):
     """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel."""
     entry = STORE.get(run_id)
-    limit = entry.trace.max_new_tokens if n is None else int(n)
-    if not 1 <= limit <= 4096:
-        raise ValueError(f"N must be a whole number in [1, 4096], got {n!r}")
+    limit = validate.whole("N", n, 1, MAX_NEW_TOKENS_CAP)
     for _ in range(limit):
         if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
             break
@@ -142,7 +153,7 @@ def run_steps(run_id, n, mode, *knobs):
 
 
 def run_to_end(run_id, mode, *knobs):
-    yield from run_steps(run_id, None, mode, *knobs)
+    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, mode, *knobs)  # a run stops by max_new_tokens at the latest
 
 
 def back(run_id, mode, *knobs):
@@ -151,8 +162,10 @@ def back(run_id, mode, *knobs):
         entry.cursor = max(entry.cursor - 1, 0)
         entry.shown = entry.trace.steps[entry.cursor - 1] if entry.cursor else None
     else:
+        # settings first: bad knobs raise before anything changes
+        settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size)
         _back(entry)
-        _show_preview(entry, settings_from(*knobs))
+        _show_preview(entry, settings)
     return view(entry, run_id, mode, knobs[-1])
 
 
@@ -170,7 +183,7 @@ def settings_changed(run_id, mode, *knobs):
     entry = STORE.get(run_id)
     if entry.run is None or entry.run.done:
         return gr.skip()
-    _show_preview(entry, settings_from(*knobs))
+    _show_preview(entry, settings_from(*knobs, vocab_size=entry.run.lm.vocab_size))
     return view(entry, run_id, mode, knobs[-1])
 
 
@@ -192,14 +205,24 @@ def save_trace(run_id):
     return [str(folder / "trace.json"), str(folder / "trace.csv")]
 
 
+NOT_A_TRACE = "that file is not a Decoding Lab trace (JSON from 'Save trace')"
+
+
 def load_trace(run_id, file, mode, order):
     if file is None:
         return gr.skip()
+    validate.choice("the chart mode", mode, distribution.MODES)
     try:
         trace = Trace.from_json(Path(file).read_text(encoding="utf-8"))
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"that file is not a Decoding Lab trace (JSON from 'Save trace'): {err}") from None
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{NOT_A_TRACE}: {err}") from None
     entry = Entry(trace=trace, cursor=len(trace.steps), preview=False)
     entry.shown = trace.steps[-1] if trace.steps else None
-    run_id = STORE.put(entry, replace=run_id)
-    return view(entry, run_id, mode, order)
+    new_id = STORE.put(entry)
+    try:  # drawn before the session's own run is let go: right keys with wrong values fail here
+        out = view(entry, new_id, mode, order)
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        STORE.release(new_id)
+        raise ValueError(f"{NOT_A_TRACE}: {err}") from None
+    STORE.release(run_id)
+    return out

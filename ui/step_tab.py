@@ -129,6 +129,7 @@ def build(config: AppConfig) -> None:
         gpu(h.teach(partial(h.prompt_view, config))),
         [model, prompt, template],
         [templated, prompt_chips],
+        api_name="prompt_view",
         **on_model,
     )
     then_side(
@@ -136,6 +137,7 @@ def build(config: AppConfig) -> None:
             gpu(h.teach(partial(h.prefill, config))),
             [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs],
             view,
+            api_name="prefill",
             **on_model,
         )
     )

@@ -1,0 +1,188 @@
+"""A classroom at once: N students, each in their own browser session, prefill a different prompt and step.
+
+Starts the app (`python app.py --port P`) or connects to `--url`, then drives it with N concurrent simulated
+students through `gradio_client`, one Client (one session) each: prefill a different prompt (greedy,
+temperature 0, so the tokens are deterministic), then press Step S times, as fast as the answers come (the
+worst case), or after a pause to read (`--think-ms`, varied by +-50% per click so the class drifts apart).
+Step latency is what the student sees: one model queue serialises every session, so it includes the wait
+behind the others. Afterwards each student's trace is downloaded, their run released (Reset), and the same
+runs are done again alone, one after another: a student whose tokens differ is a mismatched session (state
+leaking between sessions). A warm-up run comes first and is not counted. Prints one JSON object as its last line.
+
+    .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--url URL | --port 7867]
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gradio_client import Client  # noqa: E402
+
+from ui.step_lessons import RAW  # noqa: E402
+from visuals.distribution import MODES  # noqa: E402
+
+GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, engine order
+TOPICS = (
+    "the moon", "rivers", "bread", "volcanoes", "owls", "the piano", "glaciers", "bicycles", "honey bees", "chess",
+    "lighthouses", "coral reefs", "the printing press", "thunderstorms", "maps", "tea", "deserts", "comets",
+    "windmills", "octopuses", "libraries", "the Roman roads", "autumn leaves", "trains", "whales", "clocks",
+    "salt", "bridges", "penguins", "the alphabet",
+)  # fmt: skip
+
+
+def prompt_for(i: int) -> str:
+    topic = TOPICS[i % len(TOPICS)]
+    return f"Here is one fact about {topic}" + (f" (number {i // len(TOPICS) + 1})" if i >= len(TOPICS) else "") + ":"
+
+
+def start_app(port: int, timeout_s: float = 180) -> subprocess.Popen:
+    """`python app.py --port PORT`, returned once it answers HTTP."""
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    cmd = [sys.executable, "app.py", "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the app exited with code {proc.returncode} before answering")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
+            return proc
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError(f"the app did not answer on port {port} within {timeout_s} s")
+
+
+def prefill_endpoint(client: Client) -> str:
+    """The step tab's Prefill: `/prefill` once the event is named, else the endpoint that takes seed and stops."""
+    named = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    if "/prefill" in named:
+        return "/prefill"
+    for name, endpoint in named.items():
+        params = {p["parameter_name"] for p in endpoint["parameters"]}
+        if {"message", "seed", "max_new", "stops"} <= params:
+            return name
+    raise RuntimeError("the app exposes no Prefill endpoint (an event with message, seed, max_new and stops)")
+
+
+class Student:
+    """One browser session: its own Client, so its own run id on the server."""
+
+    def __init__(self, url: str, index: int, downloads: str, think_ms: float = 0.0):
+        self.think_s, self.rng = think_ms / 1e3, random.Random(index)
+        self.client = Client(url, verbose=False, analytics_enabled=False, download_files=downloads)
+        self.prompt, self.prefill_api = prompt_for(index), prefill_endpoint(self.client)
+        self.prefill_ms, self.step_ms, self.errors = 0.0, [], []
+        self.trace: dict = {}
+
+    def run(self, steps: int, start: threading.Barrier | None = None) -> "Student":
+        try:
+            if start is not None:
+                start.wait()
+            t0 = time.perf_counter()
+            args = (MODES[0], *GREEDY)
+            model_args = (None, self.prompt, RAW, 0, steps, "", *args)  # None: the app's own model
+            self.client.predict(*model_args, api_name=self.prefill_api)
+            self.prefill_ms = (time.perf_counter() - t0) * 1e3
+            for _ in range(steps):
+                t0 = time.perf_counter()
+                out = self.client.predict(*args, api_name="/step")
+                self.step_ms.append((time.perf_counter() - t0) * 1e3)
+                if "<b>stopped</b>" in out[2]:  # an early end of sequence: nothing more to step
+                    break
+                time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+            json_path = self.client.predict(api_name="/save_trace")[0]
+            self.trace = json.loads(Path(json_path).read_text(encoding="utf-8"))
+            self.client.predict(api_name="/reset")
+        except Exception as err:  # a student who sees an error stops, as a person would
+            self.errors.append(f"{type(err).__name__}: {err}")
+        return self
+
+    @property
+    def tokens(self) -> list[int]:
+        return self.trace.get("token_ids", [])
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
+
+
+def classroom(url: str, students: int, steps: int, think_ms: float = 0.0) -> dict:
+    downloads = tempfile.mkdtemp(prefix="classroom-")
+    Student(url, 0, downloads).run(2)  # warm-up: the model load and first-call costs are not counted
+    with ThreadPoolExecutor(max_workers=students) as pool:
+        class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms), range(students)))
+        start = threading.Barrier(students)
+        t0 = time.perf_counter()
+        class_ = list(pool.map(lambda s: s.run(steps, start), class_))
+        seconds = time.perf_counter() - t0
+    # the same runs alone, one student after another, in one session
+    alone = Student(url, 0, downloads)
+    mismatched, alone_ms = 0, []
+    for i, student in enumerate(class_):
+        alone.prompt, alone.step_ms, alone.trace = prompt_for(i), [], {}
+        alone.run(steps)
+        alone_ms += alone.step_ms
+        mismatched += int(not student.errors and (alone.errors or alone.tokens != student.tokens))
+    step_ms = [ms for s in class_ for ms in s.step_ms]
+    errors = [e for s in class_ for e in s.errors] + alone.errors
+    first = next((s.trace for s in class_ if s.trace), {})
+    return {
+        "students": students,
+        "steps": steps,
+        "think_ms": think_ms,
+        "errors": len(errors),
+        "mismatched_sessions": mismatched,
+        "p50_step_ms": round(percentile(step_ms, 0.50), 1),
+        "p95_step_ms": round(percentile(step_ms, 0.95), 1),
+        "max_step_ms": round(max(step_ms, default=float("nan")), 1),
+        "p50_prefill_ms": round(percentile([s.prefill_ms for s in class_ if s.prefill_ms], 0.50), 1),
+        "alone_p50_step_ms": round(percentile(alone_ms, 0.50), 1),
+        "steps_done": len(step_ms),
+        "seconds": round(seconds, 1),
+        "device": first.get("device"),
+        "model": first.get("model_id"),
+        "cpu_count": os.cpu_count(),
+        "error_messages": errors[:5],
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--think-ms", type=float, default=0.0, help="pause after each step, as a reader would")
+    parser.add_argument("--url", default=None, help="a running app; otherwise one is started on --port")
+    parser.add_argument("--port", type=int, default=7867)
+    args = parser.parse_args(argv)
+    proc = None if args.url else start_app(args.port)
+    try:
+        result = classroom(args.url or f"http://127.0.0.1:{args.port}/", args.students, args.steps, args.think_ms)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=30)
+    print(
+        f"{result['students']} students x {result['steps']} steps: step p50 {result['p50_step_ms']} ms, "
+        f"p95 {result['p95_step_ms']} ms (alone {result['alone_p50_step_ms']} ms); errors {result['errors']}, "
+        f"mismatched {result['mismatched_sessions']}",
+        file=sys.stderr,
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
