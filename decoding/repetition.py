@@ -1,0 +1,257 @@
+"""Repetition loops, measured: how much of a text repeats itself, and where it starts to loop.
+
+Greedy decoding picks the most likely token every time; once a phrase has been written, writing it
+again is often the most likely continuation, and the model falls into a loop. Sampling and the penalties
+break loops; a large repetition penalty also stops the model from repeating words it *should* repeat
+(names, variables, list markers). The metrics here work on token ids, the text only at the edges:
+
+- repeated n-gram share: of the n-gram positions in a sequence, the share whose n-gram already occurred
+  at an earlier position (overlaps count). This is the same number as 1 - distinct n-grams / total n-grams.
+- loop start: the first position i where a span of L >= n tokens is followed at once by itself
+  (ids[i:i+L] == ids[i+L:i+2L], as in "A B C A B C"); the loop runs on while the sequence keeps period L.
+"""
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from functools import partial
+
+from decoding.loop import Run
+from decoding.models import LoadedModel
+from decoding.pipeline import SamplerSettings
+from decoding.probes import Cancelled, Watch
+from decoding.prompts import encode_prompt
+
+NGRAM_SIZES = (3, 4)
+LOOP_MIN = 4  # a loop is a back-to-back repeat of at least this many tokens
+TOKENS_RANGE = (20, 400)
+SEEDS_RANGE = (1, 5)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A back-to-back repeat: from `start` the sequence repeats with `period` tokens until `end` (exclusive)."""
+
+    start: int
+    period: int
+    end: int
+
+
+def _check_n(n: int) -> None:
+    if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+        raise ValueError(f"n-gram size must be an integer >= 1, got {n!r}")
+
+
+def ngrams(ids: list[int], n: int) -> list[tuple[int, ...]]:
+    _check_n(n)
+    return [tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)]
+
+
+def repeated_ngram_share(ids: list[int], n: int) -> float:
+    """Share of n-gram positions whose n-gram appeared at an earlier position (0 when there are no n-grams)."""
+    grams = ngrams(ids, n)
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def repeated_mask(ids: list[int], n: int) -> list[bool]:
+    """For each token: does it lie inside an n-gram that already occurred earlier? (what to highlight)"""
+    seen, mask = set(), [False] * len(ids)
+    for i, gram in enumerate(ngrams(ids, n)):
+        if gram in seen:
+            mask[i : i + n] = [True] * n
+        seen.add(gram)
+    return mask
+
+
+def spans(mask: list[bool]) -> list[tuple[int, int]]:
+    """The runs of True in `mask` as (start, end) pairs, end exclusive."""
+    out, start = [], None
+    for i, on in enumerate([*mask, False]):
+        if on and start is None:
+            start = i
+        elif not on and start is not None:
+            out.append((start, i))
+            start = None
+    return out
+
+
+def find_loop(ids: list[int], n: int) -> Loop | None:
+    """The earliest back-to-back repeat of a span of at least n tokens (shortest such span), or None."""
+    _check_n(n)
+    size = len(ids)
+    for i in range(size):
+        for period in range(n, (size - i) // 2 + 1):
+            if ids[i : i + period] == ids[i + period : i + 2 * period]:
+                end = i + 2 * period
+                while end < size and ids[end] == ids[end - period]:
+                    end += 1
+                return Loop(i, period, end)
+    return None
+
+
+def reuse_share(ids: list[int], context: list[int] = ()) -> float:
+    """Share of tokens in `ids` that already occurred before them (in `context` or earlier in `ids`).
+    Names, code identifiers and list markers need reuse; a large repetition penalty drives this down."""
+    seen, reused = set(context), 0
+    for token in ids:
+        reused += token in seen
+        seen.add(token)
+    return reused / len(ids) if ids else 0.0
+
+
+def word_counts(text: str, words: list[str]) -> dict[str, int]:
+    """How often each word occurs in the text (whole words, case-sensitive): does a name keep being used?"""
+    return {w: len(re.findall(rf"(?<!\w){re.escape(w)}(?!\w)", text)) for w in words}
+
+
+# --- the experiment: one prompt, several settings, the same seed for each -------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    label: str
+    settings: SamplerSettings
+
+    @property
+    def sampled(self) -> bool:
+        return not self.settings.greedy
+
+
+SETTINGS = {
+    "greedy": Setting("greedy", SamplerSettings(temperature=0)),
+    "temperature": Setting("temperature 1.0", SamplerSettings(temperature=1.0)),
+    "top_p": Setting("top-p 0.9", SamplerSettings(temperature=1.0, top_p=0.9)),
+    "repetition": Setting("repetition 1.3", SamplerSettings(temperature=0, repetition_penalty=1.3)),
+    "presence": Setting("presence 1.0", SamplerSettings(temperature=0, presence_penalty=1.0)),
+    "frequency": Setting("frequency 1.0", SamplerSettings(temperature=0, frequency_penalty=1.0)),
+    "repetition_big": Setting("repetition 2.0", SamplerSettings(temperature=0, repetition_penalty=2.0)),
+}
+DEFAULT_SETTINGS = ("greedy", "temperature", "top_p", "repetition", "presence", "repetition_big")
+
+
+@dataclass
+class RunResult:
+    """One generation: its ids, each token's text (for highlighting) and why it stopped."""
+
+    seed: int
+    ids: list[int]
+    tokens: list[str]
+    text: str
+    stop_reason: str | None
+
+
+@dataclass
+class Experiment:
+    message: str
+    prompt_ids: list[int]
+    max_new_tokens: int
+    seeds: list[int]
+    must_repeat: tuple[str, ...]
+    runs: dict[str, list[RunResult]] = field(default_factory=dict)  # setting key -> one run per seed
+    seconds: float = 0.0
+    cancelled: bool = False
+
+    def summaries(self) -> list[dict]:
+        """One plain row per finished setting (the first run's text; rates averaged over its runs)."""
+        return [_summary(key, runs, self) for key, runs in self.runs.items() if runs]
+
+
+def _summary(key: str, runs: list[RunResult], exp: Experiment) -> dict:
+    first, loops = runs[0], [find_loop(r.ids, LOOP_MIN) for r in runs]
+    rates = {n: [repeated_ngram_share(r.ids, n) for r in runs] for n in NGRAM_SIZES}
+    return {
+        "key": key,
+        "label": SETTINGS[key].label,
+        "sampled": SETTINGS[key].sampled,
+        "runs": len(runs),
+        **{f"rep{n}": sum(v) / len(v) for n, v in rates.items()},
+        **{f"rep{n}_range": (min(v), max(v)) for n, v in rates.items()},
+        "loop": loops[0],
+        "looped_runs": sum(lp is not None for lp in loops),
+        "reuse": sum(reuse_share(r.ids, exp.prompt_ids) for r in runs) / len(runs),
+        "words": word_counts(first.text, list(exp.must_repeat)),
+        "tokens": first.tokens,
+        "mask": repeated_mask(first.ids, LOOP_MIN),
+        "stop_reason": first.stop_reason,
+    }
+
+
+def run_experiment(
+    lm: LoadedModel,
+    message: str,
+    keys=DEFAULT_SETTINGS,
+    *,
+    max_new_tokens: int = 150,
+    seed: int = 0,
+    n_seeds: int = 1,
+    chat: bool = True,
+    must_repeat=(),
+    watch: Watch | None = None,
+) -> Experiment:
+    """Generate from `message` with each setting in `keys`, stopping only at EOS or max_new_tokens.
+    Every setting uses the same seed; sampled settings also run seeds seed+1 ... seed+n_seeds-1
+    (greedy ones run once: argmax ignores the seed). A cancel keeps the settings already finished."""
+    _check_experiment(keys, max_new_tokens, n_seeds)
+    watch = watch or Watch()
+    prompt = encode_prompt(lm.tokenizer, message, chat, lm.context_length)
+    seeds = [seed + i for i in range(n_seeds)]
+    plan = [(k, s) for k in keys for s in (seeds if SETTINGS[k].sampled else seeds[:1])]
+    exp = Experiment(message, list(prompt.ids), max_new_tokens, seeds, tuple(must_repeat))
+    start = time.perf_counter()
+    try:
+        for done, (key, s) in enumerate(plan):
+            label = SETTINGS[key].label + (f", seed {s}" if SETTINGS[key].sampled and n_seeds > 1 else "")
+            tick = partial(_tick, watch, label, done / len(plan), 1 / len(plan), max_new_tokens)
+            exp.runs.setdefault(key, []).append(_generate(lm, prompt, SETTINGS[key].settings, s, max_new_tokens, tick))
+    except Cancelled:
+        exp.cancelled = True
+        # a setting with only some of its seeds is not comparable with the others
+        exp.runs = {k: v for k, v in exp.runs.items() if len(v) == (n_seeds if SETTINGS[k].sampled else 1)}
+    exp.seconds = time.perf_counter() - start
+    return exp
+
+
+def _tick(watch: Watch, label: str, offset: float, share: float, max_new_tokens: int, step: int) -> None:
+    """Before each token: stop if asked, then report the whole experiment's progress."""
+    watch.check()
+    watch.on_progress(offset + share * step / max_new_tokens, f"{label}: token {step + 1} of {max_new_tokens}")
+
+
+def _generate(lm, prompt, settings: SamplerSettings, seed: int, max_new_tokens: int, tick) -> RunResult:
+    # top_n=1: the experiment needs only the chosen token of each step, not the candidates
+    run = Run(lm, prompt, seed=seed, max_new_tokens=max_new_tokens, top_n=1)
+    run.prefill()
+    while not run.done:
+        tick(len(run.generated))
+        run.step(settings)
+    # the end-of-sequence token is not part of the text; leave it out of the metrics too
+    ids = run.generated[:-1] if run.trace.stop_reason == "eos" else run.generated
+    return RunResult(seed, ids, token_pieces(lm.tokenizer, ids), run.trace.text, run.trace.stop_reason)
+
+
+def token_pieces(tokenizer, ids: list[int]) -> list[str]:
+    """Each token's share of the decoded text. Decoding one token alone breaks characters that span
+    several tokens (emoji, most non-Latin scripts) into '\ufffd'; here such a token gets '' and the
+    character goes to the token that completes it."""
+    pieces, shown = [], ""
+    for i in range(len(ids)):
+        text = tokenizer.decode(ids[: i + 1], skip_special_tokens=True)
+        if text.endswith("\ufffd"):  # an unfinished character: the token that completes it shows it
+            pieces.append("")
+            continue
+        pieces.append(text[len(os.path.commonprefix([text, shown])) :])
+        shown = text
+    return pieces
+
+
+def _check_experiment(keys, max_new_tokens, n_seeds) -> None:
+    unknown = [k for k in keys if k not in SETTINGS]
+    if not keys or unknown:
+        raise ValueError(f"settings must be a non-empty selection of {', '.join(SETTINGS)}; got {list(keys)!r}")
+    low, high = TOKENS_RANGE
+    if not (isinstance(max_new_tokens, int) and low <= max_new_tokens <= high):
+        raise ValueError(f"tokens per setting must be an integer in [{low}, {high}], got {max_new_tokens!r}")
+    low, high = SEEDS_RANGE
+    if not (isinstance(n_seeds, int) and low <= n_seeds <= high):
+        raise ValueError(f"seeds must be an integer in [{low}, {high}], got {n_seeds!r}")
