@@ -1,0 +1,116 @@
+"""The "Temperature 0 & batching" tab: the same prompt, greedy, alone and as row 0 of bigger batches.
+
+Layout and one line of wiring per event; the handlers and the sentences are in ui/batching_handlers.py.
+"""
+
+import gradio as gr
+
+from decoding.batching import CONDITIONS, DEFAULTS, DTYPE_NAMES, MAX_NEW_TOKENS
+from ui import batching_handlers as h
+from ui.context import MODEL_QUEUE, AppConfig, gpu
+from visuals import batching as vis
+
+INTRO = """## Temperature 0 & batching
+Greedy decoding takes the argmax, so the same prompt "should" always give the same text. It does not once requests
+are batched: the batch changes the shapes the kernels see, sums round a little differently, and where the top two
+tokens were nearly tied the argmax flips. Here one prompt is decoded alone and as row 0 of bigger batches, compared
+bit for bit."""
+TRY_THIS = """1. Press **Run** with the defaults (padded batchmates, bfloat16; under a minute on a CPU): what changed?
+2. In **Side by side**, find the highlighted token: the first that differs from solo; struck = what solo wrote.
+3. On the **gap vs noise** scatter, find the ★: the top-1/top-2 gap there was under twice the noise (below the line).
+4. In **The fix**, batch-invariant mode gives the solo text everywhere with noise exactly 0; read what it cost.
+5. Switch to **same-length** and Run: no padding, only the batch size changes the kernels. Where is the noise exactly
+   0, and does a token still flip? Then pick **float32**: the noise falls to about 1e-4 or less. Try **Many runs**.
+"""
+CONDITION_CHOICES = [
+    ("same-length: copies of the prompt — only the batch size changes", "same-length"),
+    ("padded: other prompts of other lengths, left-padded", "padded"),
+]
+assert {v for _, v in CONDITION_CHOICES} == set(CONDITIONS)
+PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
+
+
+def build(config: AppConfig) -> None:
+    gr.HTML(f"<style>{vis.CSS}</style>")
+    gr.Markdown(INTRO)
+    with gr.Accordion("Try this (five steps)", open=True):
+        gr.Markdown(TRY_THIS)
+    with gr.Row():
+        with gr.Column(scale=3):
+            prompt = gr.Textbox(
+                DEFAULTS["prompt"], label="Prompt", lines=1, info="row 0 of every batch; the solo run decodes it alone"
+            )
+            condition = gr.Radio(
+                CONDITION_CHOICES,
+                value=DEFAULTS["condition"],
+                label="Batchmates (condition)",
+                info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
+            )
+            with gr.Row():
+                run_btn = gr.Button("Run", variant="primary")
+                many_btn = gr.Button("Many runs")
+                cancel_btn = gr.Button("Cancel", variant="stop")
+            gr.Markdown(
+                "**Run**: solo vs each batch, token by token. **Many runs**: several prompts × your batch sizes × "
+                "both conditions, distinct completions counted (a few times longer than Run).",
+                elem_classes="hint",
+            )
+        with gr.Column(scale=2):
+            sizes = gr.CheckboxGroup(
+                h.BATCH_CHOICES,
+                label="Batch sizes",
+                value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
+                info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
+            )
+            dtype = gr.Radio(
+                list(DTYPE_NAMES),
+                value=DEFAULTS["dtype"],
+                label="Precision (dtype)",
+                info="the model's weights and activations; fewer bits, bigger rounding steps",
+            )
+            new_tokens = gr.Slider(
+                1,
+                MAX_NEW_TOKENS,
+                DEFAULTS["new_tokens"],
+                step=1,
+                label="New tokens",
+                info="greedy steps per run; every run makes exactly this many",
+            )
+            invariant = gr.Checkbox(
+                DEFAULTS["invariant"],
+                label="Batch-invariant mode too",
+                info="also run every batch with batch-1 shapes: the fix, and what it costs",
+            )
+    empty = h.empty_views()
+    headline = gr.Markdown(empty[0])
+    gr.Markdown("### Side by side")
+    texts = gr.HTML(empty[1])
+    texts_note = gr.Markdown(elem_classes="hint")
+    gr.Markdown("### How far the logits moved")
+    noise = gr.Plot(empty[3], show_label=False)
+    noise_note = gr.Markdown(elem_classes="hint")
+    gr.Markdown("### Why a token flips: the top-1/top-2 gap against the noise")
+    scatter = gr.Plot(empty[5], show_label=False)
+    scatter_note = gr.Markdown(elem_classes="hint")
+    causes = gr.Markdown(empty[7])
+    gr.Markdown("### The fix: batch-invariant mode")
+    fix = gr.HTML()
+    fix_note = gr.Markdown(empty[9])
+    gr.Markdown("### Many runs: how many different texts does greedy give?")
+    tally = gr.Plot(vis.tally_figure([]), show_label=False)
+    tally_note = gr.Markdown(elem_classes="hint")
+
+    controls = [prompt, condition, dtype, sizes, new_tokens]
+    outputs = [headline, texts, texts_note, noise, noise_note, scatter, scatter_note, causes, fix, fix_note]
+
+    @gpu(duration=180)
+    def run(prompt, condition, dtype, sizes, new_tokens, invariant, progress=PROGRESS, request: gr.Request = None):
+        return h.run_lab(config, prompt, condition, dtype, sizes, new_tokens, invariant, progress, request)
+
+    @gpu(duration=300)
+    def many(prompt, condition, dtype, sizes, new_tokens, progress=PROGRESS, request: gr.Request = None):
+        return h.many(config, prompt, condition, dtype, sizes, new_tokens, progress, request)
+
+    run_btn.click(run, inputs=[*controls, invariant], outputs=outputs, concurrency_id=MODEL_QUEUE)
+    many_btn.click(many, inputs=controls, outputs=[tally, tally_note], concurrency_id=MODEL_QUEUE)
+    cancel_btn.click(h.cancel, concurrency_limit=None, show_progress="hidden")
