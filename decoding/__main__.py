@@ -4,7 +4,9 @@ Prints the completion, or with `--json` the whole trace and nothing else on stdo
 warnings go to stderr). Sampler options that are not given are off (top-k 0, top-p 1, min-p 0,
 penalties neutral), never transformers' implicit top_k=50; temperature defaults to 1.0 as in
 generate(), and 0 means greedy. `--seed S` reproduces `torch.manual_seed(S)` before
-`generate(do_sample=True, ...)`. Bad values print one line to stderr and exit with status 2.
+`generate(do_sample=True, ...)`. `--num-beams K` (K > 1) runs beam search instead, as
+`generate(num_beams=K, do_sample=False)` does; its `--json` result gives the best beam's ids as `token_ids`.
+Bad values print one line to stderr and exit with status 2.
 """
 
 import argparse
@@ -61,8 +63,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--presence-penalty", type=float, default=0.0, metavar="A", help="OpenAI rule, 0 = off")
     s.add_argument("--frequency-penalty", type=float, default=0.0, metavar="F", help="OpenAI rule, 0 = off")
     s.add_argument("--order", choices=sorted(ORDERS), default="transformers", help="the pipeline's stage order")
-    # beam search (another strategy, decoding/beams.py) adds --num-beams K --length-penalty L here
+    b = p.add_argument_group("beam search (--num-beams K > 1; deterministic, the sampling options do not apply)")
+    b.add_argument("--num-beams", type=int, default=1, metavar="K", help="1 = the sampling path above; 2-16 beams")
+    b.add_argument(
+        "--length-penalty", type=float, default=1.0, metavar="L",
+        help="a finished beam scores log p / generated length ** L; in [-5, 5], default 1.0",
+    )  # fmt: skip
+    b.add_argument(
+        "--early-stopping", type=_early_stopping, default=False, metavar="{true,false,never}",
+        help="true: stop once K hypotheses are done; false (default): when none can improve; never: at max length",
+    )  # fmt: skip
     return p
+
+
+def _early_stopping(text: str) -> bool | str:
+    choices = {"true": True, "false": False, "never": "never"}
+    if text.lower() not in choices:
+        raise argparse.ArgumentTypeError(f"early stopping must be true, false or never, got {text!r}")
+    return choices[text.lower()]
 
 
 def settings_from(args: argparse.Namespace) -> SamplerSettings:
@@ -91,10 +109,21 @@ def sample(args: argparse.Namespace, lm, prompt):
     )  # fmt: skip
 
 
+def beams(args: argparse.Namespace, lm, prompt):
+    """Beam search (decoding/beams.py): the best finished hypothesis, as generate(num_beams=K) finds it."""
+    from decoding.beams import beam_search
+
+    if args.stop:
+        raise ValueError("stop strings are not supported with beam search (--num-beams > 1); leave out --stop")
+    return beam_search(lm, prompt.ids, args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
+
+
 def strategy(args: argparse.Namespace):
-    """Which decoding strategy the arguments ask for. Each returns a result with `.text` and `.to_dict()`.
-    Beam search joins here: `if args.num_beams > 1: return beams` (its options go in build_parser)."""
-    return sample
+    """Which decoding strategy the arguments ask for. Each returns a result with `.text` and `.to_dict()`."""
+    from decoding.beams import check_settings
+
+    check_settings(args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
+    return beams if args.num_beams > 1 else sample
 
 
 def decode(args: argparse.Namespace):

@@ -56,7 +56,7 @@ def test_bad_value_prints_one_line_and_exits_2_in_a_real_process():
         (["--top-k", "-1"], "top_k must be an integer >= 0 (0 = off), got -1"),
         (["--top-k", "1.5"], "argument --top-k: invalid int value: '1.5'"),
         (["--min-p", "1"], "min_p must be in [0, 1) (0 = off), got 1.0"),
-        (["--temperature", "nan"], "temperature must be in [0, 100] (0 = greedy), got nan"),
+        (["--temperature", "nan"], "temperature must be 0 (greedy) or in [0.01, 100], got nan"),
         (["--repetition-penalty", "0"], "repetition_penalty must be a finite number > 0 (1.0 = off), got 0.0"),
         (["--max-new-tokens", "0"], "max_new_tokens must be an integer in [1, 4096], got 0"),
         (["--order", "random"], "argument --order: invalid choice"),
@@ -115,3 +115,48 @@ def test_bundled_model_answers_paris_from_the_command_line():
     assert done.returncode == 0, done.stderr
     trace = json.loads(done.stdout)
     assert "Paris" in trace["text"] and trace["stop_reason"] in ("eos", "max_new_tokens")
+
+
+def test_num_beams_gives_the_best_beam_as_token_ids(capsys, tiny):
+    trace = _json(
+        capsys, "--prompt", "Hello", "--num-beams", "3", "--length-penalty", "0.5", "--early-stopping", "never"
+    )
+    prompt = encode_prompt(tiny.tokenizer, "Hello", chat=True)
+    ids = torch.tensor([prompt.ids])  # (1, T)
+    out = tiny.model.generate(
+        ids, attention_mask=torch.ones_like(ids), num_beams=3, do_sample=False, length_penalty=0.5,
+        early_stopping="never", max_new_tokens=6,
+    )  # fmt: skip
+    new = out[0, len(prompt.ids) :].tolist()
+    if tiny.eos_ids[0] in new:  # generate pads the rows that ended early
+        new = new[: new.index(tiny.eos_ids[0]) + 1]
+    assert trace["token_ids"] == new and trace["num_beams"] == 3
+    assert trace["early_stopping"] == "never" and trace["steps"][0]["candidates"]
+    assert main([*TINY_ARGS, "--prompt", "Hello", "--num-beams", "3", "--length-penalty", "0.5",
+                 "--early-stopping", "never"]) == 0  # fmt: skip
+    assert capsys.readouterr().out == trace["text"] + "\n"
+
+
+def test_one_beam_is_the_sampling_path(capsys):
+    trace = _json(capsys, "--prompt", "Hello", "--num-beams", "1", "--temperature", "0")
+    assert "stop_reason" in trace and "num_beams" not in trace
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--num-beams", "0"], "num_beams must be an integer in [1, 16], got 0"),
+        (["--num-beams", "17"], "num_beams must be an integer in [1, 16], got 17"),
+        (["--num-beams", "2", "--length-penalty", "nan"], "length_penalty must be a number in [-5, 5]"),
+        (["--num-beams", "2", "--length-penalty", "9"], "length_penalty must be a number in [-5, 5]"),
+        (["--early-stopping", "maybe"], "early stopping must be true, false or never, got 'maybe'"),
+        (["--num-beams", "2", "--stop", "x"], "stop strings are not supported with beam search"),
+    ],
+)
+def test_bad_beam_values_give_one_clear_line_and_status_2(capsys, args, message):
+    with pytest.raises(SystemExit) as stop:
+        raise SystemExit(main([*TINY_ARGS, "--prompt", "Hello", *args]))
+    captured = capsys.readouterr()
+    assert stop.value.code == 2 and captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], captured.err
