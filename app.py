@@ -35,14 +35,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
     with gr.Blocks(title="Decoding Lab") as demo:
         gr.Markdown("# Decoding Lab\nWatch a real language model write one token at a time, and see why.")
         for title, module in TABS:
-            try:
-                tab = importlib.import_module(module)
-            except ModuleNotFoundError as err:
-                if err.name != module:
-                    raise
-                continue
             with gr.Tab(title):
-                tab.build(config)
+                importlib.import_module(module).build(config)
     return demo
 
 
