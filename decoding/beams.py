@@ -23,10 +23,9 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from decoding.loop import MAX_NEW_TOKENS_CAP, run_to_end
+from decoding.loop import MAX_NEW_TOKENS_CAP
 from decoding.models import LoadedModel
-from decoding.pipeline import SamplerSettings
-from decoding.prompts import Prompt, token_texts
+from decoding.prompts import token_texts
 
 MAX_BEAMS = 16
 EARLY_STOPPING = (True, False, "never")
@@ -248,35 +247,3 @@ def beam_search(lm, prompt_ids, num_beams=4, length_penalty=1.0, early_stopping=
         except StopIteration as stop:
             stop.value.steps = steps
             return stop.value
-
-
-@dataclass
-class Scored:
-    token_ids: list[int]
-    text: str
-    token_texts: list[str]
-    logprobs: list[float]  # each token's log-probability given everything before it
-
-    @property
-    def logprob(self) -> float:
-        return float(sum(self.logprobs))
-
-
-@torch.inference_mode()
-def score_sequence(lm: LoadedModel, prompt_ids, token_ids) -> Scored:
-    """Each generated token's log-probability, from one forward pass over prompt + tokens."""
-    prompt_ids, token_ids = [int(i) for i in prompt_ids], [int(i) for i in token_ids]
-    ids = torch.tensor([prompt_ids + token_ids], device=lm.device)  # (1, P + T)
-    logits = lm.model(input_ids=ids).logits[0].to(torch.float32)  # (P + T, V)
-    logp = torch.log_softmax(logits[len(prompt_ids) - 1 : -1], dim=-1)  # (T, V)
-    chosen = logp[torch.arange(len(token_ids)), torch.tensor(token_ids, dtype=torch.long)].tolist()  # (T,)
-    text = lm.tokenizer.decode(token_ids, skip_special_tokens=True)
-    return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)
-
-
-def greedy_sequence(lm: LoadedModel, prompt_ids, max_new_tokens=32) -> Scored:
-    """The greedy continuation (the engine's loop at temperature 0), scored for comparison with a beam."""
-    prompt_ids = [int(i) for i in prompt_ids]
-    prompt = Prompt(lm.tokenizer.decode(prompt_ids), prompt_ids, token_texts(lm.tokenizer, prompt_ids))
-    trace = run_to_end(lm, prompt, SamplerSettings(temperature=0.0), max_new_tokens=max_new_tokens, top_n=1)
-    return score_sequence(lm, prompt_ids, trace.token_ids)

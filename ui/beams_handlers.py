@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-from decoding import beams
+from decoding import beams, scoring
 from decoding.prompts import Prompt, encode_prompt
 from ui import validate
 from ui.context import AppConfig, get_model
@@ -128,8 +128,8 @@ def _advance(config: AppConfig, search: Search) -> None:
 
 def _compare(config: AppConfig, search: Search) -> None:
     lm, ids = get_model(config), search.prompt.ids
-    greedy = beams.greedy_sequence(lm, ids, max_new_tokens=search.key[-1])
-    beam = beams.score_sequence(lm, ids, search.result.token_ids)
+    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.key[-1])
+    beam = scoring.score_sequence(lm, ids, search.result.token_ids)
     cut = tuple(not seq.token_ids or seq.token_ids[-1] not in lm.eos_ids for seq in (greedy, beam))
     search.compared = (greedy, beam, cut)
 

@@ -1,0 +1,46 @@
+"""A sequence's log-probability, token by token: how greedy and beam search are put side by side.
+
+Greedy picks the most probable token at each step; the sum of those log-probabilities is not always the
+most probable sequence. Scoring both continuations with one forward pass each shows by how much.
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from decoding.loop import run_to_end
+from decoding.models import LoadedModel
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import Prompt, token_texts
+
+
+@dataclass
+class Scored:
+    token_ids: list[int]
+    text: str
+    token_texts: list[str]
+    logprobs: list[float]  # each token's log-probability given everything before it
+
+    @property
+    def logprob(self) -> float:
+        return float(sum(self.logprobs))
+
+
+@torch.inference_mode()
+def score_sequence(lm: LoadedModel, prompt_ids, token_ids) -> Scored:
+    """Each generated token's log-probability, from one forward pass over prompt + tokens."""
+    prompt_ids, token_ids = [int(i) for i in prompt_ids], [int(i) for i in token_ids]
+    ids = torch.tensor([prompt_ids + token_ids], device=lm.device)  # (1, P + T)
+    logits = lm.model(input_ids=ids).logits[0].to(torch.float32)  # (P + T, V)
+    logp = torch.log_softmax(logits[len(prompt_ids) - 1 : -1], dim=-1)  # (T, V)
+    chosen = logp[torch.arange(len(token_ids)), torch.tensor(token_ids, dtype=torch.long)].tolist()  # (T,)
+    text = lm.tokenizer.decode(token_ids, skip_special_tokens=True)
+    return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)
+
+
+def greedy_sequence(lm: LoadedModel, prompt_ids, max_new_tokens=32) -> Scored:
+    """The greedy continuation (the engine's loop at temperature 0), scored for comparison with a beam."""
+    prompt_ids = [int(i) for i in prompt_ids]
+    prompt = Prompt(lm.tokenizer.decode(prompt_ids), prompt_ids, token_texts(lm.tokenizer, prompt_ids))
+    trace = run_to_end(lm, prompt, SamplerSettings(temperature=0.0), max_new_tokens=max_new_tokens, top_n=1)
+    return score_sequence(lm, prompt_ids, trace.token_ids)
