@@ -26,6 +26,11 @@ TABS = (
     ("Beam search & repetition", "ui.beams_tab"),
 )
 
+# gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
+# the full 700 face (shipped with gradio, so it works offline) keeps every heading in one font
+THEME = gr.themes.Default(
+    font=[gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"]
+)
 CSS = """
 .hint { font-size: 0.9em; opacity: 0.8; }
 """
@@ -77,5 +82,5 @@ demo = build_app(config)
 if __name__ == "__main__":
     preload(config)
     demo.queue(default_concurrency_limit=1).launch(
-        server_name=args.host, server_port=args.port, share=args.share, css=CSS, max_file_size="5mb"
+        server_name=args.host, server_port=args.port, share=args.share, css=CSS, theme=THEME, max_file_size="5mb"
     )

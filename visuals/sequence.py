@@ -66,6 +66,8 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
         f"step {step_number}: one forward pass over {context_len} tokens of context, one token"
         if step_number > 0
         else f"prefill: one forward pass over the whole prompt ({context_len} tokens)"
+        if context_len > 0
+        else "press Prefill: one forward pass over the whole prompt fills the KV cache"
     )
     loop = f'<div class="loop">{arrow.join(boxes)}<span class="loop-arrow">↺</span></div>'
     return f'{loop}<div class="loop-caption">{caption}</div>'
