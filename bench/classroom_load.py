@@ -16,12 +16,10 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from gradio_client import Client  # noqa: E402
 
+from tests.test_app_e2e import start_app  # noqa: E402
 from ui.step_lessons import RAW  # noqa: E402
 from visuals.distribution import MODES  # noqa: E402
 
@@ -45,24 +44,6 @@ TOPICS = (
 def prompt_for(i: int) -> str:
     topic = TOPICS[i % len(TOPICS)]
     return f"Here is one fact about {topic}" + (f" (number {i // len(TOPICS) + 1})" if i >= len(TOPICS) else "") + ":"
-
-
-def start_app(port: int, timeout_s: float = 180) -> subprocess.Popen:
-    """`python app.py --port PORT`, returned once it answers HTTP."""
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
-    cmd = [sys.executable, "app.py", "--port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the app exited with code {proc.returncode} before answering")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
-            return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError(f"the app did not answer on port {port} within {timeout_s} s")
 
 
 def prefill_endpoint(client: Client) -> str:

@@ -2,6 +2,7 @@
 temperature, run to end; the chips, the chart and the stop reason must be on the page. Screenshots go to
 artifacts/."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -32,11 +33,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(port: int, timeout_s: float = 120) -> subprocess.Popen:
+def start_app(port: int, timeout_s: float = 180) -> subprocess.Popen:
     """`python app.py --port PORT`, returned once it answers HTTP."""
-    proc = subprocess.Popen(
-        [sys.executable, "app.py", "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    cmd = [sys.executable, "app.py", "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
