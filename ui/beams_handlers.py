@@ -5,7 +5,6 @@ into `gr.State`. The page keeps a short session id; `SEARCHES` maps it to the se
 a time to live and holds at most `MAX_SEARCHES`. Handlers call decoding, then visuals, and return one `View`.
 """
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from decoding import beams, scoring
 from decoding.prompts import Prompt, encode_prompt
 from ui import validate
 from ui.context import AppConfig, get_model
+from ui.sessions import Expiring
 from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
 
@@ -44,43 +44,23 @@ class Search:
     compared: tuple | None = None  # (greedy Scored, beam Scored, (greedy cut, beam cut) at the token limit)
 
 
-class SearchStore:
+class SearchStore(Expiring):
     def __init__(self, ttl_s: float = TTL_S, cap: int = MAX_SEARCHES, clock=time.monotonic):
-        self.ttl_s, self.cap, self.clock = ttl_s, cap, clock
-        self._items: dict[str, tuple[Search, float]] = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._items)
+        super().__init__(ttl_s, clock)
+        self.cap = cap
 
     def put(self, sid: str, search: Search) -> None:
-        with self._lock:
-            self._items.pop(sid, None)
-            self._expire()
-            if len(self._items) >= self.cap:
-                raise ValueError(
-                    f"the server already holds {self.cap} beam searches (the limit); idle ones are freed after "
-                    f"{self.ttl_s / 60:.0f} minutes: try again shortly"
-                )
-            self._items[sid] = (search, self.clock())
+        self._store(sid, search, self._admit)
+
+    def _admit(self, others: list) -> None:
+        if len(others) >= self.cap:
+            raise ValueError(
+                f"the server already holds {self.cap} beam searches (the limit); idle ones are freed after "
+                f"{self.ttl_s / 60:.0f} minutes: try again shortly"
+            )
 
     def get(self, sid: str | None) -> Search | None:
-        with self._lock:
-            self._expire()
-            if sid not in self._items:
-                return None
-            search = self._items[sid][0]
-            self._items[sid] = (search, self.clock())
-            return search
-
-    def release(self, sid: str | None) -> None:
-        with self._lock:
-            self._items.pop(sid, None)
-
-    def _expire(self) -> None:
-        now = self.clock()
-        for sid in [s for s, (_, t) in self._items.items() if now - t > self.ttl_s]:
-            del self._items[sid]
+        return self._find(sid)
 
 
 SEARCHES = SearchStore()

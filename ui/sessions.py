@@ -55,7 +55,52 @@ class Entry:
         return int(per_token * (len(self.run.prompt.ids) + self.trace.max_new_tokens))
 
 
-class RunStore:
+class Expiring:
+    """Items kept on the server by key, each dropped after `ttl_s` seconds without use. One lock guards every
+    change, so a store's admission check and its insert happen together."""
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic):
+        self.ttl_s, self.clock = ttl_s, clock
+        self._items: dict[str, tuple[object, float]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def live(self) -> list:
+        with self._lock:
+            self._expire()
+            return [item for item, _ in self._items.values()]
+
+    def _store(self, key: str, item, admit: Callable[[list], None]) -> None:
+        """`item` under `key` (replacing what was there), unless `admit(the other live items)` raises."""
+        with self._lock:
+            self._items.pop(key, None)
+            self._expire()
+            admit([other for other, _ in self._items.values()])
+            self._items[key] = (item, self.clock())
+
+    def _find(self, key: str | None):
+        """The item under `key` with its idle clock reset, or None."""
+        with self._lock:
+            self._expire()
+            if key is None or key not in self._items:
+                return None
+            item = self._items[key][0]
+            self._items[key] = (item, self.clock())
+            return item
+
+    def release(self, key: str | None) -> None:
+        with self._lock:
+            self._items.pop(key, None)
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for key in [k for k, (_, t) in self._items.items() if now - t > self.ttl_s]:
+            del self._items[key]
+
+
+class RunStore(Expiring):
     def __init__(
         self,
         ttl_s: float = TTL_S,
@@ -63,59 +108,42 @@ class RunStore:
         max_kv_bytes: int = MAX_KV_BYTES,
         clock: Callable[[], float] = time.monotonic,
     ):
-        self.ttl_s, self.max_runs, self.max_kv_bytes, self.clock = ttl_s, max_runs, max_kv_bytes, clock
-        self._entries: dict[str, tuple[Entry, float]] = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        super().__init__(ttl_s, clock)
+        self.max_runs, self.max_kv_bytes = max_runs, max_kv_bytes
 
     def kv_bytes(self) -> int:
-        return sum(e.kv_bytes for e, _ in self._entries.values())
+        return sum(e.kv_bytes for e in self.live())
 
     def put(self, entry: Entry, replace: str | None = None) -> str:
         """Store `entry` under a new id (releasing `replace`, the session's previous run, first)."""
-        with self._lock:
-            if replace is not None:
-                self._entries.pop(replace, None)
-            self._expire()
-            if len(self._entries) >= self.max_runs:
-                raise StoreFull(
-                    f"the server already holds {len(self._entries)} live runs (the limit is {self.max_runs}); "
-                    f"idle runs are freed after {self.ttl_s / 60:.0f} minutes: try again shortly"
-                )
-            used = sum(e.reserved_bytes for e, _ in self._entries.values())
-            if used + entry.reserved_bytes > self.max_kv_bytes:
-                raise StoreFull(
-                    f"the live runs' KV caches may grow to {used / 2**20:,.0f} MiB of the "
-                    f"{self.max_kv_bytes / 2**20:,.0f} MiB allowed, and this run needs "
-                    f"{entry.reserved_bytes / 2**20:,.0f} MiB more; try again shortly, or lower max new tokens"
-                )
-            run_id = uuid.uuid4().hex
-            self._entries[run_id] = (entry, self.clock())
-            return run_id
+        self.release(replace)
+        run_id = uuid.uuid4().hex
+        self._store(run_id, entry, lambda others: self._admit(entry, others))
+        return run_id
+
+    def _admit(self, entry: Entry, others: list[Entry]) -> None:
+        if len(others) >= self.max_runs:
+            raise StoreFull(
+                f"the server already holds {len(others)} live runs (the limit is {self.max_runs}); "
+                f"idle runs are freed after {self.ttl_s / 60:.0f} minutes: try again shortly"
+            )
+        used = sum(e.reserved_bytes for e in others)
+        if used + entry.reserved_bytes > self.max_kv_bytes:
+            raise StoreFull(
+                f"the live runs' KV caches may grow to {used / 2**20:,.0f} MiB of the "
+                f"{self.max_kv_bytes / 2**20:,.0f} MiB allowed, and this run needs "
+                f"{entry.reserved_bytes / 2**20:,.0f} MiB more; try again shortly, or lower max new tokens"
+            )
 
     def get(self, run_id: str | None) -> Entry:
         """The session's entry, its idle clock reset. Raises ValueError if it is gone."""
-        with self._lock:
-            self._expire()
-            if run_id is None or run_id not in self._entries:
-                raise ValueError(
-                    "there is no run in this session (it may have expired after "
-                    f"{self.ttl_s / 60:.0f} idle minutes): press Prefill to start one"
-                )
-            entry, _ = self._entries[run_id]
-            self._entries[run_id] = (entry, self.clock())
-            return entry
-
-    def release(self, run_id: str | None) -> None:
-        with self._lock:
-            self._entries.pop(run_id, None)
-
-    def _expire(self) -> None:
-        now = self.clock()
-        for run_id in [k for k, (_, t) in self._entries.items() if now - t > self.ttl_s]:
-            del self._entries[run_id]
+        entry = self._find(run_id)
+        if entry is None:
+            raise ValueError(
+                "there is no run in this session (it may have expired after "
+                f"{self.ttl_s / 60:.0f} idle minutes): press Prefill to start one"
+            )
+        return entry
 
 
 STORE = RunStore()  # the app's one store, shared by every session
