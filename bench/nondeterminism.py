@@ -19,9 +19,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from decoding.batching import CONDITIONS, DEFAULTS, DTYPE_NAMES, causes, many_runs, run_experiment, verdict
+from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES
+from decoding.batching.experiment import DEFAULTS, causes, run_experiment, verdict
+from decoding.batching.tally import many_runs
 from decoding.models import BUNDLED
-from decoding.probes import Watch
+from decoding.watch import Watch
 
 
 def main(argv=None) -> dict:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from decoding.measure import PLANS, default_plan, measure_all
 from decoding.models import BUNDLED, load_model
-from decoding.probes import Watch
-from decoding.roofline import roofline_points, summary
+from decoding.timing.roofline import roofline_points, summary
+from decoding.timing.sweeps import PLANS, default_plan, measure_all
+from decoding.watch import Watch
 
 
 def main(argv=None) -> dict:

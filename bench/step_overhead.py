@@ -23,11 +23,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from decoding.clock import sync
 from decoding.loop import Run, forward  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
 from decoding.pipeline import SamplerSettings  # noqa: E402
 from decoding.prompts import encode_prompt  # noqa: E402
-from decoding.timing import sync  # noqa: E402
 
 GREEDY = SamplerSettings(temperature=0)
 PROMPT = "The history of the Roman Empire began"  # raw text, so an end-of-turn token is unlikely

@@ -110,8 +110,8 @@ def sample(args: argparse.Namespace, lm, prompt):
 
 
 def beams(args: argparse.Namespace, lm, prompt):
-    """Beam search (decoding/beams.py): the best finished hypothesis, as generate(num_beams=K) finds it."""
-    from decoding.beams import beam_search
+    """Beam search (decoding/beams/search.py): the best finished hypothesis, as generate(num_beams=K) finds it."""
+    from decoding.beams.search import beam_search
 
     if args.stop:
         raise ValueError("stop strings are not supported with beam search (--num-beams > 1); leave out --stop")
@@ -120,7 +120,7 @@ def beams(args: argparse.Namespace, lm, prompt):
 
 def strategy(args: argparse.Namespace):
     """Which decoding strategy the arguments ask for. Each returns a result with `.text` and `.to_dict()`."""
-    from decoding.beams import check_settings
+    from decoding.beams.search import check_settings
 
     check_settings(args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
     return beams if args.num_beams > 1 else sample

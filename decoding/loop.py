@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import torch
 
 from decoding import stopping
+from decoding.clock import Timer
 from decoding.models import LoadedModel
 from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt, token_texts
-from decoding.timing import Timer
 from decoding.trace import Candidate, Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096

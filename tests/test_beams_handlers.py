@@ -2,7 +2,7 @@
 
 import pytest
 
-from decoding.beams import beam_search
+from decoding.beams.search import beam_search
 from decoding.prompts import encode_prompt
 from ui import beams_handlers as h
 from ui.context import AppConfig

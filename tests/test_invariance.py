@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from decoding.batch_decode import BatchRun, greedy_batch
-from decoding.batch_prompts import rows_for
-from decoding.batching import CONDITIONS, run_experiment
-from decoding.invariance import greedy_invariant, throughput, tokens_per_second
+from decoding.batching.batched_decode import BatchRun, greedy_batch
+from decoding.batching.batchmates import CONDITIONS, rows_for
+from decoding.batching.experiment import run_experiment
+from decoding.batching.invariance import greedy_invariant, throughput, tokens_per_second
 
 
 @pytest.mark.parametrize("condition", CONDITIONS)

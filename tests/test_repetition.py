@@ -2,8 +2,8 @@
 
 import pytest
 
-from decoding import repetition as rep
-from decoding.probes import Watch
+from decoding.beams import repetition as rep
+from decoding.watch import Watch
 
 A, B, C, D, E, F = 1, 2, 3, 4, 5, 6
 

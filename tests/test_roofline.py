@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from decoding import roofline as rl
+from decoding.timing import roofline as rl
 
 
 def test_floor_is_weight_bytes_over_bandwidth_7b_fp16_on_a10_is_23_ms():

@@ -2,9 +2,9 @@
 
 import plotly.graph_objects as go
 
-from decoding.compare import each_strategy_alone
 from decoding.models import TINY
 from decoding.pipeline import SamplerSettings
+from decoding.sandbox import each_strategy_alone
 from ui import step_handlers as h
 from ui import step_view
 from ui.context import AppConfig

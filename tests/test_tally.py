@@ -1,6 +1,6 @@
 """Many runs: counting distinct greedy completions."""
 
-from decoding.tally import many_runs, plan, tally
+from decoding.batching.tally import many_runs, plan, tally
 
 
 def test_tally_counts_distinct_completions_per_prompt_most_common_first():

@@ -1,6 +1,6 @@
 """Figures of the batching lab, drawn from hand-made rows: flips where they happened, zeros drawn as zeros."""
 
-from decoding.batching import Experiment, RowResult
+from decoding.batching.experiment import Experiment, RowResult
 from visuals import batching as vis
 
 SOLO_TEXTS = [" upon", " a", " time", ",", " there", " lived"]

@@ -1,6 +1,6 @@
 """The repetition chart, the highlighted texts and the sentences, on hand-made summary rows."""
 
-from decoding.repetition import Loop
+from decoding.beams.repetition import Loop
 from visuals.repetition import findings_markdown, loop_label, repetition_figure, texts_html
 
 

@@ -4,7 +4,7 @@ panels, bars and colours by fate, the sweep's axes, the order table, errors that
 import gradio as gr
 import pytest
 
-from decoding.compare import Alone, OrderComparison, OrderResult, Sweep
+from decoding.sandbox import Alone, OrderComparison, OrderResult, Sweep
 from ui.sandbox_tab import sandbox_view
 from ui.strategy_code import strategy_source
 from visuals.sandbox import orders_table, sweep_figure

@@ -4,7 +4,7 @@ They never credit one cause with another's effect: padding only in the "padded" 
 batch shapes in both, and every number they quote is read off this run.
 """
 
-from decoding import batching as lab
+from decoding.batching import experiment as lab
 from visuals import batching as vis
 
 PRECISION = {"float32": "24", "bfloat16": "8", "float16": "11"}  # significant bits of the mantissa

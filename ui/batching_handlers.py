@@ -1,4 +1,4 @@
-"""Handlers of the batching lab: check the inputs, call decoding.batching, call visuals.batching and the
+"""Handlers of the batching lab: check the inputs, call decoding.batching.experiment, call visuals.batching and the
 captions, return. Progress goes to the progress bar; Cancel stops the run at its next forward pass."""
 
 import threading
@@ -6,8 +6,10 @@ from dataclasses import replace
 
 import gradio as gr
 
-from decoding import batching as lab
-from decoding.probes import Cancelled, Watch
+from decoding.batching import batchmates
+from decoding.batching import experiment as lab
+from decoding.batching.tally import many_runs
+from decoding.watch import Cancelled, Watch
 from ui.batching_captions import (
     causes_markdown,
     fix_caption,
@@ -28,15 +30,15 @@ def checked(prompt: str, condition: str, dtype: str, sizes, new_tokens) -> tuple
     """The controls' values, or gr.Error naming the bad one and what is allowed."""
     if not (prompt or "").strip():
         raise gr.Error("the prompt is empty: type a few words for the model to continue")
-    if condition not in lab.CONDITIONS:
-        raise gr.Error(f"condition must be one of {', '.join(lab.CONDITIONS)}, got {condition!r}")
-    if dtype not in lab.DTYPE_NAMES:
-        raise gr.Error(f"dtype must be one of {', '.join(lab.DTYPE_NAMES)}, got {dtype!r}")
+    if condition not in batchmates.CONDITIONS:
+        raise gr.Error(f"condition must be one of {', '.join(batchmates.CONDITIONS)}, got {condition!r}")
+    if dtype not in batchmates.DTYPE_NAMES:
+        raise gr.Error(f"dtype must be one of {', '.join(batchmates.DTYPE_NAMES)}, got {dtype!r}")
     sizes = sorted({int(s) for s in sizes or []})
-    if not sizes or not all(2 <= s <= lab.MAX_BATCH for s in sizes):
-        raise gr.Error(f"pick at least one batch size between 2 and {lab.MAX_BATCH}, got {sizes or 'none'}")
-    if not (isinstance(new_tokens, (int, float)) and 1 <= new_tokens <= lab.MAX_NEW_TOKENS):
-        raise gr.Error(f"new tokens must be between 1 and {lab.MAX_NEW_TOKENS}, got {new_tokens!r}")
+    if not sizes or not all(2 <= s <= batchmates.MAX_BATCH for s in sizes):
+        raise gr.Error(f"pick at least one batch size between 2 and {batchmates.MAX_BATCH}, got {sizes or 'none'}")
+    if not (isinstance(new_tokens, (int, float)) and 1 <= new_tokens <= batchmates.MAX_NEW_TOKENS):
+        raise gr.Error(f"new tokens must be between 1 and {batchmates.MAX_NEW_TOKENS}, got {new_tokens!r}")
     return prompt, condition, dtype, [1, *sizes], int(new_tokens)
 
 
@@ -80,7 +82,7 @@ def many(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, progres
     watch = watch_for(request, progress)
     prompts = [prompt, *[p for p in lab.DEFAULTS["many_prompts"] if p != prompt]][: len(lab.DEFAULTS["many_prompts"])]
     try:
-        tally = lab.many_runs(_model(config, dtype), prompts, sizes, lab.CONDITIONS, new_tokens,
+        tally = many_runs(_model(config, dtype), prompts, sizes, batchmates.CONDITIONS, new_tokens,
                               watch.on_progress, watch)  # fmt: skip
     except Cancelled:
         gr.Warning("Many runs cancelled.")

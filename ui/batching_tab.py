@@ -5,7 +5,8 @@ Layout and one line of wiring per event; the handlers and the sentences are in u
 
 import gradio as gr
 
-from decoding.batching import CONDITIONS, DEFAULTS, DTYPE_NAMES, MAX_NEW_TOKENS
+from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
+from decoding.batching.experiment import DEFAULTS
 from ui import batching_handlers as h
 from ui.context import MODEL_QUEUE, AppConfig, gpu
 from visuals import batching as vis

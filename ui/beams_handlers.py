@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-from decoding import beams, scoring
+from decoding.beams import scoring
+from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui import validate
 from ui.context import AppConfig, get_model

@@ -5,8 +5,8 @@ import threading
 
 import gradio as gr
 
-from decoding.probes import Watch
-from decoding.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_experiment
+from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_experiment
+from decoding.watch import Watch
 from ui.context import MODEL_QUEUE, AppConfig, get_model, gpu
 from visuals.repetition import CSS, findings_markdown, repetition_figure, texts_html
 from visuals.theme import empty_figure

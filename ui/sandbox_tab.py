@@ -4,7 +4,8 @@ No model runs here, so nothing goes through the model queue."""
 
 import gradio as gr
 
-from decoding.compare import (
+from decoding.pipeline import SamplerSettings
+from decoding.sandbox import (
     FORMAT,
     MAX_VOCAB,
     PRESETS,
@@ -14,7 +15,6 @@ from decoding.compare import (
     parse_logits,
     temperature_sweep,
 )
-from decoding.pipeline import SamplerSettings
 from ui.strategy_code import code_view
 from visuals.sandbox import orders_table, sweep_figure
 from visuals.strategies import strategies_figure

@@ -6,9 +6,9 @@ import time
 
 import gradio as gr
 
-from decoding.compare import each_strategy_alone
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import token_texts
+from decoding.sandbox import each_strategy_alone
 from ui import step_inspect
 from ui.sessions import STORE, Entry
 from visuals import distribution, penalties, sequence, strategies, timeline

@@ -5,7 +5,7 @@ import inspect
 
 import gradio as gr
 
-from decoding.compare import SOURCE
+from decoding.sandbox import SOURCE
 from visuals.strategies import NAMES
 
 CHOICES = [(NAMES.get(name, name), name) for name in SOURCE]

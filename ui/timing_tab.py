@@ -4,9 +4,9 @@ import threading
 
 import gradio as gr
 
-from decoding import roofline as rl
-from decoding.measure import PLANS, Measurements, measure_all
-from decoding.probes import Watch
+from decoding.timing import roofline as rl
+from decoding.timing.sweeps import PLANS, Measurements, measure_all
+from decoding.watch import Watch
 from ui.context import MODEL_QUEUE, AppConfig, get_model, gpu
 from visuals.roofline import roofline_figure
 from visuals.theme import empty_figure

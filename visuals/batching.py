@@ -3,7 +3,7 @@
 A greedy token flips when the batch's logit noise is big enough to swap the top two logits: one goes up by
 at most the noise, the other down by at most the noise, so a flip needs gap < 2 × noise. The scatter of gap
 against noise shows exactly that. Rows are read by attribute (batch_size, token_texts, noise, gap, agree,
-first_divergence), the fields of `decoding.batching.RowResult`; this module never imports torch.
+first_divergence), the fields of `decoding.batching.experiment.RowResult`; this module never imports torch.
 Steps are shown 1-based ("token 12" = the 12th generated token).
 """
 

@@ -1,5 +1,5 @@
 """The sandbox's other two views: the temperature sweep (top-p floods, min-p adapts) and the table of
-where the engines' stage orders keep different tokens. Plain data in (`decoding.compare.Sweep`,
+where the engines' stage orders keep different tokens. Plain data in (`decoding.sandbox.Sweep`,
 `OrderComparison`); no torch here."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from visuals.strategies import percent
 from visuals.theme import REMOVED, STAGE_LABELS, TEXT, styled
 
 if TYPE_CHECKING:
-    from decoding.compare import OrderComparison, Sweep
+    from decoding.sandbox import OrderComparison, Sweep
 
 
 def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:

@@ -3,7 +3,7 @@
 Every panel shows the same top-N tokens at the model's own probabilities (whole vocabulary), each
 bar coloured by its fate under that strategy alone: kept, or removed (pale, hatched, in the colour
 of the stage that removed it). A dash marks the probability the strategy would sample the token with.
-Takes plain results (`decoding.compare.Alone`); no torch here.
+Takes plain results (`decoding.sandbox.Alone`); no torch here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from visuals.theme import CHOSEN, FONT_SIZE, KEPT, OTHER, REMOVED, REMOVED_OPACITY, STAGE_LABELS, TEXT, styled
 
 if TYPE_CHECKING:
-    from decoding.compare import Alone
+    from decoding.sandbox import Alone
 
 NAMES = {"greedy": "greedy", **STAGE_LABELS}
 REST_GAP = 3  # the "rest" bar stands this many ranks after the last shown token

@@ -3,18 +3,9 @@
 import pytest
 import torch
 
-from decoding.batching import (
-    CAUSES,
-    CONDITIONS,
-    DEFAULTS,
-    causes,
-    check_inputs,
-    compare_rows,
-    flip_possible,
-    run_experiment,
-    verdict,
-)
-from decoding.probes import Cancelled, Watch
+from decoding.batching.batchmates import CONDITIONS, check_inputs
+from decoding.batching.experiment import CAUSES, DEFAULTS, causes, compare_rows, flip_possible, run_experiment, verdict
+from decoding.watch import Cancelled, Watch
 
 # four steps over a 3-token vocabulary, values exact in binary so the expected noise is exact
 SOLO = torch.tensor([[2.0, 1.0, 0.0], [1.0, 0.875, 0.0], [0.0, 3.0, 0.0], [0.0, 2.0, 1.0]])  # (N, V)

@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from decoding.batch_decode import greedy_batch
-from decoding.batch_prompts import CONDITIONS, MANY_PROMPTS, check_inputs, resolve_model, rows_for
-from decoding.probes import Watch
+from decoding.batching.batched_decode import greedy_batch
+from decoding.batching.batchmates import CONDITIONS, MANY_PROMPTS, check_inputs, resolve_model, rows_for
 from decoding.prompts import encode_prompt
+from decoding.watch import Watch
 
 
 @dataclass

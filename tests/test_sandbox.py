@@ -1,4 +1,4 @@
-"""decoding/compare.py: each strategy alone, the engine orders, the temperature sweep and typed logits,
+"""decoding/sandbox.py: each strategy alone, the engine orders, the temperature sweep and typed logits,
 on hand-worked distributions."""
 
 import math
@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from decoding.compare import (
+from decoding.pipeline import SamplerSettings
+from decoding.sandbox import (
     MAX_VOCAB,
     compare_orders,
     describe_sweep,
@@ -15,7 +16,6 @@ from decoding.compare import (
     preset_logits,
     temperature_sweep,
 )
-from decoding.pipeline import SamplerSettings
 
 FOUR = torch.tensor([0.5, 0.3, 0.1, 0.1]).log()  # logits whose softmax is [.5, .3, .1, .1]
 EXERCISE_TOP = (10, 9.9, 9.8, 5, 4)  # the reference exercise; the other 31,995 logits are exactly 0

@@ -135,7 +135,7 @@ REFERENCE_ROWS = (
 )
 
 
-# --- the measured numbers, read through the formulas above (m: decoding.measure.Measurements) ---
+# --- the measured numbers, read through the formulas above (m: decoding.timing.sweeps.Measurements) ---
 
 
 def kv_bytes_for(shape, tokens: int) -> float:

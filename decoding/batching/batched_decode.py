@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import torch
 
+from decoding.clock import Timer
 from decoding.models import LoadedModel
-from decoding.probes import Watch
-from decoding.timing import Timer
+from decoding.watch import Watch
 
 
 @dataclass

@@ -20,8 +20,8 @@ from functools import partial
 from decoding.loop import Run
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
-from decoding.probes import Cancelled, Watch
 from decoding.prompts import encode_prompt
+from decoding.watch import Cancelled, Watch
 
 NGRAM_SIZES = (3, 4)
 LOOP_MIN = 4  # a loop is a back-to-back repeat of at least this many tokens

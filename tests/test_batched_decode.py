@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from decoding.batch_decode import greedy_batch, left_pad, pad_id, positions
+from decoding.batching.batched_decode import greedy_batch, left_pad, pad_id, positions
 
 PROMPTS = ["Hello there", "A much longer prompt than the first one", "hi"]
 
@@ -61,7 +61,7 @@ def test_batch_of_one_twice_is_bit_identical(tiny):
 
 
 def test_watch_can_cancel_between_forward_passes(tiny):
-    from decoding.probes import Cancelled, Watch
+    from decoding.watch import Cancelled, Watch
 
     calls = []
     watch = Watch(should_stop=lambda: len(calls) >= 3)

@@ -1,10 +1,10 @@
-"""The machine's own limits, measured, and the model's shape, counted.
+"""The machine's own limits, measured: memory bandwidth and peak matmul FLOP/s.
 
 Memory bandwidth comes from one large tensor copy (it reads N bytes and writes N bytes), peak FLOP/s
 from one large square matmul in the model's dtype. A limit is the best the machine showed, so these two
 use the fastest run (other work on a shared machine only ever slows a run down); the model's own timings
 use medians. Every probe synchronises before reading the
-clock (decoding.timing.Timer), runs warm-up passes that are thrown away, then repeats and keeps
+clock (decoding.clock.Timer), runs warm-up passes that are thrown away, then repeats and keeps
 every raw time: the median and the spread are for whoever shows them.
 """
 
@@ -16,24 +16,8 @@ from statistics import median
 
 import torch
 
-from decoding.models import LoadedModel
-from decoding.timing import Timer
-
-
-class Cancelled(Exception):
-    """The person asked to stop; the measurement ends at the next forward pass."""
-
-
-@dataclass
-class Watch:
-    """How a long measurement reports progress and learns it should stop (both optional)."""
-
-    on_progress: Callable[[float, str], None] = lambda fraction, message: None
-    should_stop: Callable[[], bool] = lambda: False
-
-    def check(self) -> None:
-        if self.should_stop():
-            raise Cancelled("measurement cancelled")
+from decoding.clock import Timer
+from decoding.watch import Watch
 
 
 @dataclass
@@ -101,56 +85,6 @@ def measure_peak_flops(device, dtype, n: int = 2048, repeats: int = 3, warmup: i
     ms = repeat_timed(device, lambda: a @ b, repeats, warmup, watch or Watch())
     flops = 2.0 * n**3
     return Probe(flops / (min(ms) / 1e3) / 1e12, "TFLOP/s", ms, flops, f"{n}×{n} matmul ({dtype})")
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """What the roofline arithmetic needs to know about a model."""
-
-    body_params: int  # every parameter a token passes through, except the input embedding and the LM head
-    head_params: int  # the LM head matrix (the embedding matrix when they are tied)
-    layers: int
-    q_heads: int
-    kv_heads: int
-    head_dim: int
-    bytes_per_param: int
-
-    @property
-    def params_read(self) -> int:
-        """Parameters one decode step reads: the body plus the LM head."""
-        return self.body_params + self.head_params
-
-    @property
-    def weight_bytes(self) -> int:
-        return self.params_read * self.bytes_per_param
-
-    @property
-    def attn_dim(self) -> int:
-        return self.q_heads * self.head_dim
-
-
-def model_shape(lm: LoadedModel) -> ModelShape:
-    """Count the weights a decode step actually reads.
-
-    The input embedding is a lookup: a step reads one row of it per token, not the matrix, so it is
-    left out. The LM head is a full matmul over the vocabulary and is read whole. When the two are
-    tied (SmolLM2) they are one tensor, counted once, as the LM head read."""
-    model, config = lm.model, lm.model.config
-    head = model.get_output_embeddings().weight
-    embed = model.get_input_embeddings().weight
-    skip = {id(head), id(embed)}
-    body = sum(p.numel() for p in model.parameters() if id(p) not in skip)
-    q_heads = config.num_attention_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // q_heads
-    return ModelShape(
-        body_params=body,
-        head_params=head.numel(),
-        layers=config.num_hidden_layers,
-        q_heads=q_heads,
-        kv_heads=getattr(config, "num_key_value_heads", None) or q_heads,
-        head_dim=head_dim,
-        bytes_per_param=head.element_size(),
-    )
 
 
 def device_name(device: torch.device) -> str:

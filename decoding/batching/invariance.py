@@ -18,10 +18,10 @@ from collections.abc import Callable
 
 import torch
 
-from decoding.batch_decode import BatchRun, greedy_batch
+from decoding.batching.batched_decode import BatchRun, greedy_batch
+from decoding.clock import Timer
 from decoding.models import LoadedModel
-from decoding.probes import Watch
-from decoding.timing import Timer
+from decoding.watch import Watch
 
 
 def greedy_invariant(

@@ -9,7 +9,7 @@ by a little "noise". Wherever the solo run's top-1/top-2 gap is small enough for
 Two causes are kept apart as conditions: "same-length" (batchmates are copies of the prompt: no padding, only
 the batch size changes the kernels' shapes) and "padded" (batchmates are other prompts of other lengths,
 left-padded: the batch size changes, and row 0 also carries padding and an attention mask).
-The batch-invariant mode (decoding.invariance) computes each row alone and matches the solo run bit for bit.
+The batch-invariant mode (decoding.batching.invariance) computes each row alone and matches the solo run bit for bit.
 """
 
 import time
@@ -18,23 +18,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from decoding.batch_decode import BatchRun, greedy_batch
-from decoding.batch_prompts import (  # noqa: F401  (the settings' names and checks are part of this contract)
-    CONDITIONS,
-    DEFAULT_DTYPE,
-    DTYPE_NAMES,
-    MANY_PROMPTS,
-    MAX_BATCH,
-    MAX_NEW_TOKENS,
-    batchmates,
-    check_inputs,
-    resolve_model,
-    rows_for,
-)
-from decoding.invariance import greedy_invariant, throughput, tokens_per_second
-from decoding.probes import Watch
+from decoding.batching.batched_decode import BatchRun, greedy_batch
+from decoding.batching.batchmates import DEFAULT_DTYPE, MANY_PROMPTS, batchmates, check_inputs, resolve_model, rows_for
+from decoding.batching.invariance import greedy_invariant, throughput, tokens_per_second
 from decoding.prompts import encode_prompt, token_texts
-from decoding.tally import Tally, many_runs  # noqa: F401  (the many-runs mode, part of this module's contract)
+from decoding.watch import Watch
 
 # the tab's defaults, measured on the bundled model on a 2-core CPU (bench/nondeterminism.py): in bfloat16 the solo
 # run meets an exact tie at step 5 ("wizard" / "woman": bf16 logits sit on a coarse grid) and every batch of 2-16

@@ -3,9 +3,11 @@
 import pytest
 import torch
 
-from decoding import roofline as rl
-from decoding.measure import Plan, batch_sweep, cache_vs_nocache, context_sweep, filler_ids, measure_all
-from decoding.probes import Watch, measure_bandwidth, measure_peak_flops, model_shape, repeat_timed
+from decoding.timing import roofline as rl
+from decoding.timing.limits import measure_bandwidth, measure_peak_flops, repeat_timed
+from decoding.timing.shape import model_shape
+from decoding.timing.sweeps import Plan, batch_sweep, cache_vs_nocache, context_sweep, filler_ids, measure_all
+from decoding.watch import Watch
 
 CPU = torch.device("cpu")
 TINY_PLAN = Plan(

@@ -15,22 +15,20 @@ from dataclasses import dataclass, field
 
 import torch
 
+from decoding.clock import Timer
 from decoding.loop import forward
 from decoding.models import LoadedModel
-from decoding.probes import (
-    Cancelled,
-    ModelShape,
+from decoding.timing.limits import (
     Probe,
     Sample,
-    Watch,
     device_memory_bytes,
     device_name,
     measure_bandwidth,
     measure_peak_flops,
-    model_shape,
     repeat_timed,
 )
-from decoding.timing import Timer
+from decoding.timing.shape import ModelShape, model_shape
+from decoding.watch import Cancelled, Watch
 
 FILLER = (
     "The river carried the boats past the old mill, where the miller counted sacks of grain and "
