@@ -1,0 +1,167 @@
+"""The continuous-batching lesson's figures and sentences, from hand-made ticks, summaries and noise."""
+
+import pytest
+
+from decoding.batching.experiment import flip_possible
+from decoding.serving.scheduler import Noise
+from decoding.serving.traffic import Tick, summary
+from visuals import serving as vis
+
+NOW = 1_000.0
+NOISE = Noise(4.3e-05, 3, "float32")
+
+
+def tick(ago, rows, ms=50.0, decode=None, prefill=0, mode="packed"):
+    return Tick(NOW - ago, ms, rows, rows if decode is None else decode, prefill, mode)
+
+
+def trace(fig, name):
+    return next(t for t in fig.data if (t.name or "").startswith(name))
+
+
+def names(fig):
+    return [t.name for t in fig.data]
+
+
+def annotation_texts(fig):
+    return [a.text for a in fig.layout.annotations]
+
+
+# --- the ticks over time ---
+
+
+def test_no_ticks_draw_the_empty_state_that_says_how_to_make_traffic():
+    for ticks in ([], [tick(500, 4)]):  # nothing, or nothing in the last two minutes
+        fig = vis.ticks_figure(ticks, NOW)
+        assert not fig.data
+        assert annotation_texts(fig) == ["No traffic yet: press Step in another tab, or open simulated students below"]
+
+
+def test_each_pass_is_a_bar_of_its_students_split_into_decoding_and_prompt_reading():
+    ticks = [tick(10, 30, ms=240), tick(5, 5, ms=300, decode=4, prefill=64), tick(1, 1, ms=35, mode="solo")]
+    fig = vis.ticks_figure(ticks, NOW)
+    decoding, prompts = trace(fig, "decoding one token"), trace(fig, "reading its prompt")
+    assert list(decoding.y) == [30, 4, 1]
+    assert list(prompts.y) == [0, 1, 0]
+    # each bar ends when its pass ended, seconds before now
+    assert [x + w / 2 for x, w in zip(decoding.x, decoding.width)] == pytest.approx([-10, -5, -1])
+    assert list(decoding.width) == pytest.approx([0.4, 0.4, 0.4])  # short passes still show
+    assert fig.layout.barmode == "stack"
+    chunks = trace(fig, "prompt tokens in the pass")
+    assert list(chunks.y) == [64] and chunks.yaxis == "y2"
+    assert fig.layout.yaxis2.title.text == "prompt tokens"
+    assert fig.layout.xaxis.title.text == "seconds before now" and list(fig.layout.xaxis.range) == [-120, 0]
+    assert fig.layout.yaxis.title.text == "students"
+    assert fig.layout.title.text == "Each forward pass: how many students shared it"
+
+
+def test_without_prefill_there_is_no_prompt_token_axis():
+    fig = vis.ticks_figure([tick(3, 8), tick(2, 8)], NOW)
+    assert names(fig) == ["decoding one token", "reading its prompt"]
+    assert "yaxis2" not in fig.layout.to_plotly_json()
+
+
+def test_ticks_older_than_the_window_are_left_out():
+    fig = vis.ticks_figure([tick(200, 9), tick(60, 3)], NOW)
+    assert list(trace(fig, "decoding one token").y) == [3]
+
+
+# --- tick time against batch size ---
+
+TRAFFIC = [tick(50, 1, ms=60), tick(40, 1, ms=56), tick(30, 4, ms=80), tick(20, 8, ms=120), tick(10, 8, ms=120)]
+
+
+def test_tick_time_plots_the_median_pass_per_batch_size_sized_by_how_often_it_ran():
+    fig = vis.tick_time_figure(summary(TRAFFIC, window_s=60))
+    packed = trace(fig, "one packed pass")
+    assert list(packed.x) == [1, 4, 8] and list(packed.y) == [58, 80, 120]
+    small, _, big = packed.marker.size
+    assert small == big > packed.marker.size[1]  # 2 passes each at 1 and 8, one at 4
+    assert fig.layout.xaxis.title.text == "students in one forward pass"
+    assert fig.layout.yaxis.title.text == "time of the pass (ms)"
+    assert fig.layout.title.text == "The decode roofline, from this server's own traffic"
+    assert annotation_texts(fig) == ["8 students: 15 ms per token<br>alone: 58 ms per token"]
+
+
+def test_one_after_another_line_is_batch_size_times_a_one_student_pass():
+    fig = vis.tick_time_figure(summary(TRAFFIC, window_s=60), solo_ms=999)
+    line = trace(fig, "one after another")
+    assert list(line.x) == [1, 8] and list(line.y) == [58, 8 * 58]  # the measured 1-row pass wins over solo_ms
+    assert line.name == "one after another: students × 58 ms"
+
+
+def test_one_after_another_line_falls_back_to_solo_ms_and_is_omitted_without_either():
+    crowded = summary([tick(20, 4, ms=80), tick(10, 8, ms=120)], window_s=60)
+    assert list(trace(vis.tick_time_figure(crowded, solo_ms=50), "one after another").y) == [50, 400]
+    fig = vis.tick_time_figure(crowded)
+    assert names(fig) == ["one packed pass (median)"]
+    assert annotation_texts(fig) == ["8 students: 15 ms per token"]
+
+
+def test_tick_time_without_traffic_is_the_empty_state():
+    fig = vis.tick_time_figure(summary([], window_s=60))
+    assert not fig.data and "No traffic yet" in annotation_texts(fig)[0]
+
+
+# --- what the numbers say ---
+
+
+def test_traffic_markdown_reads_the_summary_the_saving_and_the_noise():
+    s = dict(ticks=412, window_s=60, decode_tokens=1860, prefill_tokens=0, tokens_per_s=31.0, busy=0.64,
+             rows_histogram={1: 10, 8: 402}, median_ms_by_rows={1: 58.0, 8: 120.0}, mean_rows=5.3)  # fmt: skip
+    assert vis.traffic_markdown(s, NOISE) == (
+        "In the last 60 s: 412 forward passes, 5.3 students per pass on average, 31 tokens/s for the whole server; "
+        "the model was busy 64% of the time. "
+        "One pass for 8 students took 120 ms; one after another they would have taken 8 × 58 = 464 ms. "
+        "Batched logits differ from a solo pass by up to 4.3e-05 (float32, measured on this server at start): "
+        "a step whose top-two gap is within twice that could have picked the other token."
+    )
+
+
+def test_traffic_markdown_leaves_out_what_it_cannot_say():
+    s = summary([tick(5, 8, ms=120)], window_s=60)  # no 1-student pass to compare with, no noise measured
+    assert vis.traffic_markdown(s, None) == (
+        "In the last 60 s: 1 forward pass, 8.0 students per pass on average, 0.1 tokens/s for the whole server; "
+        "the model was busy 0% of the time."
+    )
+
+
+def test_traffic_markdown_without_traffic_still_tells_the_noise_and_who_holds_the_model():
+    text = vis.traffic_markdown(summary([], window_s=60), Noise(0.0, 3, "float32"), "Beam search has the model.")
+    assert text == (
+        "No forward passes in the last 60 s. Batched logits are bit-identical to a solo pass (float32, measured on "
+        "this server at start): sharing a pass cannot change a pick here.\n\nBeam search has the model."
+    )
+
+
+# --- one step's pass ---
+
+
+def test_pass_caption_says_how_the_pass_ran():
+    assert vis.pass_caption(7, 41.2, "packed", 4.3e-05) == "computed with 6 other sessions: batch 7, 41 ms"
+    assert vis.pass_caption(2, 38, "packed", 4.3e-05) == "computed with 1 other session: batch 2, 38 ms"
+    assert vis.pass_caption(1, 35, "solo", None) == "computed alone (nobody else was stepping): 35 ms"
+    assert vis.pass_caption(1, 35, "alone", None) == "computed alone, as you asked: bit-exact with generate(), 35 ms"
+    with pytest.raises(ValueError, match="'batched'"):
+        vis.pass_caption(1, 35, "batched", None)
+
+
+def test_pass_caption_warns_when_the_gap_is_within_twice_the_noise_boundary_included():
+    noise = 1.5e-05
+    at_boundary = vis.pass_caption(7, 41, "packed", noise, gap=2 * noise)
+    assert at_boundary == (
+        "computed with 6 other sessions: batch 7, 41 ms — the top two were 0.00003 apart, within the batching noise: "
+        "a batchmate could have flipped this pick"
+    )
+    assert vis.pass_caption(7, 41, "packed", noise, gap=2 * noise + 1e-9) == (
+        "computed with 6 other sessions: batch 7, 41 ms"
+    )
+    # alone or solo, nobody shared the pass: nothing to warn about whatever the gap
+    assert "flipped" not in vis.pass_caption(1, 35, "solo", noise, gap=0.0)
+    assert "flipped" not in vis.pass_caption(1, 35, "alone", noise, gap=0.0)
+
+
+@pytest.mark.parametrize(("gap", "noise"), [(0.25, 0.125), (0.2500001, 0.125), (0.0, 0.0), (1.0, None), (0.1, 0.3)])
+def test_within_noise_is_the_temperature_zero_flip_rule(gap, noise):
+    assert vis.within_noise(gap, noise) == flip_possible(gap, noise)
+    assert vis.within_noise(0.25, 0.125) and not vis.within_noise(0.2500001, 0.125)

@@ -1,0 +1,166 @@
+"""Continuous batching, read from this server's own traffic: who shared each forward pass, and what it cost.
+
+Decode is memory-bound: a pass reads every weight once, whether it computes the next token of one student or of
+thirty. So the scheduler packs every waiting student's next token (and chunks of new prompts) into one pass, and
+the pass grows only a little slower as it fills: tick time against batch size is the decode roofline, measured on
+live traffic. Batched logits differ from a solo pass by float noise, so a pick whose top-two gap is within twice
+that noise could have gone the other way. Ticks, summaries and the noise are `decoding.serving`'s plain data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
+
+if TYPE_CHECKING:
+    from decoding.serving.scheduler import Noise
+    from decoding.serving.traffic import Tick
+
+WINDOW_S = 120.0  # the tick figure's look-back
+MIN_BAR_S = 0.4  # a 30 ms pass still shows as a bar two minutes wide
+MODES = ("packed", "solo", "alone")
+NO_TRAFFIC = "No traffic yet: press Step in another tab, or open simulated students below"
+
+
+def within_noise(gap: float, noise: float | None) -> bool:
+    """The temperature-0 flip rule: one logit up by at most noise, the other down by at most noise, so the
+    top two can swap only when their gap is at most twice the noise (the boundary counts)."""
+    return noise is not None and gap <= 2 * noise
+
+
+def ticks_figure(ticks: list[Tick], now: float, window_s: float = WINDOW_S) -> go.Figure:
+    """One bar per forward pass, as wide as it took, at when it ended (seconds before `now`): its height is the
+    students in it, split into those decoding one token and those reading a prompt chunk; the diamonds (right
+    axis) are the prompt tokens that rode along."""
+    shown = [t for t in ticks if 0 <= now - t.at <= window_s]
+    if not shown:
+        return empty_figure(NO_TRAFFIC, height=320)
+    width = [max(t.ms / 1e3, MIN_BAR_S) for t in shown]
+    x = [t.at - now - w / 2 for t, w in zip(shown, width)]  # the bar ends when the pass ended
+    hover = [[t.rows, t.decode_rows, t.prefill_tokens, t.ms, t.mode] for t in shown]
+    template = ("%{customdata[0]} students, %{customdata[4]}: %{customdata[1]} decoding, "
+                "%{customdata[2]} prompt tokens, %{customdata[3]:.0f} ms<extra></extra>")  # fmt: skip
+    prefilling = any(t.prefill_tokens for t in shown)
+    fig = make_subplots(specs=[[{"secondary_y": prefilling}]])
+    fig.add_bar(x=x, y=[t.decode_rows for t in shown], width=width, name="decoding one token",
+                marker_color=DECODE, customdata=hover, hovertemplate=template)  # fmt: skip
+    fig.add_bar(x=x, y=[t.rows - t.decode_rows for t in shown], width=width, name="reading its prompt",
+                marker_color=PREFILL, customdata=hover, hovertemplate=template)  # fmt: skip
+    if prefilling:
+        chunks = [(xi, t) for xi, t in zip(x, shown) if t.prefill_tokens]
+        fig.add_scatter(
+            x=[xi for xi, _ in chunks], y=[t.prefill_tokens for _, t in chunks], mode="markers",
+            marker={"symbol": "diamond", "size": 9, "color": PREFILL, "line": {"width": 1, "color": "white"}},
+            name="prompt tokens in the pass (right axis)", secondary_y=True,
+            hovertemplate="%{y} prompt tokens<extra></extra>",
+        )  # fmt: skip
+        fig.update_yaxes(title_text="prompt tokens", rangemode="tozero", showgrid=False, secondary_y=True)
+    fig.update_layout(barmode="stack", bargap=0)
+    fig.update_xaxes(title_text="seconds before now", range=[-window_s, 0])
+    fig.update_yaxes(title_text="students", rangemode="tozero", secondary_y=False)
+    fig = styled(fig, "Each forward pass: how many students shared it", height=320)
+    fig.update_layout(margin={"r": 70 if prefilling else 20}, legend={"y": -0.3})
+    return fig
+
+
+def tick_time_figure(summary: dict, solo_ms: float | None = None) -> go.Figure:
+    """Median time of a pass against the students in it (marker area: how many passes had that size), beside
+    the dashed line of the same students one after another: rows × the time of a 1-student pass."""
+    by_rows = {int(r): ms for r, ms in summary.get("median_ms_by_rows", {}).items()}
+    if not by_rows:
+        return empty_figure(NO_TRAFFIC, height=320)
+    counts = {int(r): n for r, n in summary.get("rows_histogram", {}).items()}
+    rows, ms = sorted(by_rows), [by_rows[r] for r in sorted(by_rows)]
+    most = max(counts.values(), default=1)
+    fig = go.Figure()
+    one = by_rows.get(1, solo_ms)
+    if one:
+        fig.add_scatter(x=[1, max(rows)], y=[one, max(rows) * one], mode="lines",
+                        line={"color": OTHER, "dash": "dash", "width": 3},
+                        name=f"one after another: students × {_num(one)} ms",
+                        hovertemplate="%{x} students one at a time: %{y:.0f} ms<extra></extra>")  # fmt: skip
+    fig.add_scatter(
+        x=rows, y=ms, mode="lines+markers", line={"color": DECODE, "width": 2}, name="one packed pass (median)",
+        marker={"color": DECODE, "size": [10 + 20 * math.sqrt(counts.get(r, 0) / most) for r in rows],
+                "line": {"width": 1, "color": "white"}},
+        customdata=[[counts.get(r, 0), m / r] for r, m in zip(rows, ms)],
+        hovertemplate="%{x} students: %{y:.0f} ms over %{customdata[0]} passes, "
+                      "%{customdata[1]:.1f} ms per student<extra></extra>",
+    )  # fmt: skip
+    big = max(rows)
+    note = f"{big} students: {_num(by_rows[big] / big)} ms per token"
+    if one and big > 1:
+        note += f"<br>alone: {_num(one)} ms per token"
+    fig.add_annotation(x=big, y=by_rows[big], text=note, showarrow=True, arrowcolor=TEXT, ax=-20, ay=-45,
+                       xanchor="right", font={"size": 13, "color": TEXT})  # fmt: skip
+    fig.update_xaxes(title_text="students in one forward pass", rangemode="tozero")
+    fig.update_yaxes(title_text="time of the pass (ms)", rangemode="tozero")
+    fig = styled(fig, "The decode roofline, from this server's own traffic", height=320)
+    fig.update_layout(legend={"y": -0.3})
+    return fig
+
+
+def traffic_markdown(summary: dict, noise: Noise | None, holder_text: str | None = None) -> str:
+    """What the numbers say, in a few sentences; `holder_text` (who has the model now) is shown as given."""
+    window = f"{summary.get('window_s', 0):.0f}"
+    lines = []
+    if not summary.get("ticks"):
+        lines.append(f"No forward passes in the last {window} s.")
+    else:
+        n = summary["ticks"]
+        lines.append(
+            f"In the last {window} s: {n} forward pass{'' if n == 1 else 'es'}, "
+            f"{summary['mean_rows']:.1f} students per pass on average, "
+            f"{_num(summary['tokens_per_s'])} tokens/s for the whole server; "
+            f"the model was busy {min(summary['busy'], 1.0):.0%} of the time."
+        )
+    by_rows = {int(r): ms for r, ms in summary.get("median_ms_by_rows", {}).items()}
+    big = max(by_rows, default=0)
+    if 1 in by_rows and big > 1:
+        one = by_rows[1]
+        lines.append(
+            f"One pass for {big} students took {_num(by_rows[big])} ms; one after another they would have "
+            f"taken {big} × {_num(one)} = {_num(big * one)} ms."
+        )
+    if noise is not None and noise.value == 0:
+        lines.append(f"Batched logits are bit-identical to a solo pass ({noise.dtype}, measured on this server at "
+                     "start): sharing a pass cannot change a pick here.")  # fmt: skip
+    elif noise is not None:
+        lines.append(
+            f"Batched logits differ from a solo pass by up to {noise.value:.2g} ({noise.dtype}, measured on this "
+            "server at start): a step whose top-two gap is within twice that could have picked the other token."
+        )
+    text = " ".join(lines)
+    return f"{text}\n\n{holder_text}" if holder_text else text
+
+
+def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: float | None = None) -> str:
+    """The note under one step: how its forward pass ran, and whether a batchmate could have flipped its pick."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "alone":
+        return f"computed alone, as you asked: bit-exact with generate(), {_num(ms)} ms"
+    if mode == "solo" or rows <= 1:
+        return f"computed alone (nobody else was stepping): {_num(ms)} ms"
+    others = rows - 1
+    text = f"computed with {others} other session{'' if others == 1 else 's'}: batch {rows}, {_num(ms)} ms"
+    if gap is not None and within_noise(gap, noise):
+        text += (f" — the top two were {_small(gap)} apart, within the batching noise: "
+                 "a batchmate could have flipped this pick")  # fmt: skip
+    return text
+
+
+def _num(x: float) -> str:
+    """Whole numbers from 10 up, one decimal below: '464', '7.5'."""
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.1f}"
+
+
+def _small(x: float) -> str:
+    """A tiny gap in plain decimals, two significant digits: 3e-05 -> '0.00003'."""
+    return np.format_float_positional(x, precision=2, unique=True, fractional=False, trim="-")
