@@ -1,0 +1,81 @@
+"""Simulated students: a class on this server for one person alone, so the batching lesson has traffic to read.
+
+Each simulated student is a thread that does what a student does in the Step tab: prefill a prompt of its own,
+then press Step after a pause to read (drawn between `pause_s`), sampling at temperature 0.8 with its own seed,
+and start a new prompt when a run ends. Their steps go through the same scheduler as everyone's, so the real
+students' steps share passes with them. They stop by themselves after `seconds`, or when asked.
+"""
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+from decoding.loop import Run
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
+
+MAX_STUDENTS = 32
+MAX_SECONDS = 300
+TOPICS = ("the moon", "rivers", "bread", "volcanoes", "owls", "the piano", "glaciers", "bicycles", "honey bees",
+          "chess", "lighthouses", "coral reefs", "thunderstorms", "maps", "tea", "deserts", "comets", "windmills",
+          "octopuses", "libraries", "trains", "whales", "clocks", "salt", "bridges", "penguins")  # fmt: skip
+SETTINGS = SamplerSettings(temperature=0.8, top_p=0.95)
+
+
+@dataclass
+class ClassStatus:
+    students: int  # running now
+    steps: int  # steps they took so far
+    seconds_left: float
+
+
+class SimulatedClass:
+    """At most one class per server; starting again replaces the one running."""
+
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._steps, self._ends = 0, 0.0
+        self._lock = threading.Lock()
+
+    def start(self, students: int = 8, seconds: float = 60, pause_s: tuple[float, float] = (1.0, 3.0)) -> None:
+        if not (isinstance(students, int) and 1 <= students <= MAX_STUDENTS):
+            raise ValueError(f"simulated students must be a whole number in [1, {MAX_STUDENTS}], got {students!r}")
+        if not (isinstance(seconds, (int, float)) and 1 <= seconds <= MAX_SECONDS):
+            raise ValueError(f"the class runs for [1, {MAX_SECONDS}] seconds, got {seconds!r}")
+        self.stop()
+        self._stop = threading.Event()
+        self._steps, self._ends = 0, time.monotonic() + seconds
+        stop = self._stop
+        self._threads = [
+            threading.Thread(target=self._student, args=(i, stop, pause_s), daemon=True, name=f"student-{i}")
+            for i in range(students)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def status(self) -> ClassStatus:
+        alive = sum(t.is_alive() for t in self._threads)
+        return ClassStatus(alive, self._steps, max(0.0, self._ends - time.monotonic()) if alive else 0.0)
+
+    def _student(self, index: int, stop: threading.Event, pause_s: tuple[float, float]) -> None:
+        lm, rng = self.scheduler.lm, random.Random(index)
+        run_number = 0
+        while not self._over(stop):
+            topic = TOPICS[(index + run_number) % len(TOPICS)]
+            prompt = encode_prompt(lm.tokenizer, f"Here is one fact about {topic}:", chat=False)
+            run = Run(lm, prompt, seed=1000 * index + run_number, max_new_tokens=48, scheduler=self.scheduler)
+            run.prefill()
+            while not run.done and not stop.wait(rng.uniform(*pause_s)) and not self._over(stop):
+                run.step(SETTINGS)
+                with self._lock:
+                    self._steps += 1
+            run_number += 1
+
+    def _over(self, stop: threading.Event) -> bool:
+        return stop.is_set() or time.monotonic() >= self._ends

@@ -1,0 +1,94 @@
+"""Continuous batching: the server's own traffic, live. Every student's Step rides in the scheduler's ticks;
+this tab reads the tick log. Layout and wiring; the data comes from decoding.serving, the figures from
+visuals.serving."""
+
+import time
+
+import gradio as gr
+
+from decoding.serving.students import MAX_STUDENTS
+from decoding.serving.traffic import summary
+from ui import validate
+from ui.context import AppConfig, get_model, scheduler_for, simulated_class
+from visuals import serving
+
+WINDOW_S = 60.0
+INTRO = """
+**Decode is memory-bound:** one step reads every weight of the model to produce one token. Read them once for
+*everyone's* next token and the cost is shared: "if you have many users sending requests, you can stuff their
+decode steps together (batch dim grows) and amortize the weight bandwidth cost".
+
+This server does exactly that. Each **tick**, its scheduler takes every student's pending Step (and a chunk of
+any new prompt: *chunked prefill*) and runs them as **one forward pass**, packed into one row with no padding;
+only attention is computed per student, against each one's own KV cache. Students join and leave at every tick:
+nobody waits for a batch to fill. That is **continuous batching**, as vLLM and TGI serve.
+"""
+TRY = """
+**Try this**
+1. Press **Open simulated students** (8 students, 60 s). Watch the bars grow: several students per pass.
+2. Read the second chart: a pass for 8 students costs far less than 8 passes for one.
+3. Go to **Step by step** and press Step a few times: under the chart it says how many others shared your pass.
+4. Tick **Run my steps alone** there: your steps become bit-exact with `generate()`, at the price of their own pass.
+"""
+
+
+def refresh(config: AppConfig):
+    """The tick log read now: the two figures and what they say."""
+    scheduler = scheduler_for(get_model(config))
+    if scheduler is None:
+        return (gr.skip(),) * 2 + ("This server runs each request on its own (a ZeroGPU Space): no shared ticks.",)
+    now = time.time()
+    ticks = scheduler.log.recent(WINDOW_S, now)
+    s = summary(ticks, WINDOW_S)
+    crowd = simulated_class(scheduler).status()
+    extra = f"{crowd.students} simulated students are stepping ({crowd.seconds_left:.0f} s left)." if crowd.students else None
+    return serving.ticks_figure(ticks, now), serving.tick_time_figure(s), serving.traffic_markdown(s, scheduler.noise, extra)
+
+
+def traffic(config: AppConfig) -> dict:
+    """The last minute's traffic as numbers (the load benchmark reads this): batch sizes, tokens/s, noise."""
+    scheduler = scheduler_for(get_model(config))
+    if scheduler is None:
+        return {"scheduler": False}
+    noise = scheduler.noise.value if scheduler.noise else None
+    return {"scheduler": True, "noise": noise, **summary(scheduler.log.recent(WINDOW_S), WINDOW_S)}
+
+
+def open_students(config: AppConfig, students, seconds):
+    students = validate.whole("Simulated students", students, 1, MAX_STUDENTS)
+    seconds = validate.whole("Seconds", seconds, 5, 300)
+    scheduler = scheduler_for(get_model(config))
+    if scheduler is None:
+        raise gr.Error("simulated students need the shared scheduler, which this server does not run")
+    simulated_class(scheduler).start(students, seconds)
+    gr.Info(f"{students} simulated students are stepping for {seconds} s.")
+
+
+def stop_students(config: AppConfig):
+    scheduler = scheduler_for(get_model(config))
+    if scheduler is not None:
+        simulated_class(scheduler).stop()
+
+
+def build(config: AppConfig) -> None:
+    with gr.Row():
+        gr.Markdown(INTRO)
+        gr.Markdown(TRY)
+    status = gr.Markdown()
+    with gr.Row():
+        ticks = gr.Plot(label="forward passes")
+        cost = gr.Plot(label="time per pass")
+    with gr.Row():
+        students = gr.Slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
+        seconds = gr.Slider(5, 300, value=60, step=5, label="Seconds")
+        open_btn = gr.Button("Open simulated students", variant="primary")
+        stop_btn = gr.Button("Stop them")
+        live = gr.Checkbox(value=True, label="Live (refresh every 2 s)")
+    timer = gr.Timer(2.0)
+    outputs = [ticks, cost, status]
+    read = lambda: refresh(config)
+    gr.on([timer.tick, open_btn.click], read, outputs=outputs, concurrency_limit=None, show_progress="hidden")
+    gr.api(lambda: traffic(config), api_name="traffic", concurrency_limit=None)
+    open_btn.click(lambda n, s: open_students(config, n, s), [students, seconds], concurrency_limit=None)
+    stop_btn.click(lambda: stop_students(config), concurrency_limit=None)
+    live.change(lambda on: gr.Timer(active=on), live, timer)
