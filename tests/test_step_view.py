@@ -7,9 +7,8 @@ from decoding.pipeline import SamplerSettings
 from decoding.sandbox import each_strategy_alone
 from ui import step_handlers as h
 from ui import step_view
-from ui.context import AppConfig
+from ui.context import RAW, AppConfig
 from ui.sessions import STORE
-from ui.step_lessons import RAW
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")

@@ -9,9 +9,10 @@ from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
 from ui import step_handlers as h
 from ui import step_view
-from ui.context import MODEL_QUEUE, AppConfig, gpu
+from ui.context import CHAT, RAW, AppConfig
+from ui.events import model_event, teach
 from ui.sessions import STORE
-from ui.step_lessons import CHAT, PRESETS, RAW, WALKTHROUGH
+from ui.step_lessons import PRESETS, WALKTHROUGH
 from ui.strategy_code import code_view
 from visuals import distribution, sequence
 from visuals.theme import empty_figure
@@ -117,53 +118,35 @@ def build(config: AppConfig) -> None:
 
     view = [chips, loop, stop_reason, chart, candidate, orders_md, numbers, run_id]
     side = [penalty_chart, timeline_chart, strategies_chart]
-    on_model = {"concurrency_id": MODEL_QUEUE, "show_progress": "minimal"}
     live = [run_id, mode, *knobs]
+
+    def on_model(triggers, fn, inputs, outputs=view, **options):
+        return model_event(triggers, fn, inputs, outputs, show_progress="minimal", **options)
 
     def then_side(event):  # the panels below the chart follow, so they never delay it
         return event.then(side_view, [run_id, *knobs], side, show_progress="hidden")
 
     preset.change(h.apply_preset, preset, [prompt, template, *knobs[:5], max_new, preset_note])
-    gr.on(
-        [model.change, prompt.blur, template.change, preset.change],
-        gpu(h.teach(partial(h.prompt_view, config))),
-        [model, prompt, template],
-        [templated, prompt_chips],
-        api_name="prompt_view",
-        **on_model,
-    )
-    then_side(
-        prefill_btn.click(
-            gpu(h.teach(partial(h.prefill, config))),
-            [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs],
-            view,
-            api_name="prefill",
-            **on_model,
-        )
-    )
-    then_side(step_btn.click(gpu(h.teach(h.step)), live, view, **on_model))
-    then_side(back_btn.click(gpu(h.teach(h.back)), live, view, **on_model))
-    then_side(force_btn.click(gpu(h.teach(h.force)), [run_id, candidate, mode, *knobs], view, **on_model))
-    then_side(click_btn.click(gpu(h.teach(h.force)), [run_id, click_box, mode, *knobs], view, **on_model))
-    run_n = run_n_btn.click(gpu(h.teach(h.run_steps)), [run_id, n_steps, mode, *knobs], view, **on_model)
-    run_end = end_btn.click(gpu(h.teach(h.run_to_end)), live, view, **on_model)
+    prompt_triggers = [model.change, prompt.blur, template.change, preset.change]
+    on_model(prompt_triggers, partial(h.prompt_view, config), [model, prompt, template], [templated, prompt_chips],
+             api_name="prompt_view")  # fmt: skip
+    prefill_inputs = [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs]
+    then_side(on_model(prefill_btn.click, partial(h.prefill, config), prefill_inputs, api_name="prefill"))
+    then_side(on_model(step_btn.click, h.step, live))
+    then_side(on_model(back_btn.click, h.back, live))
+    then_side(on_model(force_btn.click, h.force, [run_id, candidate, mode, *knobs]))
+    then_side(on_model(click_btn.click, h.force, [run_id, click_box, mode, *knobs]))
+    run_n = on_model(run_n_btn.click, h.run_steps, [run_id, n_steps, mode, *knobs])
+    run_end = on_model(end_btn.click, h.run_to_end, live)
     then_side(run_n)
     then_side(run_end)
     then_side(stop_btn.click(None, cancels=[run_n, run_end]))
     then_side(reset_btn.click(h.reset, run_id, view))
-    then_side(
-        gr.on(
-            [k.release for k in knobs[:-1]] + [knobs[-1].change],
-            gpu(h.teach(h.settings_changed)),
-            live,
-            view,
-            trigger_mode="always_last",
-            **on_model,
-        )
-    )
-    mode.change(h.teach(step_view.redraw_chart), [run_id, mode], chart)
-    save_btn.click(h.teach(h.save_trace), run_id, files)
-    then_side(upload.upload(h.teach(h.load_trace), [run_id, upload, mode, knobs[-1]], view))
+    knob_moves = [k.release for k in knobs[:-1]] + [knobs[-1].change]
+    then_side(on_model(knob_moves, h.settings_changed, live, trigger_mode="always_last"))
+    mode.change(teach(step_view.redraw_chart), [run_id, mode], chart)
+    save_btn.click(teach(h.save_trace), run_id, files)
+    then_side(upload.upload(teach(h.load_trace), [run_id, upload, mode, knobs[-1]], view))
 
 
 def _prompt_controls(config: AppConfig):

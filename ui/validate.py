@@ -2,10 +2,10 @@
 
 A slider or number box usually sends a float, but a cleared box sends None, an API client can send a string,
 NaN or infinity, and a pasted stop-string list can hold anything. Each helper returns a clean Python value or
-raises a ValueError that names the control, the value it got and the allowed range; the step handlers turn
-that into a gr.Error. Ranges the engine already checks (temperature, top-p, penalties, max new tokens) stay
-there, written once: `real` and `integral` only convert what is clearly a number and pass anything else
-through unchanged, so the engine's own message names it.
+raises a ValueError that names the control, the value it got and the allowed range; `ui.events.teach` turns
+that into a gr.Error. Every tab checks its controls with these helpers. Ranges the engine already checks
+(temperature, top-p, penalties, max new tokens) stay there, written once: `real` and `integral` only convert
+what is clearly a number and pass anything else through unchanged, so the engine's own message names it.
 """
 
 import math
@@ -49,6 +49,22 @@ def whole(name: str, value, lo: int, hi: int, note: str = "") -> int:
         extra = f" ({note})" if note else ""
         raise ValueError(f"{name} must be a whole number in [{lo}, {hi}]{extra}, got {_short(value)}")
     return int(parsed)
+
+
+def number(name: str, value, lo: float, hi: float, allowed: str) -> float:
+    """A finite number in [lo, hi], or a ValueError naming `name`, the range in words (`allowed`) and what came."""
+    parsed = _parse(value)
+    if parsed is None or not lo <= parsed <= hi:
+        raise ValueError(f"{name} must be {allowed}, got {_short(value)}")
+    return parsed
+
+
+def picked(name: str, values, allowed) -> list:
+    """The ticked boxes of a checkbox group: at least one, each one of `allowed`; or a ValueError naming `name`."""
+    values = list(values or [])
+    if not values or any(v not in allowed for v in values):
+        raise ValueError(f"{name}: tick at least one of {', '.join(map(str, allowed))}, got {_short(values)}")
+    return values
 
 
 def choice(name: str, value, allowed) -> str:
