@@ -241,3 +241,21 @@ def test_a_file_that_is_not_a_trace_is_refused_and_the_session_keeps_its_run(ses
     assert_teaches(lambda: load(session, str(path), MODES[0], "transformers"), "not a Decoding Lab trace")
     assert len(STORE) == live  # nothing half-loaded was left behind
     assert_usable(session)
+
+
+@pytest.mark.parametrize("value", [None, float("nan"), float("inf"), "warm", True, 5.5, -0.1])
+def test_a_number_out_of_its_range_names_the_control_the_range_and_the_value(value):
+    with pytest.raises(ValueError) as info:
+        validate.number("temperature", value, 0.0, 5.0, "between 0 (greedy) and 5")
+    assert str(info.value) == f"temperature must be between 0 (greedy) and 5, got {value!r}"
+
+
+def test_a_number_in_range_comes_back_as_a_float():
+    assert validate.number("top-p", "0.5", 0.01, 1.0, "between 0.01 and 1") == 0.5
+
+
+@pytest.mark.parametrize("ticked", [None, [], [2, 3], ["x"]])
+def test_a_checkbox_group_needs_one_allowed_box_ticked(ticked):
+    with pytest.raises(ValueError, match=r"batch sizes: tick at least one of 2, 4, 8, got"):
+        validate.picked("batch sizes", ticked, [2, 4, 8])
+    assert validate.picked("batch sizes", [8, 2], [2, 4, 8]) == [8, 2]

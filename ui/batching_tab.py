@@ -10,7 +10,7 @@ from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
 from decoding.batching.experiment import DEFAULTS
 from ui import batching_handlers as h
 from ui.context import AppConfig
-from ui.events import model_event
+from ui.events import PROGRESS, model_event
 from visuals import batching as vis
 
 INTRO = """## Temperature 0 & batching
@@ -30,7 +30,6 @@ CONDITION_CHOICES = [
     ("padded: other prompts of other lengths, left-padded", "padded"),
 ]
 assert {v for _, v in CONDITION_CHOICES} == set(CONDITIONS)
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
 
 
 def build(config: AppConfig) -> None:

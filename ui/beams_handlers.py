@@ -11,13 +11,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import gradio as gr
-
 from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model
+from ui.events import PROGRESS
 from ui.sessions import Expiring
 from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
@@ -65,7 +64,6 @@ class SearchStore(Expiring):
 
 
 SEARCHES = SearchStore()
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
 
 
 def settings(k, penalty, early, max_new) -> tuple:

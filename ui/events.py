@@ -13,6 +13,7 @@ import gradio as gr
 
 from decoding.watch import Watch
 
+PROGRESS = gr.Progress()  # the default of a handler's `progress` argument: gradio fills it in for that handler
 MODEL_QUEUE = "model"
 # the options of every model event: one shared queue, one event at a time
 MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": 1}

@@ -6,7 +6,7 @@ import gradio as gr
 from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_experiment
 from ui import validate
 from ui.context import AppConfig, get_model
-from ui.events import CancelFlags, model_event
+from ui.events import PROGRESS, CancelFlags, model_event
 from visuals.repetition import CSS, findings_markdown, repetition_figure, texts_html
 from visuals.repetition_captions import headline
 from visuals.theme import empty_figure
@@ -34,7 +34,6 @@ PRESETS = {  # name: (message, words that should repeat)
 }
 DEFAULT_PRESET = "a song about friendship"  # greedy loops from about token 50 on the bundled model
 DEFAULT_TOKENS = 150  # six settings × 150 tokens ≈ a minute at ~20 tokens/s (two CPU cores)
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
 MAX_SEED = 2**31 - 1
 CANCEL = CancelFlags()
 

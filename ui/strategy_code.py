@@ -8,8 +8,6 @@ import gradio as gr
 from decoding.sandbox import SOURCE
 from visuals.strategies import NAMES
 
-CHOICES = [(NAMES.get(name, name), name) for name in SOURCE]
-
 
 def strategy_source(name: str) -> str:
     """The source of the function behind strategy `name` (greedy, temperature, top_k, top_p, min_p, ...)."""

@@ -6,7 +6,7 @@ from decoding.timing import roofline as rl
 from decoding.timing.sweeps import PLANS, Measurements, measure_all
 from ui import validate
 from ui.context import AppConfig, get_model
-from ui.events import CancelFlags, model_event, teach
+from ui.events import PROGRESS, CancelFlags, model_event, teach
 from visuals.roofline import roofline_figure
 from visuals.theme import empty_figure
 from visuals.timing import batch_figure, cache_figure, phases_figure, request_figure
@@ -40,7 +40,6 @@ EDITABLE = ("model", "params_b", "bytes_per_param", "layers", "kv_heads", "head_
 RESULTS = ("model", "hardware", "weights_gb", "floor_ms", "measured_ms", "mbu", "max_tokens_per_s", "kv_gb_per_seq",
            "sequences_fit")  # fmt: skip
 INTEGERS = ("layers", "kv_heads", "head_dim", "context")
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
 CANCEL = CancelFlags()
 
 
