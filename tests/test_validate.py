@@ -259,3 +259,17 @@ def test_a_checkbox_group_needs_one_allowed_box_ticked(ticked):
     with pytest.raises(ValueError, match=r"batch sizes: tick at least one of 2, 4, 8, got"):
         validate.picked("batch sizes", ticked, [2, 4, 8])
     assert validate.picked("batch sizes", [8, 2], [2, 4, 8]) == [8, 2]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_a_whole_number_box_lets_nan_reach_the_check_that_names_the_box(bad):
+    with pytest.raises((ValueError, OverflowError)):  # gr.Number's own rounding: gradio's bare "Error"
+        gr.Number(0, precision=0).preprocess(bad)
+    value = validate.WholeNumber(0, label="Seed").preprocess(bad)
+    assert_teaches(lambda: teach(validate.whole)("seed", value, 0, 2**32 - 1), "seed", "[0, 4294967295]", "got ")
+
+
+def test_a_whole_number_box_rounds_like_gr_number_and_is_drawn_as_one():
+    box = validate.WholeNumber(0)
+    assert box.preprocess(5.6) == 6 and box.preprocess(None) is None
+    assert box.get_block_name() == "number" and box.api_info() == {"type": "integer"}

@@ -4,6 +4,7 @@ import gradio as gr
 
 from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
+from ui import validate
 from ui.context import CHAT, RAW, AppConfig
 from ui.step_lessons import PRESETS
 
@@ -90,9 +91,9 @@ def _advanced_controls():
         label="Frequency penalty",
         info="subtracts per repeat of a generated token; 0 = off; usual 0-1",
     )
-    seed = gr.Number(0, precision=0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1")
-    max_new = gr.Number(
-        48, precision=0, label="Max new tokens", elem_id="knob-max-new", info="stop after this many; 1-4096"
+    seed = validate.WholeNumber(0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1")
+    max_new = validate.WholeNumber(
+        48, label="Max new tokens", elem_id="knob-max-new", info="stop after this many; 1-4096"
     )
     stops = gr.Textbox(
         "",

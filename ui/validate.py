@@ -11,6 +11,8 @@ what is clearly a number and pass anything else through unchanged, so the engine
 import math
 import re
 
+import gradio as gr
+
 from decoding.stopping import MAX_STOP_LENGTH, MAX_STOP_STRINGS
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
@@ -100,3 +102,21 @@ def _short(value, limit: int = 60) -> str:
     """repr(value), cut so a pasted novel does not fill the error message."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+class WholeNumber(gr.Number):
+    """A number box for a whole number (gr.Number with precision 0) whose NaN or infinity reaches the handler.
+
+    gr.Number rounds in its own preprocessing, where NaN or infinity (an API client can send them) fails with
+    gradio's bare "Error"; passed on unrounded, the handler's check (`whole`) names the box and its range.
+    """
+
+    is_template = True  # drawn by gr.Number's own frontend
+
+    def __init__(self, value=None, **kwargs):
+        super().__init__(value, precision=0, **kwargs)
+
+    def preprocess(self, payload):
+        if isinstance(payload, float) and not math.isfinite(payload):
+            return payload
+        return super().preprocess(payload)
