@@ -58,7 +58,7 @@ def build(config: AppConfig) -> None:
     with gr.Row():
         tokens = gr.Slider(*TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting")
         n_seeds = gr.Slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting")
-        seed = validate.WholeNumber(0, label="First seed")
+        seed = validate.whole_number_box(0, label="First seed")
     gr.Markdown(
         "Stops only at the end-of-sequence token or the token limit. Six settings × 150 tokens take about a minute "
         "on two CPU cores; each extra seed adds one run per sampled setting.",

@@ -91,8 +91,8 @@ def _advanced_controls():
         label="Frequency penalty",
         info="subtracts per repeat of a generated token; 0 = off; usual 0-1",
     )
-    seed = validate.WholeNumber(0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1")
-    max_new = validate.WholeNumber(
+    seed = validate.whole_number_box(0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1")
+    max_new = validate.whole_number_box(
         48, label="Max new tokens", elem_id="knob-max-new", info="stop after this many; 1-4096"
     )
     stops = gr.Textbox(

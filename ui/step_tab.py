@@ -71,7 +71,7 @@ def build(config: AppConfig) -> None:
                 step_btn = gr.Button("Step", variant="primary", elem_id="btn-step")
                 back_btn = gr.Button("Back", elem_id="btn-back")
                 run_n_btn = gr.Button("Run N", elem_id="btn-run-n")
-                n_steps = validate.WholeNumber(5, container=False, min_width=70, scale=0, elem_id="run-n")
+                n_steps = validate.whole_number_box(5, container=False, min_width=70, scale=0, elem_id="run-n")
                 end_btn = gr.Button("Run to end", elem_id="btn-run-end")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="btn-stop")
                 reset_btn = gr.Button("Reset", elem_id="btn-reset")

@@ -104,19 +104,10 @@ def _short(value, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
-class WholeNumber(gr.Number):
-    """A number box for a whole number (gr.Number with precision 0) whose NaN or infinity reaches the handler.
+def whole_number_box(value: int, **kwargs) -> gr.Number:
+    """A number box for a whole number that the handler checks with `whole` (or the engine), unrounded.
 
-    gr.Number rounds in its own preprocessing, where NaN or infinity (an API client can send them) fails with
-    gradio's bare "Error"; passed on unrounded, the handler's check (`whole`) names the box and its range.
+    gr.Number(precision=0) rounds in gradio's own preprocessing, where NaN or infinity (an API client can send
+    them) fails with a bare "Error"; unrounded, they reach the check that names the box and its range.
     """
-
-    is_template = True  # drawn by gr.Number's own frontend
-
-    def __init__(self, value=None, **kwargs):
-        super().__init__(value, precision=0, **kwargs)
-
-    def preprocess(self, payload):
-        if isinstance(payload, float) and not math.isfinite(payload):
-            return payload
-        return super().preprocess(payload)
+    return gr.Number(value, precision=None, step=1, **kwargs)
