@@ -13,15 +13,7 @@ from ui import validate
 from ui.context import AppConfig, get_model
 from ui.events import CancelFlags
 from visuals import batching as vis
-from visuals.batching_captions import (
-    causes_markdown,
-    fix_caption,
-    headline,
-    noise_caption,
-    scatter_caption,
-    tally_caption,
-    texts_caption,
-)
+from visuals import batching_captions as captions
 
 BATCH_CHOICES = [2, 4, 8, 16, 32]
 CANCEL = CancelFlags()
@@ -64,13 +56,13 @@ def many(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, progres
         gr.Warning("Many runs cancelled.")
         return gr.skip(), gr.skip()
     groups = [(p["prompt"], p["completions"]) for p in tally.per_prompt]
-    return vis.tally_figure(groups, f"{config.model_id} · {dtype}"), tally_caption(tally, len(sizes))
+    return vis.tally_figure(groups, f"{config.model_id} · {dtype}"), captions.tally_caption(tally, len(sizes))
 
 
 def empty_views() -> tuple:
     """What the run's outputs show before the first run."""
     return ("*No run yet: press **Run** (under a minute on a CPU).*", vis.texts_html(None, []), "",
-            vis.noise_figure(None, []), "", vis.scatter_figure([]), "", causes_markdown(lab.CAUSES), "",
+            vis.noise_figure(None, []), "", vis.scatter_figure([]), "", captions.causes_markdown(lab.CAUSES), "",
             "*Press **Run**: with batch-invariant mode ticked, each batch reruns with batch-1 shapes.*")  # fmt: skip
 
 
@@ -79,8 +71,8 @@ def views(exp) -> tuple:
     label = f"{exp.model} · {exp.device} · {exp.dtype} · {exp.condition}"
     fix = vis.texts_html(exp.solo, exp.invariant_rows) if exp.invariant_rows else ""
     return (
-        headline(exp), vis.texts_html(exp.solo, exp.rows), texts_caption(exp),
-        vis.noise_figure(exp.solo, exp.rows, label), noise_caption(exp),
-        vis.scatter_figure(exp.rows, label), scatter_caption(exp),
-        causes_markdown(lab.CAUSES, exp, lab.causes(exp)), fix, fix_caption(exp),
+        captions.headline(exp), vis.texts_html(exp.solo, exp.rows), captions.texts_caption(exp),
+        vis.noise_figure(exp.solo, exp.rows, label), captions.noise_caption(exp),
+        vis.scatter_figure(exp.rows, label), captions.scatter_caption(exp),
+        captions.causes_markdown(lab.CAUSES, exp, lab.causes(exp)), fix, captions.fix_caption(exp),
     )  # fmt: skip
