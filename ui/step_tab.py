@@ -51,7 +51,7 @@ def side_view(run_id, *knobs):
     """The panels below the chart; bad settings are reported by the step itself, so they just keep their look."""
     try:
         settings = h.settings_from(*knobs)
-    except (ValueError, TypeError, gr.Error):
+    except (ValueError, TypeError):  # gr.Error is a ValueError
         settings = None
     return step_view.side_view(run_id, settings)
 
