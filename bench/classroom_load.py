@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from gradio_client import Client  # noqa: E402
 
 from tests.test_app_e2e import start_app  # noqa: E402
-from ui.step_lessons import RAW  # noqa: E402
+from ui.context import RAW  # noqa: E402
 from visuals.distribution import MODES  # noqa: E402
 
 GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, engine order

@@ -214,24 +214,6 @@ def temperature_sweep(logits, temperatures=TEMPERATURES, top_p: float = 0.9, min
     return Sweep(list(temperatures), top_p, min_p, x.numel(), counts["pk"], counts["mk"], counts["pm"], counts["mm"])
 
 
-def describe_sweep(s: Sweep) -> str:
-    """One or two sentences that say what the sweep measured, built from its numbers."""
-    t0, t1 = s.temperatures[0], s.temperatures[-1]
-    p0, p1, m0, m1 = s.top_p_kept[0], s.top_p_kept[-1], s.min_p_kept[0], s.min_p_kept[-1]
-    text = (
-        f"On these logits ({s.vocab:,} tokens): from T = {t0:g} to T = {t1:g}, top-p {s.top_p:g} keeps "
-        f"{p0:,} → {p1:,} tokens and min-p {s.min_p:g} keeps {m0:,} → {m1:,}."
-    )
-    if 1.0 in s.temperatures:
-        i = s.temperatures.index(1.0)
-        text += f" At T = 1 (the model's own distribution): top-p {s.top_p_kept[i]:,}, min-p {s.min_p_kept[i]:,}."
-    if p1 >= 10 * m1:
-        return text + f" At T = {t1:g} top-p keeps {p1 / m1:,.0f}× as many tokens as min-p: the flat tail floods in."
-    if p1 > m1:
-        return text + f" At T = {t1:g} top-p keeps {p1 / m1:.1f}× as many tokens as min-p."
-    return text + f" At T = {t1:g} min-p keeps as many tokens as top-p or more: the tail here is close to the top."
-
-
 def _vector(logits) -> torch.Tensor:
     x = torch.as_tensor(logits).detach().to(dtype=torch.float32)
     if x.dim() != 1 or x.numel() < 2:

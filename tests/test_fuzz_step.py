@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from decoding.models import TINY
 from ui import step_handlers as h
-from ui.context import AppConfig
+from ui.context import CHAT, RAW, AppConfig
+from ui.events import teach
 from ui.sessions import STORE
-from ui.step_lessons import CHAT, RAW
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -60,15 +60,15 @@ def act(run_id, action) -> None:
     name, *args, knobs = action
     mode = MODES[0]
     if name == "step":
-        h.teach(h.step)(run_id, mode, *knobs)
+        teach(h.step)(run_id, mode, *knobs)
     elif name == "back":
-        h.teach(h.back)(run_id, mode, *knobs)
+        teach(h.back)(run_id, mode, *knobs)
     elif name == "preview":
-        h.teach(h.settings_changed)(run_id, mode, *knobs)
+        teach(h.settings_changed)(run_id, mode, *knobs)
     elif name == "force":
-        h.teach(h.force)(run_id, args[0], mode, *knobs)
+        teach(h.force)(run_id, args[0], mode, *knobs)
     else:
-        list(h.teach(h.run_steps)(run_id, args[0], mode, *knobs))
+        list(teach(h.run_steps)(run_id, args[0], mode, *knobs))
 
 
 def assert_consistent(run_id) -> None:
@@ -95,7 +95,7 @@ def test_step_handlers_raise_nothing_but_gr_error(tiny, model, message, template
     if model is not None and model != TINY and isinstance(model, str):
         model = f"not-a-model:{model}"  # never a real hub id: this test must not reach for the network
     try:
-        run_id = h.teach(h.prefill)(CONFIG, None, model, message, template, seed, max_new, stops, MODES[0], *knobs)[-1]
+        run_id = teach(h.prefill)(CONFIG, None, model, message, template, seed, max_new, stops, MODES[0], *knobs)[-1]
     except gr.Error as err:
         assert err.message
         event(f"prefill refused: {err.message[:25]}")

@@ -14,9 +14,9 @@ import pytest
 from decoding.models import BUNDLED, EXTRA_ENV, TINY, allowed_models, cache_root
 from ui import context
 from ui import step_handlers as h
-from ui.context import AppConfig, get_model
+from ui.context import RAW, AppConfig, get_model
+from ui.events import teach
 from ui.sessions import STORE
-from ui.step_lessons import RAW
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -58,9 +58,9 @@ def test_a_released_run_id_reads_nothing(tiny):
     run_id = prefill("alpha", 1)
     h.reset(run_id)
     with pytest.raises(gr.Error, match="press Prefill"):
-        h.teach(h.step)(run_id, MODES[0], *SAMPLING)
+        teach(h.step)(run_id, MODES[0], *SAMPLING)
     with pytest.raises(gr.Error, match="press Prefill"):
-        h.teach(h.save_trace)(run_id)
+        teach(h.save_trace)(run_id)
 
 
 def test_an_expired_run_id_reads_nothing(tiny, monkeypatch):
@@ -69,7 +69,7 @@ def test_an_expired_run_id_reads_nothing(tiny, monkeypatch):
     run_id = prefill("alpha", 1)
     now[0] += STORE.ttl_s + 1
     with pytest.raises(gr.Error, match="expired"):
-        h.teach(h.step)(run_id, MODES[0], *SAMPLING)
+        teach(h.step)(run_id, MODES[0], *SAMPLING)
 
 
 def test_closing_the_page_releases_its_run():
@@ -124,7 +124,7 @@ def test_the_browser_cannot_load_a_path_or_an_unlisted_hub_id(model_id, monkeypa
     calls = []
     monkeypatch.setattr(context, "load_model", lambda *a, **k: calls.append(a))
     with pytest.raises(gr.Error, match="is not available here"):
-        h.teach(h.prefill)(CONFIG, None, model_id, "hello", RAW, 0, 4, "", MODES[0], *SAMPLING)
+        teach(h.prefill)(CONFIG, None, model_id, "hello", RAW, 0, 4, "", MODES[0], *SAMPLING)
     assert calls == []  # nothing from the browser reached the loader
 
 

@@ -67,3 +67,8 @@ def test_bundled_model_is_smollm2_with_its_end_of_turn_token(bundled):
     assert bundled.tokenizer.convert_ids_to_tokens(list(bundled.eos_ids)) == ["<|im_end|>"]
     assert bundled.model.config.num_hidden_layers == 30
     assert (models.bundled_cache_dir() / "model.safetensors").exists()
+
+
+def test_every_loaded_model_is_warmed_up_before_anyone_times_it(tiny):
+    assert tiny.warm_up_ms is not None and tiny.warm_up_ms > 0
+    assert tiny.load_seconds * 1e3 >= tiny.warm_up_ms  # the warm-up is part of loading, not of the first lesson

@@ -10,7 +10,6 @@ from decoding.pipeline import SamplerSettings
 from decoding.sandbox import (
     MAX_VOCAB,
     compare_orders,
-    describe_sweep,
     each_strategy_alone,
     parse_logits,
     preset_logits,
@@ -123,14 +122,6 @@ def test_top_p_and_min_p_on_the_reference_exercise():
     assert max(sweep.min_p_kept) == 5
     assert all(m >= 0.9 - 1e-4 for m in sweep.top_p_mass)
     assert sweep.min_p_mass[-1] < 0.01  # at T = 3 min-p's few tokens hold under 1% of the flattened mass
-
-
-def test_describe_sweep_states_the_measured_numbers():
-    text = describe_sweep(temperature_sweep(preset_logits("reference exercise")))
-    assert "2 → 28,792" in text and "3 → 5" in text and "top-p 22,782, min-p 3" in text
-    assert "5,758×" in text and "floods" in text  # 28,792 / 5
-    calm = describe_sweep(temperature_sweep(preset_logits("flat")))
-    assert "floods" not in calm
 
 
 def test_parse_logits_reads_numbers_repeats_and_ramps():

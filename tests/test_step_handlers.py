@@ -6,9 +6,9 @@ import pytest
 
 from decoding.models import TINY
 from ui import step_handlers as h
-from ui.context import AppConfig
+from ui.context import RAW, AppConfig
+from ui.events import teach
 from ui.sessions import STORE
-from ui.step_lessons import RAW
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -72,14 +72,14 @@ def test_a_saved_trace_replays_without_a_model(tiny):
 )
 def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
     with pytest.raises(gr.Error, match=message):
-        h.teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], *knobs)
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], *knobs)
 
 
 def test_max_new_tokens_out_of_range_is_refused(tiny):
     with pytest.raises(gr.Error, match=r"max_new_tokens must be an integer in \[1, 4096\]"):
-        h.teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], *KNOBS)
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], *KNOBS)
 
 
 def test_step_without_a_run_says_to_prefill():
     with pytest.raises(gr.Error, match="press Prefill"):
-        h.teach(h.step)("no-such-run", MODES[0], *KNOBS)
+        teach(h.step)("no-such-run", MODES[0], *KNOBS)

@@ -1,4 +1,5 @@
-"""The step tab's side panels: each strategy alone is drawn from the pending logits of the session's own run."""
+"""What the step tab shows for a tiny-model run: the prompt's chips and one chip per step, the loop's phase, the
+chart's bars with the chosen one marked, the numbers line; and the side panels drawn from the session's own run."""
 
 import plotly.graph_objects as go
 
@@ -7,13 +8,42 @@ from decoding.pipeline import SamplerSettings
 from decoding.sandbox import each_strategy_alone
 from ui import step_handlers as h
 from ui import step_view
-from ui.context import AppConfig
+from ui.context import RAW, AppConfig
 from ui.sessions import STORE
-from ui.step_lessons import RAW
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
 KNOBS = [0.7, 5, 0.9, 0.05, 1.0, 0.0, 0.0, "transformers"]
+GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]
+
+
+def bars(fig: go.Figure) -> dict[str, list[int]]:
+    """The chart's token ids per trace (one trace per fate: chosen, kept, removed by ...)."""
+    return {t.name: [c[0] for c in t.customdata] for t in fig.data}
+
+
+def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
+    chips, loop, stop, chart, picker, orders, numbers, run_id = h.prefill(
+        CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *GREEDY
+    )
+    assert chips.count('class="tok prompt"') == 5 and 'class="tok gen' not in chips
+    assert "prefill: one forward pass over the whole prompt (5 tokens)" in loop and "<b>running</b>" in stop
+    assert bars(chart).keys() == {"kept"} and len(bars(chart)["kept"]) == step_view.TOP_N  # a preview: none chosen
+    assert len(picker["choices"]) == step_view.TOP_N and "transformers" in orders
+    assert numbers == ""  # no token yet, so no time per token
+
+    chips, loop, _, chart, picker, _, numbers, _ = h.step(run_id, MODES[0], *GREEDY)
+    first = STORE.get(run_id).trace.token_ids[0]
+    top = picker["choices"][0][1]
+    assert chips.count('class="tok gen"') == 1 and "step 1: one forward pass over 6 tokens" in loop
+    assert bars(chart)["chosen"] == [first] == [top]  # greedy chose the top bar
+    assert sum(len(ids) for ids in bars(chart).values()) == step_view.TOP_N
+    assert "**TTFT**" in numbers and "**time per output token** — ·" in numbers  # one token: no decode step yet
+
+    chips, _, _, _, _, _, numbers, _ = h.step(run_id, MODES[0], *GREEDY)
+    assert chips.count('class="tok gen"') == 2
+    assert "**time per output token** —" not in numbers and "server-ms" in numbers
+    STORE.release(run_id)
 
 
 def test_strategies_panel_follows_the_pending_logits(tiny):
@@ -22,7 +52,7 @@ def test_strategies_panel_follows_the_pending_logits(tiny):
     _, _, before = step_view.side_view(run_id, settings)
     h.step(run_id, MODES[0], *KNOBS)
     _, _, after = step_view.side_view(run_id, settings)
-    assert isinstance(before, go.Figure) and isinstance(after, go.Figure)
+    assert [sum("keeps" in (a.text or "") for a in f.layout.annotations) for f in (before, after)] == [5, 5]
     expected = each_strategy_alone(STORE.get(run_id).run.logits, settings, step_view.TOP_N)
     kept = [r.kept for r in expected]
     assert [r.name for r in expected] == ["greedy", "temperature", "top_k", "top_p", "min_p"]
@@ -34,4 +64,10 @@ def test_strategies_panel_follows_the_pending_logits(tiny):
 
 def test_no_run_gives_blank_panels():
     pen, time_fig, strategies = step_view.side_view(None, SamplerSettings())
-    assert all(isinstance(f, go.Figure) for f in (pen, time_fig, strategies))
+    blanks = [f.layout.annotations[0].text for f in (pen, time_fig, strategies)]
+    assert blanks == [
+        "Penalties appear here once a run starts",
+        "Press Prefill, then Step: each step's time appears here",
+        step_view.STRATEGIES_BLANK,
+    ]
+    assert all(not f.data for f in (pen, time_fig, strategies))

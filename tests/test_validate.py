@@ -9,9 +9,9 @@ from decoding.models import TINY
 from decoding.prompts import MAX_PROMPT_CHARS
 from ui import step_handlers as h
 from ui import validate
-from ui.context import AppConfig
+from ui.context import CHAT, RAW, AppConfig
+from ui.events import teach
 from ui.sessions import STORE
-from ui.step_lessons import CHAT, RAW
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -37,11 +37,11 @@ def knobs(**changes) -> list:
 def prefill(run_id=None, knob_changes=None, **changes):
     a = {**GOOD, **changes}
     args = (a["model"], a["message"], a["template"], a["seed"], a["max_new"], a["stops"], a["mode"])
-    return h.teach(h.prefill)(CONFIG, run_id, *args, *knobs(**(knob_changes or {})))
+    return teach(h.prefill)(CONFIG, run_id, *args, *knobs(**(knob_changes or {})))
 
 
 def step(run_id, **knob_changes):
-    return h.teach(h.step)(run_id, MODES[0], *knobs(**knob_changes))
+    return teach(h.step)(run_id, MODES[0], *knobs(**knob_changes))
 
 
 @pytest.fixture
@@ -139,8 +139,8 @@ def test_bad_knobs_on_step_back_and_preview_change_nothing(session, knob_changes
     step(session)
     tokens = STORE.get(session).trace.token_ids
     assert_teaches(lambda: step(session, **knob_changes), *parts)
-    assert_teaches(lambda: h.teach(h.back)(session, MODES[0], *knobs(**knob_changes)), *parts)
-    assert_teaches(lambda: h.teach(h.settings_changed)(session, MODES[0], *knobs(**knob_changes)), *parts)
+    assert_teaches(lambda: teach(h.back)(session, MODES[0], *knobs(**knob_changes)), *parts)
+    assert_teaches(lambda: teach(h.settings_changed)(session, MODES[0], *knobs(**knob_changes)), *parts)
     assert STORE.get(session).trace.token_ids == tokens
     assert_usable(session)
 
@@ -151,20 +151,20 @@ def test_a_bad_forced_token_names_the_range_and_leaves_the_run_as_it_was(session
     reference = prefill()[-1]  # the same run without the bad force
     step(reference)
     step(reference)
-    assert_teaches(lambda: h.teach(h.force)(session, force_id, MODES[0], *knobs()), f"[0, {VOCAB - 1}]", "got")
+    assert_teaches(lambda: teach(h.force)(session, force_id, MODES[0], *knobs()), f"[0, {VOCAB - 1}]", "got")
     assert_usable(session)
     assert STORE.get(session).trace.token_ids == STORE.get(reference).trace.token_ids
     STORE.release(reference)
 
 
 def test_a_forced_token_from_the_click_box_arrives_as_text_and_works(session):
-    h.teach(h.force)(session, "65", MODES[0], *knobs())
+    teach(h.force)(session, "65", MODES[0], *knobs())
     assert STORE.get(session).trace.token_ids == [65]
 
 
 @pytest.mark.parametrize("n", [0, -3, 2.5, None, float("nan"), float("inf"), 5000, "many"])
 def test_run_n_refuses_a_bad_n_with_the_range(session, n):
-    assert_teaches(lambda: list(h.teach(h.run_steps)(session, n, MODES[0], *knobs())), "[1, 4096]", "got")
+    assert_teaches(lambda: list(teach(h.run_steps)(session, n, MODES[0], *knobs())), "[1, 4096]", "got")
     assert_usable(session)
 
 
@@ -174,12 +174,12 @@ def test_step_after_the_run_stopped_says_so_and_back_still_works(session):
     assert entry.run.done and len(entry.trace.steps) == GOOD["max_new"]
     assert_teaches(lambda: step(session), "the run has stopped", "max_new_tokens")
     assert len(entry.extras) == len(entry.trace.steps)
-    h.teach(h.back)(session, MODES[0], *knobs())
+    teach(h.back)(session, MODES[0], *knobs())
     assert_usable(session)
 
 
 def test_back_with_nothing_to_undo_says_so(session):
-    assert_teaches(lambda: h.teach(h.back)(session, MODES[0], *knobs()), "nothing to go back to")
+    assert_teaches(lambda: teach(h.back)(session, MODES[0], *knobs()), "nothing to go back to")
     assert_usable(session)
 
 
@@ -237,7 +237,39 @@ def test_a_file_that_is_not_a_trace_is_refused_and_the_session_keeps_its_run(ses
     path = tmp_path / "trace.json"
     path.write_bytes(content)
     live = len(STORE)
-    load = h.teach(h.load_trace)
+    load = teach(h.load_trace)
     assert_teaches(lambda: load(session, str(path), MODES[0], "transformers"), "not a Decoding Lab trace")
     assert len(STORE) == live  # nothing half-loaded was left behind
     assert_usable(session)
+
+
+@pytest.mark.parametrize("value", [None, float("nan"), float("inf"), "warm", True, 5.5, -0.1])
+def test_a_number_out_of_its_range_names_the_control_the_range_and_the_value(value):
+    with pytest.raises(ValueError) as info:
+        validate.number("temperature", value, 0.0, 5.0, "between 0 (greedy) and 5")
+    assert str(info.value) == f"temperature must be between 0 (greedy) and 5, got {value!r}"
+
+
+def test_a_number_in_range_comes_back_as_a_float():
+    assert validate.number("top-p", "0.5", 0.01, 1.0, "between 0.01 and 1") == 0.5
+
+
+@pytest.mark.parametrize("ticked", [None, [], [2, 3], ["x"]])
+def test_a_checkbox_group_needs_one_allowed_box_ticked(ticked):
+    with pytest.raises(ValueError, match=r"batch sizes: tick at least one of 2, 4, 8, got"):
+        validate.picked("batch sizes", ticked, [2, 4, 8])
+    assert validate.picked("batch sizes", [8, 2], [2, 4, 8]) == [8, 2]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), 5.5])
+def test_a_whole_number_box_lets_nan_reach_the_check_that_names_the_box(bad):
+    if bad != 5.5:
+        with pytest.raises((ValueError, OverflowError)):  # gr.Number's own rounding: gradio's bare "Error"
+            gr.Number(0, precision=0).preprocess(bad)
+    value = validate.whole_number_box(0, label="Seed").preprocess(bad)
+    assert_teaches(lambda: teach(validate.whole)("seed", value, 0, 2**32 - 1), "seed", "[0, 4294967295]", "got ")
+
+
+def test_a_whole_number_box_passes_whole_numbers_and_a_cleared_box_through():
+    box = validate.whole_number_box(0)
+    assert box.preprocess(5) == 5 and box.preprocess(None) is None

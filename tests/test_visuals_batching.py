@@ -1,6 +1,6 @@
 """Figures of the batching lab, drawn from hand-made rows: flips where they happened, zeros drawn as zeros."""
 
-from decoding.batching.experiment import Experiment, RowResult
+from decoding.batching.experiment import RowResult
 from visuals import batching as vis
 
 SOLO_TEXTS = [" upon", " a", " time", ",", " there", " lived"]
@@ -129,33 +129,3 @@ def test_tally_labels_show_where_a_completion_leaves_the_most_common_one():
     other = common[:60] + " and her dog."
     fig = vis.tally_figure([("prompt", [(common, 5), (other, 1)])])
     assert "her dog" in fig.data[0].y[1] and fig.data[0].y[1].startswith("P1 #2 …")
-
-
-# the words under the charts (ui/batching_captions.py): they must never credit one cause with the other's effect
-def experiment(condition: str, dtype: str = "bfloat16") -> Experiment:
-    speed = {"batched": 40.0, "invariant": 16.0, "batch_size": 8, "slowdown": 2.5}
-    inv = row(8)
-    inv.invariant = True
-    return Experiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, [SAME, FLIPPED], [inv], speed, 1.0)
-
-
-def test_causes_credit_padding_only_in_the_padded_condition():
-    from ui.batching_captions import causes_markdown
-
-    padded, same = causes_markdown(experiment("padded")), causes_markdown(experiment("same-length"))
-    padding_row = next(line for line in padded.splitlines() if line.startswith("| **Padding"))
-    assert "**yes**" in padding_row
-    padding_row = next(line for line in same.splitlines() if line.startswith("| **Padding"))
-    assert "**yes**" not in padding_row and "nothing is padded" in padding_row
-    kernels = next(line for line in same.splitlines() if line.startswith("| **Batch-size"))
-    assert "only cause" in kernels
-
-
-def test_captions_name_the_flip_and_the_cost_of_the_fix():
-    from ui.batching_captions import fix_caption, headline, texts_caption
-
-    exp = experiment("padded")
-    assert "Batch 8 diverged at token 3" in texts_caption(exp) and "0.1" in texts_caption(exp)
-    assert "1 of 2 batch sizes wrote a different text" in headline(exp) and "padding" in headline(exp)
-    fix = fix_caption(exp)
-    assert "exactly 0" in fix and "16 tok/s" in fix and "40 tok/s" in fix and "2.5× slower" in fix

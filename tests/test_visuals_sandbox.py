@@ -1,13 +1,14 @@
-"""visuals/strategies.py and visuals/sandbox.py from hand-made results, and the sandbox tab's handler:
+"""visuals/strategies.py and visuals/sandbox.py from hand-made results (the sweep sentence from a real sweep), and the
+sandbox tab's handler:
 panels, bars and colours by fate, the sweep's axes, the order table, errors that name the value."""
 
 import gradio as gr
 import pytest
 
-from decoding.sandbox import Alone, OrderComparison, OrderResult, Sweep
+from decoding.sandbox import Alone, OrderComparison, OrderResult, Sweep, preset_logits, temperature_sweep
 from ui.sandbox_tab import sandbox_view
 from ui.strategy_code import strategy_source
-from visuals.sandbox import orders_table, sweep_figure
+from visuals.sandbox import describe_sweep, orders_table, sweep_figure
 from visuals.strategies import percent, strategies_figure
 from visuals.theme import CHOSEN, KEPT, REMOVED
 
@@ -119,6 +120,14 @@ def test_sandbox_view_builds_every_output():
     strategies, sweep, sentence, orders = sandbox_view("10, 9.9, 9.8, 5, 4, 0 x 95", 1.0, 0, 0.9, 0.1)
     assert len(strategies.layout.annotations) == 5 and "top-p 0.9" in sentence
     assert "transformers" in orders
+
+
+def test_describe_sweep_states_the_measured_numbers():
+    text = describe_sweep(temperature_sweep(preset_logits("reference exercise")))
+    assert "2 → 28,792" in text and "3 → 5" in text and "top-p 22,782, min-p 3" in text
+    assert "5,758×" in text and "floods" in text  # 28,792 / 5
+    calm = describe_sweep(temperature_sweep(preset_logits("flat")))
+    assert "floods" not in calm
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The "Temperature 0 & batching" tab: the same prompt, greedy, alone and as row 0 of bigger batches.
 
-Layout and one line of wiring per event; the handlers and the sentences are in ui/batching_handlers.py.
+Layout and one line of wiring per event; the handlers are in ui/batching_handlers.py, the sentences under the charts
+in visuals/batching_captions.py.
 """
 
 import gradio as gr
@@ -8,7 +9,8 @@ import gradio as gr
 from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
 from decoding.batching.experiment import DEFAULTS
 from ui import batching_handlers as h
-from ui.context import MODEL_QUEUE, AppConfig, gpu
+from ui.context import AppConfig
+from ui.events import PROGRESS, model_event
 from visuals import batching as vis
 
 INTRO = """## Temperature 0 & batching
@@ -28,7 +30,6 @@ CONDITION_CHOICES = [
     ("padded: other prompts of other lengths, left-padded", "padded"),
 ]
 assert {v for _, v in CONDITION_CHOICES} == set(CONDITIONS)
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
 
 
 def build(config: AppConfig) -> None:
@@ -104,14 +105,12 @@ def build(config: AppConfig) -> None:
     controls = [prompt, condition, dtype, sizes, new_tokens]
     outputs = [headline, texts, texts_note, noise, noise_note, scatter, scatter_note, causes, fix, fix_note]
 
-    @gpu(duration=180)
     def run(prompt, condition, dtype, sizes, new_tokens, invariant, progress=PROGRESS, request: gr.Request = None):
         return h.run_lab(config, prompt, condition, dtype, sizes, new_tokens, invariant, progress, request)
 
-    @gpu(duration=300)
     def many(prompt, condition, dtype, sizes, new_tokens, progress=PROGRESS, request: gr.Request = None):
         return h.many(config, prompt, condition, dtype, sizes, new_tokens, progress, request)
 
-    run_btn.click(run, inputs=[*controls, invariant], outputs=outputs, concurrency_id=MODEL_QUEUE)
-    many_btn.click(many, inputs=controls, outputs=[tally, tally_note], concurrency_id=MODEL_QUEUE)
-    cancel_btn.click(h.cancel, concurrency_limit=None, show_progress="hidden")
+    model_event(run_btn.click, run, [*controls, invariant], outputs, gpu_s=180)
+    model_event(many_btn.click, many, controls, [tally, tally_note], gpu_s=300)
+    h.CANCEL.wire(cancel_btn)

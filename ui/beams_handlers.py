@@ -2,7 +2,8 @@
 
 A search in progress is a `beam_steps` generator: it holds the KV cache of every beam, so it never goes
 into `gr.State`. The page keeps a short session id; `SEARCHES` maps it to the search, frees idle ones after
-a time to live and holds at most `MAX_SEARCHES`. Handlers call decoding, then visuals, and return one `View`.
+a time to live and holds at most `MAX_SEARCHES`. Handlers call decoding, then visuals, and return the tuple
+`view` builds.
 """
 
 import time
@@ -10,18 +11,16 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import gradio as gr
-
 from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui import validate
-from ui.context import AppConfig, get_model
+from ui.context import CHAT, AppConfig, get_model
+from ui.events import PROGRESS
 from ui.sessions import Expiring
 from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
 
-RAW, CHAT = "raw text", "chat template"
 EARLY = {"false": False, "true": True, "never": "never"}
 MAX_BEAMS_UI, MAX_NEW_UI = 8, 64
 TTL_S, MAX_SEARCHES = 20 * 60, 24
@@ -65,7 +64,6 @@ class SearchStore(Expiring):
 
 
 SEARCHES = SearchStore()
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
 
 
 def settings(k, penalty, early, max_new) -> tuple:

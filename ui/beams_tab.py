@@ -7,9 +7,8 @@ import gradio as gr
 
 from ui import beams_handlers as h
 from ui import repetition_panel
-from ui.beams_handlers import CHAT, RAW
-from ui.context import MODEL_QUEUE, AppConfig, gpu
-from ui.step_handlers import teach
+from ui.context import CHAT, RAW, AppConfig
+from ui.events import model_event
 from visuals.beams import beams_markdown
 from visuals.theme import empty_figure
 
@@ -112,12 +111,11 @@ def build(config: AppConfig) -> None:
 
     inputs = [sid, prompt, template, beams_n, penalty, early, max_new]
     outputs = [sid, tree, table, status, compare_plot, compare_md]
-    on_model = {"concurrency_id": MODEL_QUEUE}
     preset.change(apply_preset, preset, [prompt, template, beams_n, penalty, early, max_new, preset_note]).then(
         h.reset, sid, outputs
     )
-    step_btn.click(gpu(teach(partial(h.step, config))), inputs, outputs, show_progress="minimal", **on_model)
-    end_btn.click(gpu(teach(partial(h.run_to_end, config))), inputs, outputs, **on_model)
+    model_event(step_btn.click, partial(h.step, config), inputs, outputs, show_progress="minimal")
+    model_event(end_btn.click, partial(h.run_to_end, config), inputs, outputs)
     reset_btn.click(h.reset, sid, outputs)
 
     gr.Markdown("---")

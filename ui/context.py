@@ -1,24 +1,15 @@
-"""What every tab shares: the app's model settings, the one queue for the model, and the GPU wrapper.
+"""What every tab shares: the app's model settings, the shared model, and the prompt formats.
 
-The model is loaded once per (id, device, dtype) and shared read-only by every session. Everything that
-runs it goes through one queue (`MODEL_QUEUE`), so two people never run the model at the same time
-and timings are not disturbed by another user's work.
+The model is loaded once per (id, device, dtype) and shared read-only by every session; the events that run it
+are wired with `ui.events.model_event`.
 """
 
 from dataclasses import dataclass
 
 from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model
 
-MODEL_QUEUE = "model"
-
-try:  # on a ZeroGPU Space, functions that run the model must ask for the GPU
-    import spaces
-
-    gpu = spaces.GPU
-except ImportError:
-
-    def gpu(fn=None, **_):
-        return fn if fn is not None else (lambda f: f)
+# the "Prompt format" choices of the step and beam tabs: the text as typed, or one user turn in the chat template
+RAW, CHAT = "raw text", "chat template"
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
 """The "Repetition loops" section of the beam search tab: the same prompt decoded with greedy, sampling and
 each penalty, and how much of every text repeats itself, measured on the loaded model."""
 
-import threading
-
 import gradio as gr
 
 from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_experiment
-from decoding.watch import Watch
-from ui.context import MODEL_QUEUE, AppConfig, get_model, gpu
+from ui import validate
+from ui.context import AppConfig, get_model
+from ui.events import PROGRESS, CancelFlags, model_event
 from visuals.repetition import CSS, findings_markdown, repetition_figure, texts_html
+from visuals.repetition_captions import headline
 from visuals.theme import empty_figure
 
 INTRO = """## Repetition loops
@@ -34,30 +34,12 @@ PRESETS = {  # name: (message, words that should repeat)
 }
 DEFAULT_PRESET = "a song about friendship"  # greedy loops from about token 50 on the bundled model
 DEFAULT_TOKENS = 150  # six settings × 150 tokens ≈ a minute at ~20 tokens/s (two CPU cores)
-PROGRESS = gr.Progress()  # gradio fills this in for the handler that names it
-_cancel_flags: dict[str, threading.Event] = {}  # session -> "stop please", set by the Cancel button
-
-
-def checked_int(name: str, value, low: int, high: int) -> int:
-    """A numeric control's value as an int, or gr.Error naming it and its allowed range."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer()
-    if not (ok and low <= value <= high):
-        raise gr.Error(f"{name} must be a whole number from {low} to {high}, got {value!r}")
-    return int(value)
+MAX_SEED = 2**31 - 1
+CANCEL = CancelFlags()
 
 
 def parse_words(text: str) -> tuple[str, ...]:
     return tuple(w.strip() for w in (text or "").split(",") if w.strip())
-
-
-def headline(exp, device: str) -> str:
-    runs = sum(len(v) for v in exp.runs.values())
-    text = (
-        f"Measured on **{device}**: {runs} generations of up to {exp.max_new_tokens} tokens in {exp.seconds:.0f} s "
-        f"(seed {exp.seeds[0]}" + (f" to {exp.seeds[-1]} for the sampled settings" if len(exp.seeds) > 1 else "")
-        + ")."
-    )  # fmt: skip
-    return text + (" **Cancelled**: the settings that finished are shown." if exp.cancelled else "")
 
 
 def build(config: AppConfig) -> None:
@@ -76,7 +58,7 @@ def build(config: AppConfig) -> None:
     with gr.Row():
         tokens = gr.Slider(*TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting")
         n_seeds = gr.Slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting")
-        seed = gr.Number(0, precision=0, label="First seed")
+        seed = validate.whole_number_box(0, label="First seed")
     gr.Markdown(
         "Stops only at the end-of-sequence token or the token limit. Six settings × 150 tokens take about a minute "
         "on two CPU cores; each extra seed adds one run per sampled setting.",
@@ -90,37 +72,27 @@ def build(config: AppConfig) -> None:
     findings = gr.Markdown()
     texts = gr.HTML(texts_html([]))
 
-    @gpu(duration=180)
     def run(message, chat, words_text, keys, tokens, n_seeds, seed, progress=PROGRESS, request: gr.Request = None):
-        if not keys:
-            raise gr.Error("tick at least one setting to run")
-        tokens = checked_int("tokens per setting", tokens, *TOKENS_RANGE)
-        n_seeds = checked_int("seeds", n_seeds, *SEEDS_RANGE)
-        seed = checked_int("first seed", seed, 0, 2**31 - 1)
-        lm, words = get_model(config), parse_words(words_text)
-        flag = _cancel_flags.setdefault(_session(request), threading.Event())
-        flag.clear()
-        watch = Watch(lambda f, msg: progress(f, desc=msg), flag.is_set)
-        try:
-            exp = run_experiment(lm, message, keys, max_new_tokens=tokens, seed=seed, n_seeds=n_seeds, chat=chat,
-                                 must_repeat=words, watch=watch)  # fmt: skip
-        except ValueError as err:
-            raise gr.Error(str(err)) from None
-        if exp.cancelled:
-            gr.Warning(f"Cancelled after {exp.seconds:.0f} s: the settings that finished are shown.")
-        rows = exp.summaries()
-        title = f"Repeated n-grams per setting · {lm.label} · {tokens} tokens"
-        return (headline(exp, f"{lm.label}, {lm.device}"), repetition_figure(rows, title),
-                findings_markdown(rows, words), texts_html(rows))  # fmt: skip
-
-    def cancel(request: gr.Request = None):
-        _cancel_flags.setdefault(_session(request), threading.Event()).set()
+        return run_settings(config, message, chat, words_text, keys, tokens, n_seeds, seed, progress, request)
 
     preset.input(lambda name: PRESETS[name], inputs=preset, outputs=[message, words], show_progress="hidden")
-    run_btn.click(run, inputs=[message, chat, words, keys, tokens, n_seeds, seed],
-                  outputs=[summary, chart, findings, texts], concurrency_id=MODEL_QUEUE)  # fmt: skip
-    cancel_btn.click(cancel, concurrency_limit=None, show_progress="hidden")
+    inputs = [message, chat, words, keys, tokens, n_seeds, seed]
+    model_event(run_btn.click, run, inputs, [summary, chart, findings, texts], gpu_s=180)
+    CANCEL.wire(cancel_btn)
 
 
-def _session(request: gr.Request | None) -> str:
-    return getattr(request, "session_hash", None) or "default"
+def run_settings(config: AppConfig, message, chat, words_text, keys, tokens, n_seeds, seed, progress, request):
+    """Run button: every ticked setting decoded and measured, then the headline, chart, findings and texts."""
+    keys = validate.picked("settings", keys, SETTINGS)
+    tokens = validate.whole("tokens per setting", tokens, *TOKENS_RANGE)
+    n_seeds = validate.whole("seeds", n_seeds, *SEEDS_RANGE)
+    seed = validate.whole("first seed", seed, 0, MAX_SEED)
+    lm, words = get_model(config), parse_words(words_text)
+    exp = run_experiment(lm, message, keys, max_new_tokens=tokens, seed=seed, n_seeds=n_seeds, chat=chat,
+                         must_repeat=words, watch=CANCEL.watch(request, progress))  # fmt: skip
+    if exp.cancelled:
+        gr.Warning(f"Cancelled after {exp.seconds:.0f} s: the settings that finished are shown.")
+    rows = exp.summaries()
+    title = f"Repeated n-grams per setting · {lm.label} · {tokens} tokens"
+    return (headline(exp, f"{lm.label}, {lm.device}"), repetition_figure(rows, title), findings_markdown(rows, words),
+            texts_html(rows))  # fmt: skip

@@ -10,13 +10,14 @@ from decoding.sandbox import (
     MAX_VOCAB,
     PRESETS,
     compare_orders,
-    describe_sweep,
     each_strategy_alone,
     parse_logits,
     temperature_sweep,
 )
+from ui import validate
+from ui.events import teach
 from ui.strategy_code import code_view
-from visuals.sandbox import orders_table, sweep_figure
+from visuals.sandbox import describe_sweep, orders_table, sweep_figure
 from visuals.strategies import strategies_figure
 
 TRY_THIS = """**Try this** (no model here: these are logits you type, one per token of a made-up vocabulary)
@@ -39,36 +40,22 @@ model's probability of the 20 most likely tokens, then **rest** = every other to
 removed; the grey dash = the probability that strategy alone would sample it with. *(usual)* = your setting is off, so
 the panel shows the common value."""
 DEFAULTS = {"preset": "reference exercise", "temperature": 1.0, "top_k": 0, "top_p": 0.9, "min_p": 0.1}
-RANGES = {  # name: (low, high, allowed range in words)
-    "temperature": (0.0, 5.0, "between 0 (greedy) and 5"),
-    "top_k": (0, MAX_VOCAB, f"a whole number from 0 (off) to {MAX_VOCAB:,}"),
-    "top_p": (0.01, 1.0, "between 0.01 and 1 (1 = off)"),
-    "min_p": (0.0, 0.99, "between 0 (off) and 0.99"),
-}
+KNOBS = ("temperature", "top_k", "top_p", "min_p")
 
 
-def checked(name: str, value) -> float:
-    """A control's value, or gr.Error naming it and its allowed range."""
-    low, high, allowed = RANGES[name]
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
-    if name == "top_k" and ok:
-        ok = float(value).is_integer()
-    if not ok:
-        raise gr.Error(f"{name.replace('_', '-')} must be {allowed}, got {value!r}")
-    return int(value) if name == "top_k" else float(value)
-
-
+@teach
 def sandbox_view(text: str, temperature, top_k, top_p, min_p):
     """Logits text and settings -> (strategies figure, sweep figure, sweep sentence, orders table)."""
     try:
         logits = parse_logits(text)
     except ValueError as err:
-        raise gr.Error(f"logits: {err}".replace("`", '"')) from None
-    values = {n: checked(n, v) for n, v in zip(RANGES, (temperature, top_k, top_p, min_p))}
-    try:
-        settings = SamplerSettings(**values)
-    except ValueError as err:
-        raise gr.Error(str(err)) from None
+        raise ValueError(f"logits: {err}".replace("`", '"')) from None
+    settings = SamplerSettings(
+        temperature=validate.number("temperature", temperature, 0.0, 5.0, "between 0 (greedy) and 5"),
+        top_k=validate.whole("top-k", top_k, 0, MAX_VOCAB, "0 = off"),
+        top_p=validate.number("top-p", top_p, 0.01, 1.0, "between 0.01 and 1 (1 = off)"),
+        min_p=validate.number("min-p", min_p, 0.0, 0.99, "between 0 (off) and 0.99"),
+    )
     sweep = temperature_sweep(logits)
     comparison = compare_orders(logits, settings)
     return (
@@ -81,7 +68,7 @@ def sandbox_view(text: str, temperature, top_k, top_p, min_p):
 
 def build(config) -> None:
     """Lay out the sandbox tab (inside the caller's gr.Tab) and wire its events. `config` is unused: no model."""
-    first = sandbox_view(PRESETS[DEFAULTS["preset"]], *(DEFAULTS[n] for n in RANGES))
+    first = sandbox_view(PRESETS[DEFAULTS["preset"]], *(DEFAULTS[n] for n in KNOBS))
     gr.Markdown(TRY_THIS)
     with gr.Row(equal_height=True):
         logits = gr.Textbox(

@@ -1,13 +1,13 @@
-"""The step tab's handlers: each one calls decoding, then visuals, and returns. No decoding logic here.
+"""The step tab's handlers: each checks the browser's values, calls decoding (a `Run`), and returns what
+`ui.step_view.view` draws from it.
 
 The page keeps only a run id (`gr.State`); the run itself, with its KV cache, lives in `sessions.STORE`.
-Every handler returns the same `View` tuple so one list of output components serves them all.
+Every step handler returns the tuple `step_view.view` builds, so one list of output components serves them all.
+A ValueError raised here names the bad value; `ui.events.teach` shows it in the browser.
 """
 
-import inspect
 import tempfile
 import time
-from functools import wraps
 from pathlib import Path
 
 import gradio as gr
@@ -17,42 +17,14 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
 from ui import step_inspect, validate
-from ui.context import AppConfig, get_model
+from ui.context import CHAT, AppConfig, get_model
 from ui.sessions import STORE, Entry
-from ui.step_lessons import CHAT, PRESETS
+from ui.step_lessons import PRESETS
 from ui.step_view import TOP_N, empty_view, view
 from visuals import distribution, sequence
 
 MAX_TOP_K = 1000
 MAX_SEED = 2**32 - 1
-
-
-def teach(fn):
-    """Turn the engine's ValueErrors (they name the value and the allowed range) into messages in the browser."""
-    if inspect.isgeneratorfunction(fn):
-
-        @wraps(fn)
-        def generator(*args, **kwargs):
-            try:
-                yield from fn(*args, **kwargs)
-            except ValueError as err:
-                raise _message(err) from None
-
-        return generator
-
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except ValueError as err:
-            raise _message(err) from None
-
-    return wrapper
-
-
-def _message(err: ValueError) -> gr.Error:
-    # gr.Error is itself a ValueError, and its str() is a repr: pass it on as it is, or the message shows quotes
-    return err if isinstance(err, gr.Error) else gr.Error(str(err))
 
 
 def settings_from(

@@ -3,7 +3,7 @@ teach one thing, with one sentence on what to watch."""
 
 from dataclasses import dataclass
 
-RAW, CHAT = "raw text", "chat template"
+from ui.context import CHAT, RAW
 
 WALKTHROUGH = """**Try this**
 1. Pick the preset **Confident**, press **Prefill**: one bar holds most of the probability. Press **Step** three times.

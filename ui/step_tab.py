@@ -5,13 +5,13 @@ from functools import partial
 
 import gradio as gr
 
-from decoding.models import allowed_models
-from decoding.pipeline import ORDERS
 from ui import step_handlers as h
-from ui import step_view
-from ui.context import MODEL_QUEUE, AppConfig, gpu
+from ui import step_view, validate
+from ui.context import AppConfig
+from ui.events import model_event, teach
 from ui.sessions import STORE
-from ui.step_lessons import CHAT, PRESETS, RAW, WALKTHROUGH
+from ui.step_controls import prompt_controls, sampler_controls
+from ui.step_lessons import WALKTHROUGH
 from ui.strategy_code import code_view
 from visuals import distribution, sequence
 from visuals.theme import empty_figure
@@ -51,7 +51,7 @@ def side_view(run_id, *knobs):
     """The panels below the chart; bad settings are reported by the step itself, so they just keep their look."""
     try:
         settings = h.settings_from(*knobs)
-    except (ValueError, TypeError, gr.Error):
+    except (ValueError, TypeError):  # gr.Error is a ValueError
         settings = None
     return step_view.side_view(run_id, settings)
 
@@ -63,15 +63,15 @@ def build(config: AppConfig) -> None:
     run_id = gr.State(None, delete_callback=STORE.release)
     with gr.Row():
         with gr.Column(scale=1, min_width=320):
-            model, preset, preset_note, prompt, template, templated, prompt_chips = _prompt_controls(config)
-            knobs, seed, max_new, stops = _sampler_controls()
+            model, preset, preset_note, prompt, template, templated, prompt_chips = prompt_controls(config)
+            knobs, seed, max_new, stops = sampler_controls()
         with gr.Column(scale=2, min_width=560):
             with gr.Row(elem_id="step-buttons"):
                 prefill_btn = gr.Button("Prefill", variant="primary", elem_id="btn-prefill")
                 step_btn = gr.Button("Step", variant="primary", elem_id="btn-step")
                 back_btn = gr.Button("Back", elem_id="btn-back")
                 run_n_btn = gr.Button("Run N", elem_id="btn-run-n")
-                n_steps = gr.Number(5, precision=0, container=False, min_width=70, scale=0, elem_id="run-n")
+                n_steps = validate.whole_number_box(5, container=False, min_width=70, scale=0, elem_id="run-n")
                 end_btn = gr.Button("Run to end", elem_id="btn-run-end")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="btn-stop")
                 reset_btn = gr.Button("Reset", elem_id="btn-reset")
@@ -117,143 +117,32 @@ def build(config: AppConfig) -> None:
 
     view = [chips, loop, stop_reason, chart, candidate, orders_md, numbers, run_id]
     side = [penalty_chart, timeline_chart, strategies_chart]
-    on_model = {"concurrency_id": MODEL_QUEUE, "show_progress": "minimal"}
     live = [run_id, mode, *knobs]
+
+    def on_model(triggers, fn, inputs, outputs=view, **options):
+        return model_event(triggers, fn, inputs, outputs, show_progress="minimal", **options)
 
     def then_side(event):  # the panels below the chart follow, so they never delay it
         return event.then(side_view, [run_id, *knobs], side, show_progress="hidden")
 
     preset.change(h.apply_preset, preset, [prompt, template, *knobs[:5], max_new, preset_note])
-    gr.on(
-        [model.change, prompt.blur, template.change, preset.change],
-        gpu(h.teach(partial(h.prompt_view, config))),
-        [model, prompt, template],
-        [templated, prompt_chips],
-        api_name="prompt_view",
-        **on_model,
-    )
-    then_side(
-        prefill_btn.click(
-            gpu(h.teach(partial(h.prefill, config))),
-            [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs],
-            view,
-            api_name="prefill",
-            **on_model,
-        )
-    )
-    then_side(step_btn.click(gpu(h.teach(h.step)), live, view, **on_model))
-    then_side(back_btn.click(gpu(h.teach(h.back)), live, view, **on_model))
-    then_side(force_btn.click(gpu(h.teach(h.force)), [run_id, candidate, mode, *knobs], view, **on_model))
-    then_side(click_btn.click(gpu(h.teach(h.force)), [run_id, click_box, mode, *knobs], view, **on_model))
-    run_n = run_n_btn.click(gpu(h.teach(h.run_steps)), [run_id, n_steps, mode, *knobs], view, **on_model)
-    run_end = end_btn.click(gpu(h.teach(h.run_to_end)), live, view, **on_model)
+    prompt_triggers = [model.change, prompt.blur, template.change, preset.change]
+    on_model(prompt_triggers, partial(h.prompt_view, config), [model, prompt, template], [templated, prompt_chips],
+             api_name="prompt_view")  # fmt: skip
+    prefill_inputs = [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs]
+    then_side(on_model(prefill_btn.click, partial(h.prefill, config), prefill_inputs, api_name="prefill"))
+    then_side(on_model(step_btn.click, h.step, live))
+    then_side(on_model(back_btn.click, h.back, live))
+    then_side(on_model(force_btn.click, h.force, [run_id, candidate, mode, *knobs]))
+    then_side(on_model(click_btn.click, h.force, [run_id, click_box, mode, *knobs]))
+    run_n = on_model(run_n_btn.click, h.run_steps, [run_id, n_steps, mode, *knobs])
+    run_end = on_model(end_btn.click, h.run_to_end, live)
     then_side(run_n)
     then_side(run_end)
     then_side(stop_btn.click(None, cancels=[run_n, run_end]))
     then_side(reset_btn.click(h.reset, run_id, view))
-    then_side(
-        gr.on(
-            [k.release for k in knobs[:-1]] + [knobs[-1].change],
-            gpu(h.teach(h.settings_changed)),
-            live,
-            view,
-            trigger_mode="always_last",
-            **on_model,
-        )
-    )
-    mode.change(h.teach(step_view.redraw_chart), [run_id, mode], chart)
-    save_btn.click(h.teach(h.save_trace), run_id, files)
-    then_side(upload.upload(h.teach(h.load_trace), [run_id, upload, mode, knobs[-1]], view))
-
-
-def _prompt_controls(config: AppConfig):
-    model = gr.Dropdown(
-        list(allowed_models()),
-        value=config.model_id,
-        label="Model",
-        info="the bundled model works offline; others need the Hugging Face hub",
-    )
-    preset = gr.Dropdown(list(PRESETS), value=None, label="Preset", info="each one teaches one thing")
-    preset_note = gr.Markdown()
-    prompt = gr.Textbox("The capital of France is", label="Prompt", lines=2, elem_id="step-prompt")
-    template = gr.Radio(
-        [RAW, CHAT],
-        value=RAW,
-        label="Prompt format",
-        info="raw: the text as typed; chat: wrapped in the model's chat template",
-    )
-    with gr.Accordion("What the model reads (exact text and tokens)", open=False):
-        templated = gr.Textbox(label="Exact text", lines=3, interactive=False)
-        prompt_chips = gr.HTML()
-    return model, preset, preset_note, prompt, template, templated, prompt_chips
-
-
-def _sampler_controls():
-    temperature = gr.Slider(
-        0,
-        3,
-        1.0,
-        step=0.05,
-        label="Temperature",
-        elem_id="knob-temperature",
-        info="0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
-    )
-    top_k = gr.Slider(0, 200, 0, step=1, label="Top-k", info="keep the k likeliest; 0 = off; usual 20-100")
-    top_p = gr.Slider(
-        0.01,
-        1,
-        1.0,
-        step=0.01,
-        label="Top-p",
-        info="keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
-    )
-    min_p = gr.Slider(
-        0,
-        1,
-        0.0,
-        step=0.01,
-        label="Min-p",
-        info="drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1",
-    )
-    with gr.Accordion("Penalties, seed, length, stop strings, engine order", open=False):
-        repetition = gr.Slider(
-            0.5,
-            2,
-            1.0,
-            step=0.05,
-            label="Repetition penalty",
-            info="divides the logits of tokens already seen; 1 = off; usual 1.1-1.3",
-        )
-        presence = gr.Slider(
-            -2,
-            2,
-            0.0,
-            step=0.1,
-            label="Presence penalty",
-            info="subtracts once from every token generated so far; 0 = off; usual 0-1",
-        )
-        frequency = gr.Slider(
-            -2,
-            2,
-            0.0,
-            step=0.1,
-            label="Frequency penalty",
-            info="subtracts per repeat of a generated token; 0 = off; usual 0-1",
-        )
-        seed = gr.Number(0, precision=0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1")
-        max_new = gr.Number(
-            48, precision=0, label="Max new tokens", elem_id="knob-max-new", info="stop after this many; 1-4096"
-        )
-        stops = gr.Textbox(
-            "",
-            label="Stop strings",
-            lines=2,
-            info="one per line (\\n for a newline); the text stops before it; up to 16",
-        )
-        order = gr.Radio(
-            list(ORDERS),
-            value="transformers",
-            label="Engine order",
-            info="the order the stages run in; it can change which tokens survive",
-        )
-    return [temperature, top_k, top_p, min_p, repetition, presence, frequency, order], seed, max_new, stops
+    knob_moves = [k.release for k in knobs[:-1]] + [knobs[-1].change]
+    then_side(on_model(knob_moves, h.settings_changed, live, trigger_mode="always_last"))
+    mode.change(teach(step_view.redraw_chart), [run_id, mode], chart)
+    save_btn.click(teach(h.save_trace), run_id, files)
+    then_side(upload.upload(teach(h.load_trace), [run_id, upload, mode, knobs[-1]], view))

@@ -6,15 +6,15 @@ import inspect
 import gradio as gr
 
 from decoding.sandbox import SOURCE
+from ui.events import teach
 from visuals.strategies import NAMES
 
-CHOICES = [(NAMES.get(name, name), name) for name in SOURCE]
 
-
+@teach
 def strategy_source(name: str) -> str:
     """The source of the function behind strategy `name` (greedy, temperature, top_k, top_p, min_p, ...)."""
     if name not in SOURCE:
-        raise gr.Error(f"strategy must be one of {', '.join(SOURCE)}, got {name!r}")
+        raise ValueError(f"strategy must be one of {', '.join(SOURCE)}, got {name!r}")
     fn = SOURCE[name]
     return f"# {fn.__module__}.{fn.__name__}\n" + inspect.getsource(fn)
 

@@ -2,14 +2,16 @@
 
 A slider or number box usually sends a float, but a cleared box sends None, an API client can send a string,
 NaN or infinity, and a pasted stop-string list can hold anything. Each helper returns a clean Python value or
-raises a ValueError that names the control, the value it got and the allowed range; the step handlers turn
-that into a gr.Error. Ranges the engine already checks (temperature, top-p, penalties, max new tokens) stay
-there, written once: `real` and `integral` only convert what is clearly a number and pass anything else
-through unchanged, so the engine's own message names it.
+raises a ValueError that names the control, the value it got and the allowed range; `ui.events.teach` turns
+that into a gr.Error. Every tab checks its controls with these helpers. Ranges the engine already checks
+(temperature, top-p, penalties, max new tokens) stay there, written once: `real` and `integral` only convert
+what is clearly a number and pass anything else through unchanged, so the engine's own message names it.
 """
 
 import math
 import re
+
+import gradio as gr
 
 from decoding.stopping import MAX_STOP_LENGTH, MAX_STOP_STRINGS
 
@@ -51,6 +53,22 @@ def whole(name: str, value, lo: int, hi: int, note: str = "") -> int:
     return int(parsed)
 
 
+def number(name: str, value, lo: float, hi: float, allowed: str) -> float:
+    """A finite number in [lo, hi], or a ValueError naming `name`, the range in words (`allowed`) and what came."""
+    parsed = _parse(value)
+    if parsed is None or not lo <= parsed <= hi:
+        raise ValueError(f"{name} must be {allowed}, got {_short(value)}")
+    return parsed
+
+
+def picked(name: str, values, allowed) -> list:
+    """The ticked boxes of a checkbox group: at least one, each one of `allowed`; or a ValueError naming `name`."""
+    values = list(values or [])
+    if not values or any(v not in allowed for v in values):
+        raise ValueError(f"{name}: tick at least one of {', '.join(map(str, allowed))}, got {_short(values)}")
+    return values
+
+
 def choice(name: str, value, allowed) -> str:
     if value not in tuple(allowed):
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {_short(value)}")
@@ -84,3 +102,12 @@ def _short(value, limit: int = 60) -> str:
     """repr(value), cut so a pasted novel does not fill the error message."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def whole_number_box(value: int, **kwargs) -> gr.Number:
+    """A number box for a whole number that the handler checks with `whole` (or the engine), unrounded.
+
+    gr.Number(precision=0) rounds in gradio's own preprocessing, where NaN or infinity (an API client can send
+    them) fails with a bare "Error"; unrounded, they reach the check that names the box and its range.
+    """
+    return gr.Number(value, precision=None, step=1, **kwargs)

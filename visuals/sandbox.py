@@ -1,6 +1,6 @@
-"""The sandbox's other two views: the temperature sweep (top-p floods, min-p adapts) and the table of
-where the engines' stage orders keep different tokens. Plain data in (`decoding.sandbox.Sweep`,
-`OrderComparison`); no torch here."""
+"""The sandbox's other two views: the temperature sweep (top-p floods, min-p adapts) with the sentence that says
+what it measured, and the table of where the engines' stage orders keep different tokens. Plain data in
+(`decoding.sandbox.Sweep`, `OrderComparison`); no torch here."""
 
 from __future__ import annotations
 
@@ -65,6 +65,26 @@ def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:
 
 
 _TABLE = 'style="border-collapse:collapse;font-size:17px;margin:6px 0 12px 0"'
+
+
+def describe_sweep(s: Sweep) -> str:
+    """One or two sentences that say what the sweep measured, built from its numbers."""
+    t0, t1 = s.temperatures[0], s.temperatures[-1]
+    p0, p1, m0, m1 = s.top_p_kept[0], s.top_p_kept[-1], s.min_p_kept[0], s.min_p_kept[-1]
+    text = (
+        f"On these logits ({s.vocab:,} tokens): from T = {t0:g} to T = {t1:g}, top-p {s.top_p:g} keeps "
+        f"{p0:,} → {p1:,} tokens and min-p {s.min_p:g} keeps {m0:,} → {m1:,}."
+    )
+    if 1.0 in s.temperatures:
+        i = s.temperatures.index(1.0)
+        text += f" At T = 1 (the model's own distribution): top-p {s.top_p_kept[i]:,}, min-p {s.min_p_kept[i]:,}."
+    if p1 >= 10 * m1:
+        return text + f" At T = {t1:g} top-p keeps {p1 / m1:,.0f}× as many tokens as min-p: the flat tail floods in."
+    if p1 > m1:
+        return text + f" At T = {t1:g} top-p keeps {p1 / m1:.1f}× as many tokens as min-p."
+    return text + f" At T = {t1:g} min-p keeps as many tokens as top-p or more: the tail here is close to the top."
+
+
 _CELL = 'style="padding:6px 14px;border-bottom:1px solid rgba(128,128,128,0.35);text-align:{}"'
 
 

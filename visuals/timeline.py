@@ -5,6 +5,7 @@ token and is bound by reading the weights (and the KV cache) from memory. Sampli
 shown next to the forward pass so the learner sees which part of a step is the model's.
 """
 
+import math
 from dataclasses import dataclass
 from statistics import mean
 
@@ -21,8 +22,10 @@ class RequestNumbers:
     decode_share: float  # decode forward passes / all measured time
 
     def markdown(self) -> str:
+        # one step has no time per output token yet: it needs a decode step after the first token
+        tpot = f"{self.tpot_ms:.1f} ms" if math.isfinite(self.tpot_ms) else "—"
         return (
-            f"**TTFT** {self.ttft_ms:.0f} ms · **time per output token** {self.tpot_ms:.1f} ms · "
+            f"**TTFT** {self.ttft_ms:.0f} ms · **time per output token** {tpot} · "
             f"**{self.tokens_per_s:.1f} tokens/s** · decode is **{self.decode_share:.0%}** of the measured time"
         )
 
