@@ -28,10 +28,10 @@ def test_batching_default_run_diverges_and_the_batch_invariant_rows_do_not(page)
     page.get_by_text("diverged at token").first.wait_for(timeout=240_000)
     page.get_by_text("identical to solo · noise 0").first.wait_for(timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "e2e-batching.png"), full_page=True)
-    # the defaults diverge at every batch size; in batch-invariant mode the same batches give the solo text
-    diverged = page.locator(".bl-badge.bl-diff").count()
-    assert diverged >= 1
-    assert page.get_by_text("identical to solo · noise 0").count() == diverged
+    # the defaults diverge at some batch size (which ones depends on the CPU's kernels); in batch-invariant mode
+    # every batch (2, 4 and 8) gives the solo text bit for bit
+    assert page.locator(".bl-badge.bl-diff").count() >= 1
+    assert page.get_by_text("identical to solo · noise 0").count() == 3
 
 
 def test_beam_search_run_to_end_finds_a_more_probable_sequence_than_greedy(page):
