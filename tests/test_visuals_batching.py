@@ -64,6 +64,7 @@ def test_scatter_leaves_out_steps_after_the_divergence():
     points = vis.scatter_points([FLIPPED])
     assert [p["step"] for p in points] == [0, 1, 2]
     assert [p["flip"] for p in points] == [False, False, True]
+    assert [p["possible"] for p in points] == [False, False, True]  # gap <= 2 x noise only at the flip
 
 
 def test_scatter_draws_exact_zero_noise_on_its_own_labelled_strip():

@@ -1,7 +1,8 @@
 """Figures of the batching lab: the same prompt alone and as row 0 of bigger batches, compared token by token.
 
 A greedy token flips when the batch's logit noise is big enough to swap the top two logits: one goes up by
-at most the noise, the other down by at most the noise, so a flip needs gap < 2 × noise. The scatter of gap
+at most the noise, the other down by at most the noise, so a flip needs gap ≤ 2 × noise
+(`decoding.batching.flips.flip_possible`, the one rule every figure and caption reads). The scatter of gap
 against noise shows exactly that. Rows are read by attribute (batch_size, token_texts, noise, gap, agree,
 first_divergence), the fields of `decoding.batching.experiment.RowResult`; this module never imports torch.
 Steps are shown 1-based ("token 12" = the 12th generated token).
@@ -13,6 +14,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from decoding.batching.flips import flip_possible
 from visuals.roofline import log_ticks
 from visuals.theme import CHOSEN, GRID, OTHER, SERIES, TEXT, empty_figure, styled
 
@@ -149,9 +151,17 @@ def noise_figure(solo, rows: list, label: str = "") -> go.Figure:
 
 
 def scatter_points(rows: list) -> list[dict]:
-    """Every compared step of every batch: noise, solo's gap, and whether the token flipped there."""
+    """Every compared step of every batch: noise, solo's gap, whether a flip was possible there (gap ≤ 2 × noise)
+    and whether the token flipped."""
     return [
-        {"batch_size": r.batch_size, "step": i, "noise": v, "gap": r.gap[i], "flip": i == r.first_divergence}
+        {
+            "batch_size": r.batch_size,
+            "step": i,
+            "noise": v,
+            "gap": r.gap[i],
+            "possible": flip_possible(r.gap[i], v),
+            "flip": i == r.first_divergence,
+        }
         for r in rows
         for i, v in enumerate(r.noise)
         if v is not None
@@ -159,7 +169,7 @@ def scatter_points(rows: list) -> list[dict]:
 
 
 def scatter_figure(rows: list, label: str = "") -> go.Figure:
-    """Gap against noise for every step of every batch size, log-log, flips as big stars. Below the line
+    """Gap against noise for every step of every batch size, log-log, flips as big stars. On or below the line
     gap = 2 × noise a flip is possible; above it, impossible. Steps with noise exactly 0 stand on a strip left."""
     points = scatter_points(rows)
     if not points:
@@ -172,7 +182,7 @@ def scatter_figure(rows: list, label: str = "") -> go.Figure:
     line_x = [xlo / 3, max(xhi, yhi / 2) * 3]
     fig.add_trace(
         go.Scatter(x=line_x, y=[2 * v for v in line_x], mode="lines",
-                   name="gap = 2 × noise: a flip needs the gap below this line",
+                   name="gap = 2 × noise: a flip needs the gap on or below this line",
                    line={"color": TEXT, "dash": "dash", "width": 2}, hoverinfo="skip")
     )  # fmt: skip
     sizes = sorted({p["batch_size"] for p in points})

@@ -4,7 +4,7 @@ Greedy decoding takes the argmax, so it has no randomness; yet the same prompt c
 when it runs alone (batch of 1) or as row 0 of a bigger batch. Floating-point sums are not associative,
 and a kernel's reduction order depends on the shapes it sees (batch size, padding), so row 0's logits move
 by a little "noise". Wherever the solo run's top-1/top-2 gap is small enough for that noise to bridge
-(gap <= 2 x noise: one logit up, the other down), the argmax may flip, and from there the texts branch.
+(decoding.batching.flips: gap <= 2 x noise), the argmax may flip, and from there the texts branch.
 
 Two causes are kept apart as conditions: "same-length" (batchmates are copies of the prompt: no padding, only
 the batch size changes the kernels' shapes) and "padded" (batchmates are other prompts of other lengths,
@@ -123,19 +123,6 @@ def causes(experiment: Experiment) -> list[str]:
     return used
 
 
-def verdict(experiment: Experiment) -> str:
-    """One sentence on what diverged and which cause may be credited, never crediting one with the other's effect."""
-    if not experiment.rows:
-        return "Only the solo run was made: add batch sizes above 1 to compare."
-    noise = max(r.max_noise for r in experiment.rows)
-    where = ", ".join(str(b) for b in experiment.divergent) or "none"
-    if experiment.condition == "same-length":
-        cause = "the batch size alone (no padding: every row is the same prompt)"
-    else:
-        cause = "padding together with the batch size; the same-length condition shows the batch size alone"
-    return f"Batch sizes that diverged: {where}; largest logit noise {noise:.3g}; cause: {cause}."
-
-
 def compare_rows(solo_logits, row_logits, solo_ids, row_ids):
     """Row 0 of a batch against the solo run, step by step -> (noise, gap, agree, first_divergence).
 
@@ -155,11 +142,6 @@ def compare_rows(solo_logits, row_logits, solo_ids, row_ids):
     noise = same_context + [None] * (n - upto)
     agree = [first is None or i < first for i in range(n)]
     return noise, gap, agree, first
-
-
-def flip_possible(gap: float, noise: float | None) -> bool:
-    """A flip needs the noise to bridge the gap: one logit up by at most noise, the other down by at most noise."""
-    return noise is not None and gap <= 2 * noise
 
 
 def _progress(on_progress, watch: Watch | None) -> tuple[Watch, Callable[[float, str], None]]:
