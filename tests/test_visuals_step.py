@@ -133,6 +133,11 @@ def test_request_numbers_separate_prefill_from_decode():
     assert timeline.request_numbers(10.0, [], []) is None
 
 
+def test_time_per_output_token_shows_a_dash_until_there_are_two_tokens():
+    one = timeline.request_numbers(100.0, [100.0], [1.0])
+    assert "time per output token** —" in one.markdown() and "nan" not in one.markdown()
+
+
 def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():
     fig = timeline.request_timeline_figure(100.0, [100.0, 50.0], [1.0, 2.0], [3.0, 4.0])
     names = {t.name: list(t.y) for t in fig.data}

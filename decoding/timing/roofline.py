@@ -166,16 +166,23 @@ def roofline_points(m) -> list[dict]:
     return points + [decode_point(m.shape, s.x, m.batch_context + 1, s.median_ms) for s in m.batch]
 
 
+def time_per_output_token(ttft_ms: float, e2e_ms: float, output_tokens: int) -> float:
+    """TPOT as vLLM's benchmarks and the references define it: the mean time per output token after the
+    first, (end-to-end - TTFT) / (N - 1). NaN until there are two output tokens."""
+    if output_tokens < 2:
+        return float("nan")
+    return (e2e_ms - ttft_ms) / (output_tokens - 1)
+
+
 def request_numbers(loop) -> dict:
     """TTFT, time per output token, end-to-end and decode's share of it, for one measured request."""
     prefill, decode = loop.ms[0], loop.ms[1:]
     total = prefill + sum(decode)
-    tpot = sorted(decode)[len(decode) // 2] if decode else float("nan")
     return dict(
         prompt_tokens=loop.context[0],
         output_tokens=len(loop.ms),
         ttft_ms=prefill,
-        tpot_ms=tpot,
+        tpot_ms=time_per_output_token(prefill, total, len(loop.ms)),
         e2e_ms=total,
         decode_share=sum(decode) / total,
     )
