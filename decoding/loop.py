@@ -24,18 +24,24 @@ MAX_NEW_TOKENS_CAP = 4096
 
 
 def kv_cache_bytes(cache) -> int:
+    """What a live KV cache holds, measured: the bytes of its key and value tensors (0 for no cache)."""
     layers = getattr(cache, "layers", ())
     return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))
 
 
 @torch.inference_mode()
-def forward(lm: LoadedModel, ids: list[int], cache, position: int):
-    """One forward pass over `ids` (the whole prompt, or one token) at `position`; returns the
-    float32 logits of the last position (V,) and the grown cache."""
-    input_ids = torch.tensor([ids], device=lm.device)  # (1, T)
-    mask = torch.ones(1, position + len(ids), dtype=torch.long, device=lm.device)  # (1, past + T)
-    out = lm.model(input_ids=input_ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[0, -1].to(dtype=torch.float32), out.past_key_values  # (V,)
+def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
+    """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
+    (B, V) and the grown cache. Every loop in the lab that feeds the model a cache goes through here."""
+    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
+    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
+
+
+def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
+    """`forward` for one sequence: token ids (the whole prompt, or one token) -> logits (V,) and the cache."""
+    logits, cache = forward(lm, torch.tensor([ids], device=lm.device), cache, past)  # (1, T) -> (1, V)
+    return logits[0], cache  # (V,)
 
 
 class Run:
@@ -82,7 +88,7 @@ class Run:
     def prefill(self) -> None:
         # 1) prefill: the whole prompt in one pass
         with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward(self.lm, self.ids, None, 0)
+            self.logits, self.cache = forward_one(self.lm, self.ids, None, 0)
         self.trace.prefill_ms = self._forward_ms = t.ms
         self._phase = "prefill"
 
@@ -117,7 +123,7 @@ class Run:
 
     def _decode(self, token_id: int) -> None:
         with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward(self.lm, [token_id], self.cache, len(self.ids) - 1)
+            self.logits, self.cache = forward_one(self.lm, [token_id], self.cache, len(self.ids) - 1)
         self._forward_ms, self._phase = t.ms, "decode"
 
     def back(self) -> None:

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 import torch
 
-from decoding.loop import Run, forward, generate_steps, kv_cache_bytes, run_to_end
+from decoding.loop import Run, forward, forward_one, generate_steps, kv_cache_bytes, run_to_end
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Step
@@ -197,10 +197,17 @@ def test_step_records_are_plain_data_and_deep_copy(tiny, prompt):
 
 
 def test_forward_returns_float32_last_position_logits(tiny, prompt):
-    logits, cache = forward(tiny, prompt.ids, None, 0)
+    logits, cache = forward_one(tiny, prompt.ids, None, 0)
     assert logits.shape == (tiny.vocab_size,) and logits.dtype == torch.float32
     assert cache.get_seq_length() == len(prompt.ids) and kv_cache_bytes(cache) > 0
     assert kv_cache_bytes(None) == 0
+
+
+def test_forward_takes_a_batch_of_rows_and_gives_one_logit_row_each(tiny, prompt):
+    ids = torch.tensor([prompt.ids, prompt.ids])  # (2, T)
+    logits, cache = forward(tiny, ids, None, 0)
+    assert logits.shape == (2, tiny.vocab_size) and logits.dtype == torch.float32
+    assert torch.allclose(logits[0], forward_one(tiny, prompt.ids, None, 0)[0])
 
 
 def test_stop_reason_max_new_tokens(tiny, prompt):

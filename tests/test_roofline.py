@@ -19,7 +19,7 @@ def test_floor_70b_fp16_at_3350_gbs_is_42_ms():
 
 def test_kv_cache_llama2_70b_4096_tokens_8_kv_heads_is_1_34_gb():
     # 2 × 80 layers × 8 KV heads × 128 head dim × 4096 tokens × 2 bytes
-    assert rl.kv_cache_bytes(80, 8, 128, 4096, 2) == 1_342_177_280
+    assert rl.kv_bytes_per_sequence(80, 8, 128, 4096, 2) == 1_342_177_280
 
 
 def test_twelve_llama2_70b_sequences_fit_beside_the_weights_on_two_80gb_gpus():
@@ -88,7 +88,7 @@ def test_bandwidth_must_be_a_positive_number(bad):
 
 def test_kv_size_rejects_zero_tokens_with_a_message_naming_it():
     with pytest.raises(ValueError, match="tokens"):
-        rl.kv_cache_bytes(2, 2, 64, 0, 2)
+        rl.kv_bytes_per_sequence(2, 2, 64, 0, 2)
 
 
 def test_request_estimate_reads_the_curves_log_log_and_counts_out_minus_one_steps():

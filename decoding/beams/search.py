@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from decoding.loop import MAX_NEW_TOKENS_CAP
+from decoding.loop import MAX_NEW_TOKENS_CAP, forward
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
 
@@ -100,14 +100,6 @@ def check_settings(num_beams, length_penalty, early_stopping, max_new_tokens) ->
         raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
 
 
-@torch.inference_mode()
-def _forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
-    """ids (B, T) -> last-position float32 logits (B, V) and the grown cache."""
-    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
-
-
 def beam_steps(lm: LoadedModel, prompt_ids, num_beams=4, length_penalty=1.0, early_stopping=False, max_new_tokens=32):
     """The search as a generator of BeamStep records; returns the BeamResult when it stops."""
     check_settings(num_beams, length_penalty, early_stopping, max_new_tokens)
@@ -124,7 +116,7 @@ def beam_steps(lm: LoadedModel, prompt_ids, num_beams=4, length_penalty=1.0, ear
     result = BeamResult(prompt_ids, k, float(length_penalty), early_stopping, max_new_tokens)
 
     # 1) prefill: the prompt once per beam; only beam 0 is live at first
-    logits, cache = _forward(lm, torch.tensor([prompt_ids] * k, device=dev), None, 0)  # (k, V)
+    logits, cache = forward(lm, torch.tensor([prompt_ids] * k, device=dev), None, 0)  # (k, V)
     running = [[] for _ in range(k)]  # generated ids per live slot
     running_scores = torch.zeros(1, k, device=dev)  # (1, k)
     running_scores[:, 1:] = NEG
@@ -187,7 +179,7 @@ def beam_steps(lm: LoadedModel, prompt_ids, num_beams=4, length_penalty=1.0, ear
             break
         cache.reorder_cache(torch.tensor([parents[i] for i in next_idx], device=dev))
         last = torch.tensor([[ids[-1]] for ids in running], device=dev)  # (k, 1)
-        logits, cache = _forward(lm, last, cache, prompt_len + step)
+        logits, cache = forward(lm, last, cache, prompt_len + step)
 
     result.best = finished[0]
     result.text = lm.tokenizer.decode(result.best.token_ids, skip_special_tokens=True)

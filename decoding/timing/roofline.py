@@ -74,7 +74,7 @@ def mfu(flops: float, step_ms: float, peak_tflops: float) -> float:
     return flops / (_positive("step_ms", step_ms) / 1e3) / (_positive("peak_tflops", peak_tflops) * 1e12)
 
 
-def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, tokens: int, bytes_per_value: float) -> float:
+def kv_bytes_per_sequence(layers: int, kv_heads: int, head_dim: int, tokens: int, bytes_per_value: float) -> float:
     """2 (K and V) × layers × KV heads × head dim × tokens × bytes."""
     for name, value in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim), ("tokens", tokens)):
         _positive(name, value)
@@ -112,7 +112,7 @@ OUTPUT_COLUMNS = ("weights_gb", "floor_ms", "max_tokens_per_s", "kv_gb_per_seq",
 def calculate(row: CalculatorRow) -> dict:
     """The row's inputs followed by what follows from them."""
     weights = weight_bytes(row.params_b * 1e9, row.bytes_per_param)
-    kv = kv_cache_bytes(row.layers, row.kv_heads, row.head_dim, row.context, row.bytes_per_param)
+    kv = kv_bytes_per_sequence(row.layers, row.kv_heads, row.head_dim, row.context, row.bytes_per_param)
     floor = floor_ms(weights, row.bandwidth_gbs)
     fits = sequences_that_fit(row.memory_gb * GB, weights, kv, row.overhead_gb * GB)
     measured = row.measured_ms if row.measured_ms is not None and row.measured_ms > 0 else None
@@ -139,7 +139,8 @@ REFERENCE_ROWS = (
 
 
 def kv_bytes_for(shape, tokens: int) -> float:
-    return kv_cache_bytes(shape.layers, shape.kv_heads, shape.head_dim, max(tokens, 1), shape.bytes_per_param)
+    """`kv_bytes_per_sequence` for a measured ModelShape."""
+    return kv_bytes_per_sequence(shape.layers, shape.kv_heads, shape.head_dim, max(tokens, 1), shape.bytes_per_param)
 
 
 def _point(phase: str, x: int, ms: float, flops: float, moved: float) -> dict:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import forward
+from decoding.loop import forward, forward_one
 from decoding.models import LoadedModel
 from decoding.timing.limits import (
     Probe,
@@ -97,13 +97,13 @@ def context_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[list[Sampl
         ids, out = filler_ids(lm, n), {}
 
         def run_prefill(ids=ids, out=out):
-            out["logits"], out["cache"] = forward(lm, ids, None, 0)
+            out["logits"], out["cache"] = forward_one(lm, ids, None, 0)
 
         prefill.append(Sample(n, repeat_timed(lm.device, run_prefill, plan.repeats, plan.warmup, watch)))
         cache, token = out["cache"], int(out["logits"].argmax())
 
         def run_decode(cache=cache, token=token, n=n):
-            forward(lm, [token], cache, n)
+            forward_one(lm, [token], cache, n)
             cache.crop(-1)  # back to n tokens, so every timed step sees the same context
 
         decode.append(Sample(n + 1, repeat_timed(lm.device, run_decode, plan.decode_steps, plan.warmup, watch)))
@@ -117,7 +117,7 @@ def cached_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watc
         watch.check()
         feed = ids if step == 0 else ids[-1:]
         with Timer(lm.device) as t:
-            logits, cache = forward(lm, feed, cache, len(ids) - len(feed))
+            logits, cache = forward_one(lm, feed, cache, len(ids) - len(feed))
             token = int(logits.argmax())
         ms.append(t.ms)
         context.append(len(ids))
@@ -131,7 +131,7 @@ def naive_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch
     for _ in range(new_tokens):
         watch.check()
         with Timer(lm.device) as t:
-            logits, _ = forward(lm, ids, None, 0)
+            logits, _ = forward_one(lm, ids, None, 0)
             token = int(logits.argmax())
         ms.append(t.ms)
         context.append(len(ids))
@@ -143,7 +143,7 @@ def cache_vs_nocache(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[Loop, L
     """The same greedy run twice: re-running everything (naive) and with the KV cache."""
     prompt = filler_ids(lm, plan.naive_prompt)
     for _ in range(plan.warmup):
-        forward(lm, prompt, None, 0)
+        forward_one(lm, prompt, None, 0)
     return naive_loop(lm, prompt, plan.naive_tokens, watch), cached_loop(lm, prompt, plan.naive_tokens, watch)
 
 
@@ -151,7 +151,7 @@ def cache_vs_nocache(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[Loop, L
 def batch_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> list[Sample]:
     """One decode step for B sequences sharing a `batch_context`-token cache; stops early if memory runs out."""
     ids = filler_ids(lm, plan.batch_context)
-    logits, prompt_cache = forward(lm, ids, None, 0)
+    logits, prompt_cache = forward_one(lm, ids, None, 0)
     token = int(logits.argmax())
     samples = []
     for i, b in enumerate(plan.batches):
@@ -162,7 +162,7 @@ def batch_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> list[Sample]:
             step_ids = torch.full((b, 1), token, device=lm.device)  # (B, 1)
 
             def run_step(cache=cache, step_ids=step_ids):
-                lm.model(input_ids=step_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                forward(lm, step_ids, cache, plan.batch_context)
                 cache.crop(-1)
 
             samples.append(Sample(b, repeat_timed(lm.device, run_step, plan.repeats, plan.warmup, watch)))
