@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 from decoding.batching.flips import flip_possible
 from visuals.roofline import log_ticks
 from visuals.theme import CHOSEN, GRID, OTHER, SERIES, TEXT, empty_figure, styled
+from visuals.tokens import visible_text
 
 ZERO_LABEL = "0 (bit-identical)"  # noise exactly 0
 TIE_LABEL = "0 (exact tie)"  # solo's top two logits exactly equal
@@ -28,7 +29,7 @@ BATCH_COLOURS = [c for c in SERIES if c not in (CHOSEN, "#D55E00", "#F0E442", "#
 
 
 def _visible(text: str) -> str:
-    return html.escape(text.replace("\n", "↵").replace("\t", "⇥"))
+    return html.escape(visible_text(text))
 
 
 def _span(texts: list[str], start: int, cls: str) -> str:
@@ -228,7 +229,7 @@ def _snippet(text: str, reference: str, width: int = 56) -> str:
     start = max(0, n - 12) if text != reference else 0
     # begin the label at a word boundary
     start = text.rfind(" ", 0, start + 1) + 1 if start else 0
-    piece = text[start : start + width].replace("\n", "↵")
+    piece = visible_text(text[start : start + width])
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 
 
@@ -253,7 +254,7 @@ def tally_figure(groups: list[tuple[str, list[tuple[str, int]]]], label: str = "
                 y=[f"P{g + 1} #{k + 1} {_snippet(text, reference)}" for k, (text, _) in enumerate(bars)],
                 x=[n for _, n in bars], orientation="h", text=[n for _, n in bars], textposition="auto",
                 marker_color=[CHOSEN] + [BATCH_COLOURS[0]] * (len(bars) - 1),
-                customdata=[t.replace("\n", "↵") for t, _ in bars],
+                customdata=[visible_text(t) for t, _ in bars],
                 hovertemplate="%{x} runs wrote:<br>%{customdata}<extra></extra>",
             ),
             row=g + 1, col=1,

@@ -4,7 +4,8 @@ The tree: x is the step, every node a token with its cumulative log-probability,
 Bold blue paths lead to a beam that is still live; green diamonds (◆) are finished hypotheses with their
 length-penalised score; the orange path is the answer once the search has stopped; faded grey nodes are
 candidates that were scored and pruned; thin pale paths are beams that survived a while and then died out.
-Takes the plain records of `decoding.beams.search` (BeamStep) and `decoding.beams.scoring` (Scored); no torch, no gradio.
+Takes the plain records of `decoding.beams.search` (BeamStep) and `decoding.beams.scoring` (Scored);
+no torch, no gradio.
 """
 
 import html
@@ -13,8 +14,8 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
-from visuals.distribution import visible_token
 from visuals.theme import CHOSEN, GRID, KEPT, OTHER, REMOVED_OPACITY, SERIES, TEXT, styled
+from visuals.tokens import visible_text, visible_token
 
 FINISHED = SERIES[2]  # bluish green: a hypothesis in the finished set
 COLUMN_PX, ROW_PX = 110, 36  # one step's width, one node's height: readable on a projector
@@ -173,7 +174,7 @@ def _short(text: str) -> str:
 
 
 def _hover(n: Node) -> str:
-    path = _esc("".join(n.path)).replace("\n", "↵")
+    path = visible_text(_esc("".join(n.path)))
     lines = [
         f"<b>{_esc(visible_token(n.token))}</b> (step {n.col + 1})",
         f"log p(token) = {n.logprob:.3f}",
@@ -210,7 +211,7 @@ def beams_markdown(steps, length_penalty: float = 1.0, done: bool = False) -> st
 
 
 def _cell(path: list[str], limit: int = 240) -> str:
-    text = "".join(path).replace("\n", "↵").replace("|", "\\|")
+    text = visible_text("".join(path)).replace("|", "\\|")
     text = text if len(text) <= limit else "…" + text[-(limit - 1) :]
     return _esc(text) or "∅"
 

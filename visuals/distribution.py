@@ -12,15 +12,11 @@ import plotly.graph_objects as go
 
 from decoding.trace import Step
 from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, REMOVED_OPACITY, STAGE_LABELS, fate_colour, styled
+from visuals.tokens import visible_token
 
 MODES = ("model probability", "after the pipeline", "raw logits")
 NEAR_TIE = 0.05  # a top-1/top-2 probability gap below this is where runs fork
 _AXIS = {MODES[0]: "probability (whole vocabulary)", MODES[1]: "probability after sampling", MODES[2]: "logit"}
-
-
-def visible_token(text: str) -> str:
-    """Make a token's boundaries visible: a leading space becomes ␣, newlines and tabs become symbols."""
-    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅"
 
 
 def near_tie(step: Step) -> tuple[float, bool]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from visuals.theme import KEPT, REMOVED, empty_figure, styled
+from visuals.tokens import visible_token
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ def penalties_figure(moved: list[Moved], active: bool) -> go.Figure:
         return empty_figure("No penalty is on: set repetition > 1, or presence / frequency ≠ 0", height=260)
     if not moved:
         return empty_figure("Penalties are on, but no token in the context is affected yet", height=260)
-    labels = [f"{m.text.replace(' ', '␣').replace(chr(10), '↵') or '∅'} ({m.id})" for m in moved]
+    labels = [f"{visible_token(m.text)} ({m.id})" for m in moved]
     fig = go.Figure()
     fig.add_bar(y=labels, x=[m.before for m in moved], name="logit before", orientation="h", marker_color=KEPT)
     fig.add_bar(

@@ -9,12 +9,13 @@ import html
 
 from decoding.trace import Step
 from visuals.theme import CHOSEN, FORCED, KEPT
+from visuals.tokens import visible_token
 
 PHASES = ("context", "logits", "softmax", "sample", "append")
 
 
 def _visible(text: str) -> str:
-    return html.escape(text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅")
+    return html.escape(visible_token(text))
 
 
 def _chip(text: str, title: str, style: str, cls: str) -> str:
