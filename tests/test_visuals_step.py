@@ -2,6 +2,7 @@
 
 import pytest
 
+from decoding.inspector import Moved
 from decoding.trace import Candidate, Step
 from visuals import distribution, penalties, sequence, timeline
 from visuals.theme import CHOSEN, FORCED, REMOVED
@@ -146,7 +147,7 @@ def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():
 
 
 def test_penalties_figure_shows_before_and_after():
-    moved = [penalties.Moved(5, " cat", 4.0, 2.0)]
+    moved = [Moved(5, " cat", 4.0, 2.0)]
     fig = penalties.penalties_figure(moved, active=True)
     assert [list(t.x) for t in fig.data] == [[4.0], [2.0]]
     assert not penalties.penalties_figure([], active=False).data

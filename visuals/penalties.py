@@ -5,20 +5,17 @@ already in the context. The chart shows each moved token's logit before and afte
 sees the push and whether it was enough to reorder the top.
 """
 
-from dataclasses import dataclass
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from visuals.theme import KEPT, REMOVED, empty_figure, styled
 from visuals.tokens import visible_token
 
-
-@dataclass(frozen=True)
-class Moved:
-    id: int
-    text: str
-    before: float  # the model's logit
-    after: float  # after every penalty stage
+if TYPE_CHECKING:
+    from decoding.inspector import Moved
 
 
 def penalties_figure(moved: list[Moved], active: bool) -> go.Figure:
