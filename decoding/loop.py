@@ -8,7 +8,6 @@ Repeat 2-4 until a stop condition fires. `Run` does one step per call so the app
 and branch; `generate_steps` is the same loop as a generator.
 """
 
-import math
 from collections.abc import Iterator
 
 import torch
@@ -17,8 +16,9 @@ from decoding import stopping
 from decoding.clock import Timer
 from decoding.models import LoadedModel
 from decoding.pipeline import Processed, SamplerSettings, process, select
-from decoding.prompts import Prompt, token_texts
-from decoding.trace import Candidate, Step, Trace
+from decoding.prompts import Prompt
+from decoding.record import Timings, record_step
+from decoding.trace import Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096
 
@@ -162,47 +162,22 @@ class Run:
         return text
 
     def _record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
-        probs_before, probs_after = p.probs_before, p.probs_after  # (V,)
-        n = min(self.top_n, probs_before.shape[-1])
-        top_ids = torch.topk(probs_before, n).indices.tolist()  # (N,)
-        if chosen not in top_ids:
-            top_ids.append(chosen)
-        idx = torch.tensor(top_ids, device=probs_before.device)  # (N,)
-        logp = torch.log_softmax(p.raw, dim=-1)  # (V,)
-        # one copy to the host for the whole record (each .tolist() waits for the device)
-        columns = torch.stack([p.raw[idx], probs_before[idx], probs_after[idx], p.removed_by[idx].float()])  # (4, N)
-        scalars = torch.stack(
-            [
-                -(torch.exp(logp) * logp).nansum(),
-                (p.raw > p.raw[chosen]).sum().float(),
-                probs_before[p.removed_by == -1].sum(),
-            ]
-        )  # (3,)
-        (logits, before, after, removed), (entropy_nats, above, kept_mass) = columns.tolist(), scalars.tolist()
-        texts = token_texts(self.lm.tokenizer, top_ids)
-        top = [
-            Candidate(i, s, lg, b, a, p.stages[int(r)] if r >= 0 else None)
-            for i, s, lg, b, a, r in zip(top_ids, texts, logits, before, after, removed)
-        ]
-        chosen_c = top[top_ids.index(chosen)]
-        return Step(
-            index=len(self.trace.steps),
+        timings = Timings(
             phase=self._phase,
-            token_id=chosen,
-            token_text=chosen_c.text,
-            prob=chosen_c.prob_after,
-            prob_before=chosen_c.prob,
-            rank=int(above) + 1,
-            forced=forced,
-            top=top,
-            stages=list(zip(p.stages, p.kept)),
-            kept_mass=kept_mass,
-            entropy_bits=entropy_nats / math.log(2),
-            settings=settings.to_dict(),
             forward_ms=self._forward_ms,
             sample_ms=sample_ms,
             kv_bytes=kv_cache_bytes(self.cache),
             context_len=len(self.ids),
+        )
+        return record_step(
+            p,
+            chosen,
+            forced=forced,
+            settings=settings,
+            index=len(self.trace.steps),
+            timings=timings,
+            tokenizer=self.lm.tokenizer,
+            top_n=self.top_n,
         )
 
 
@@ -216,8 +191,10 @@ def generate_steps(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, *
 
 
 def run_to_end(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, **run_kwargs) -> Trace:
-    run = Run(lm, prompt, **run_kwargs)
-    run.prefill()
-    while not run.done:
-        run.step(settings)
-    return run.trace
+    """`generate_steps` run to the end; its return value is the trace."""
+    steps = generate_steps(lm, prompt, settings, **run_kwargs)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
