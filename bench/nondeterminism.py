@@ -20,7 +20,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES
-from decoding.batching.experiment import DEFAULTS, causes, run_experiment
+from decoding.batching.causes import causes
+from decoding.batching.experiment import DEFAULTS, run_batching_experiment
 from decoding.batching.tally import many_runs
 from decoding.models import BUNDLED
 from decoding.watch import Watch
@@ -46,7 +47,7 @@ def main(argv=None) -> dict:
     watch = Watch(on_progress=lambda f, msg: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
     start = time.perf_counter()
     sizes = [int(b) for b in args.batch_sizes.split(",") if b.strip()]
-    e = run_experiment(
+    e = run_batching_experiment(
         args.model, args.prompt, sizes, args.condition, args.new_tokens, not args.no_invariant,
         watch=watch, dtype=args.dtype, device=args.device,
     )  # fmt: skip

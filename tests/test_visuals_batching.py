@@ -1,6 +1,6 @@
 """Figures of the batching lab, drawn from hand-made rows: flips where they happened, zeros drawn as zeros."""
 
-from decoding.batching.experiment import Experiment, RowResult
+from decoding.batching.experiment import BatchingExperiment, RowResult
 from visuals import batching as vis
 
 SOLO_TEXTS = [" upon", " a", " time", ",", " there", " lived"]
@@ -133,11 +133,11 @@ def test_tally_labels_show_where_a_completion_leaves_the_most_common_one():
 
 
 # the words under the charts (ui/batching_captions.py): they must never credit one cause with the other's effect
-def experiment(condition: str, dtype: str = "bfloat16") -> Experiment:
+def experiment(condition: str, dtype: str = "bfloat16") -> BatchingExperiment:
     speed = {"batched": 40.0, "invariant": 16.0, "batch_size": 8, "slowdown": 2.5}
     inv = row(8)
     inv.invariant = True
-    return Experiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, [SAME, FLIPPED], [inv], speed, 1.0)
+    return BatchingExperiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, [SAME, FLIPPED], [inv], speed, 1.0)
 
 
 def test_causes_credit_padding_only_in_the_padded_condition():
