@@ -4,7 +4,7 @@ The tree: x is the step, every node a token with its cumulative log-probability,
 Bold blue paths lead to a beam that is still live; green diamonds (◆) are finished hypotheses with their
 length-penalised score; the orange path is the answer once the search has stopped; faded grey nodes are
 candidates that were scored and pruned; thin pale paths are beams that survived a while and then died out.
-Takes the plain records of `decoding.beams.search` (BeamStep) and `decoding.beams.scoring` (Scored);
+Takes the plain records of `decoding.beams.records` (BeamStep) and `decoding.beams.scoring` (Scored);
 no torch, no gradio.
 """
 
