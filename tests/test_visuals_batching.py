@@ -160,3 +160,14 @@ def test_captions_name_the_flip_and_the_cost_of_the_fix():
     assert "1 of 2 batch sizes wrote a different text" in headline(exp) and "padding" in headline(exp)
     fix = fix_caption(exp)
     assert "exactly 0" in fix and "16 tok/s" in fix and "40 tok/s" in fix and "2.5× slower" in fix
+
+
+def test_tally_hover_names_the_runs_behind_each_completion():
+    from visuals.tally import tally_figure
+
+    groups = [("Once", [("a cat sat.", 1), ("a cat ran away.", 2)])]
+    sources = [[[(4, "padded")], [(1, "solo"), (2, "same-length")]]]
+    bar = tally_figure(groups, sources=sources).data[0]
+    assert list(bar.x) == [2, 1]  # sorted with their runs
+    assert bar.customdata[0].endswith("from: solo, batch 2 same-length")
+    assert bar.customdata[1].endswith("from: batch 4 padded")

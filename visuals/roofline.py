@@ -9,6 +9,7 @@ prefill of a long prompt sits near the ceiling.
 import numpy as np
 import plotly.graph_objects as go
 
+from visuals.log_axis import log_ticks
 from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
 
 
@@ -69,9 +70,3 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)", tickvals=log_ticks(lo, hi))
     fig.update_yaxes(type="log", title="achieved GFLOP/s", tickvals=log_ticks(min(ys), max(ys)))
     return styled(fig, f"Roofline · {label}", height=460)
-
-
-def log_ticks(lo: float, hi: float) -> list[float]:
-    """1-2-5 ticks between lo and hi, so a log axis reads without crowded minor labels."""
-    ticks = [m * 10.0**e for e in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
-    return [t for t in ticks if lo / 1.5 <= t <= hi * 1.5]
