@@ -2,7 +2,8 @@
 
 from decoding.beams.records import BeamCandidate, BeamStep, Hypothesis
 from decoding.beams.scoring import Scored
-from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown, tree_nodes
+from visuals.beam_tree import tree_nodes
+from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 
 EOS = 0
 
