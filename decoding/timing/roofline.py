@@ -105,10 +105,6 @@ class CalculatorRow:
     measured_ms: float | None = None  # a measured decode step, when we have one
 
 
-INPUT_COLUMNS = tuple(CalculatorRow.__dataclass_fields__)
-OUTPUT_COLUMNS = ("weights_gb", "floor_ms", "max_tokens_per_s", "kv_gb_per_seq", "sequences_fit", "mbu")
-
-
 def calculate(row: CalculatorRow) -> dict:
     """The row's inputs followed by what follows from them."""
     weights = weight_bytes(row.params_b * 1e9, row.bytes_per_param)
@@ -145,7 +141,13 @@ def kv_bytes_for(shape, tokens: int) -> float:
 
 def _point(phase: str, x: int, ms: float, flops: float, moved: float) -> dict:
     return dict(
-        phase=phase, x=x, ms=ms, flops=flops, bytes=moved, intensity=flops / moved, flops_per_s=flops / ms * 1e3
+        phase=phase,
+        x=x,
+        ms=ms,
+        flops=flops,
+        bytes=moved,
+        intensity=arithmetic_intensity(flops, moved),
+        flops_per_s=flops / ms * 1e3,
     )
 
 
