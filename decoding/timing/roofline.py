@@ -140,15 +140,9 @@ def kv_bytes_for(shape, tokens: int) -> float:
 
 
 def _point(phase: str, x: int, ms: float, flops: float, moved: float) -> dict:
-    return dict(
-        phase=phase,
-        x=x,
-        ms=ms,
-        flops=flops,
-        bytes=moved,
-        intensity=arithmetic_intensity(flops, moved),
-        flops_per_s=flops / ms * 1e3,
-    )
+    per_s = flops / ms * 1e3
+    intensity = arithmetic_intensity(flops, moved)
+    return dict(phase=phase, x=x, ms=ms, flops=flops, bytes=moved, intensity=intensity, flops_per_s=per_s)
 
 
 def decode_point(shape, batch: int, context: int, ms: float) -> dict:
