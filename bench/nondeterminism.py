@@ -20,7 +20,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES
-from decoding.batching.experiment import DEFAULTS, causes, run_experiment, verdict
+from decoding.batching.causes import causes
+from decoding.batching.experiment import DEFAULTS, run_batching_experiment
 from decoding.batching.tally import many_runs
 from decoding.models import BUNDLED
 from decoding.watch import Watch
@@ -46,7 +47,7 @@ def main(argv=None) -> dict:
     watch = Watch(on_progress=lambda f, msg: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
     start = time.perf_counter()
     sizes = [int(b) for b in args.batch_sizes.split(",") if b.strip()]
-    e = run_experiment(
+    e = run_batching_experiment(
         args.model, args.prompt, sizes, args.condition, args.new_tokens, not args.no_invariant,
         watch=watch, dtype=args.dtype, device=args.device,
     )  # fmt: skip
@@ -82,7 +83,7 @@ def summary(e) -> dict:
         "divergent_runs": len(e.divergent), "divergent_runs_batch_invariant": len(e.divergent_invariant),
         "distinct_completions": len({r.text for r in [e.solo, *e.rows]}),
         "distinct_completions_batch_invariant": len({r.text for r in [e.solo, *e.invariant_rows]}),
-        "per_batch": per_batch, "tokens_per_s": e.tokens_per_s, "causes": causes(e), "verdict": verdict(e),
+        "per_batch": per_batch, "tokens_per_s": e.tokens_per_s, "causes": causes(e),
         "solo_text": e.solo.text, "texts": {r.batch_size: r.text for r in e.rows},
         "experiment_seconds": e.seconds,
     }  # fmt: skip

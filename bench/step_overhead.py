@@ -3,7 +3,7 @@
 Three ways to produce the same greedy tokens, measured in one run and interleaved round by round so
 that other load on the machine hits all three alike:
 - loop: `Run.step` (pipeline, selection, the step record, stop checks, then the decode forward pass);
-- forward: `decoding.loop.forward` with the KV cache and an argmax, nothing else;
+- forward: `decoding.loop.forward_one` with the KV cache and an argmax, nothing else;
 - generate: `model.generate()` greedy with min_new_tokens = max_new_tokens, timed between consecutive
   calls of a do-nothing logits processor (one call per generated token).
 Each per-token time covers one decode forward pass; prefill is excluded, a warm-up run of each comes first,
@@ -24,7 +24,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from decoding.clock import sync
-from decoding.loop import Run, forward  # noqa: E402
+from decoding.loop import Run, forward_one  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
 from decoding.pipeline import SamplerSettings  # noqa: E402
 from decoding.prompts import encode_prompt  # noqa: E402
@@ -49,13 +49,13 @@ def loop_ms(lm, prompt, n: int) -> list[float]:
 
 
 def forward_ms(lm, prompt, n: int) -> list[float]:
-    logits, cache = forward(lm, prompt.ids, None, 0)  # (V,)
+    logits, cache = forward_one(lm, prompt.ids, None, 0)  # (V,)
     position, times = len(prompt.ids), []
     for _ in range(n):
         sync(lm.device)
         start = time.perf_counter()
         token = int(torch.argmax(logits))
-        logits, cache = forward(lm, [token], cache, position)
+        logits, cache = forward_one(lm, [token], cache, position)
         sync(lm.device)
         times.append((time.perf_counter() - start) * 1e3)
         position += 1

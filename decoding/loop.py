@@ -8,7 +8,6 @@ Repeat 2-4 until a stop condition fires. `Run` does one step per call so the app
 and branch; `generate_steps` is the same loop as a generator.
 """
 
-import math
 from collections.abc import Iterator
 
 import torch
@@ -17,25 +16,32 @@ from decoding import stopping
 from decoding.clock import Timer
 from decoding.models import LoadedModel
 from decoding.pipeline import Processed, SamplerSettings, process, select
-from decoding.prompts import Prompt, token_texts
-from decoding.trace import Candidate, Step, Trace
+from decoding.prompts import Prompt
+from decoding.record import Timings, record_step
+from decoding.trace import Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096
 
 
 def kv_cache_bytes(cache) -> int:
+    """What a live KV cache holds, measured: the bytes of its key and value tensors (0 for no cache)."""
     layers = getattr(cache, "layers", ())
     return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))
 
 
 @torch.inference_mode()
-def forward(lm: LoadedModel, ids: list[int], cache, position: int):
-    """One forward pass over `ids` (the whole prompt, or one token) at `position`; returns the
-    float32 logits of the last position (V,) and the grown cache."""
-    input_ids = torch.tensor([ids], device=lm.device)  # (1, T)
-    mask = torch.ones(1, position + len(ids), dtype=torch.long, device=lm.device)  # (1, past + T)
-    out = lm.model(input_ids=input_ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[0, -1].to(dtype=torch.float32), out.past_key_values  # (V,)
+def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
+    """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
+    (B, V) and the grown cache. Every loop in the lab that feeds the model a cache goes through here."""
+    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
+    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
+
+
+def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
+    """`forward` for one sequence: token ids (the whole prompt, or one token) -> logits (V,) and the cache."""
+    logits, cache = forward(lm, torch.tensor([ids], device=lm.device), cache, past)  # (1, T) -> (1, V)
+    return logits[0], cache  # (V,)
 
 
 class Run:
@@ -82,7 +88,7 @@ class Run:
     def prefill(self) -> None:
         # 1) prefill: the whole prompt in one pass
         with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward(self.lm, self.ids, None, 0)
+            self.logits, self.cache = forward_one(self.lm, self.ids, None, 0)
         self.trace.prefill_ms = self._forward_ms = t.ms
         self._phase = "prefill"
 
@@ -117,7 +123,7 @@ class Run:
 
     def _decode(self, token_id: int) -> None:
         with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward(self.lm, [token_id], self.cache, len(self.ids) - 1)
+            self.logits, self.cache = forward_one(self.lm, [token_id], self.cache, len(self.ids) - 1)
         self._forward_ms, self._phase = t.ms, "decode"
 
     def back(self) -> None:
@@ -156,47 +162,22 @@ class Run:
         return text
 
     def _record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
-        probs_before, probs_after = p.probs_before, p.probs_after  # (V,)
-        n = min(self.top_n, probs_before.shape[-1])
-        top_ids = torch.topk(probs_before, n).indices.tolist()  # (N,)
-        if chosen not in top_ids:
-            top_ids.append(chosen)
-        idx = torch.tensor(top_ids, device=probs_before.device)  # (N,)
-        logp = torch.log_softmax(p.raw, dim=-1)  # (V,)
-        # one copy to the host for the whole record (each .tolist() waits for the device)
-        columns = torch.stack([p.raw[idx], probs_before[idx], probs_after[idx], p.removed_by[idx].float()])  # (4, N)
-        scalars = torch.stack(
-            [
-                -(torch.exp(logp) * logp).nansum(),
-                (p.raw > p.raw[chosen]).sum().float(),
-                probs_before[p.removed_by == -1].sum(),
-            ]
-        )  # (3,)
-        (logits, before, after, removed), (entropy_nats, above, kept_mass) = columns.tolist(), scalars.tolist()
-        texts = token_texts(self.lm.tokenizer, top_ids)
-        top = [
-            Candidate(i, s, lg, b, a, p.stages[int(r)] if r >= 0 else None)
-            for i, s, lg, b, a, r in zip(top_ids, texts, logits, before, after, removed)
-        ]
-        chosen_c = top[top_ids.index(chosen)]
-        return Step(
-            index=len(self.trace.steps),
+        timings = Timings(
             phase=self._phase,
-            token_id=chosen,
-            token_text=chosen_c.text,
-            prob=chosen_c.prob_after,
-            prob_before=chosen_c.prob,
-            rank=int(above) + 1,
-            forced=forced,
-            top=top,
-            stages=list(zip(p.stages, p.kept)),
-            kept_mass=kept_mass,
-            entropy_bits=entropy_nats / math.log(2),
-            settings=settings.to_dict(),
             forward_ms=self._forward_ms,
             sample_ms=sample_ms,
             kv_bytes=kv_cache_bytes(self.cache),
             context_len=len(self.ids),
+        )
+        return record_step(
+            p,
+            chosen,
+            forced=forced,
+            settings=settings,
+            index=len(self.trace.steps),
+            timings=timings,
+            tokenizer=self.lm.tokenizer,
+            top_n=self.top_n,
         )
 
 
@@ -210,8 +191,10 @@ def generate_steps(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, *
 
 
 def run_to_end(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, **run_kwargs) -> Trace:
-    run = Run(lm, prompt, **run_kwargs)
-    run.prefill()
-    while not run.done:
-        run.step(settings)
-    return run.trace
+    """`generate_steps` run to the end; its return value is the trace."""
+    steps = generate_steps(lm, prompt, settings, **run_kwargs)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value

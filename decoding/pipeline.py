@@ -54,10 +54,9 @@ class SamplerSettings:
             raise ValueError(f"repetition_penalty must be at least {MIN_DIVISOR} (1.0 = off), got {r!r}")
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {sorted(ORDERS)}, got {self.order!r}")
-        # each sampler validates its own value; run them once on a tiny input to fail early
-        probe = torch.zeros(2)
-        for name in ORDERS[self.order]:
-            STAGES[name](probe, [0], self)
+        # every other knob against the range its sampler checks (samplers.ALLOWED), so a bad value fails here
+        for name in samplers.ALLOWED:
+            samplers.check(name, getattr(self, name))
 
     @property
     def greedy(self) -> bool:

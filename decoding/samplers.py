@@ -12,13 +12,30 @@ import torch
 NEG_INF = float("-inf")
 
 
-def _check(name: str, value: float, ok: bool, allowed: str) -> None:
-    if not ok:
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-
-
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+# each knob's allowed values, written once: the samplers check their own argument against it, and
+# SamplerSettings checks every knob when it is built (name: (what the error says, the test))
+ALLOWED = {
+    "repetition_penalty": ("a finite number > 0 (1.0 = off)", lambda x: _finite(x) and x > 0),
+    "presence_penalty": ("in [-2, 2] (0 = off)", lambda x: _finite(x) and -2 <= x <= 2),
+    "frequency_penalty": ("in [-2, 2] (0 = off)", lambda x: _finite(x) and -2 <= x <= 2),
+    "top_k": ("an integer >= 0 (0 = off)", lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0),
+    "top_p": ("in (0, 1] (1 = off)", lambda x: _finite(x) and 0 < x <= 1),
+    "min_p": ("in [0, 1) (0 = off)", lambda x: _finite(x) and 0 <= x < 1),
+    "typical_p": ("in (0, 1] (1 = off)", lambda x: _finite(x) and 0 < x <= 1),
+    "epsilon": ("in [0, 1) (0 = off)", lambda x: _finite(x) and 0 <= x < 1),
+    "eta": ("in [0, 1) (0 = off)", lambda x: _finite(x) and 0 <= x < 1),
+}
+
+
+def check(name: str, value) -> None:
+    """Raise a ValueError that names the knob, the bad value and the allowed range."""
+    allowed, ok = ALLOWED[name]
+    if not ok(value):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
 
 
 def _rows(logits: torch.Tensor) -> torch.Tensor:
@@ -38,7 +55,7 @@ def _id_rows(prev_ids, logits: torch.Tensor) -> torch.Tensor:
 def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> torch.Tensor:
     """CTRL's rule (arXiv:1909.05858): logits of seen tokens are divided by `penalty` if positive,
     multiplied if negative. `prev_ids` are prompt and generated ids. = RepetitionPenaltyLogitsProcessor."""
-    _check("repetition_penalty", penalty, _finite(penalty) and penalty > 0, "a finite number > 0 (1.0 = off)")
+    check("repetition_penalty", penalty)
     ids = _id_rows(prev_ids, logits)
     if penalty == 1.0 or ids.numel() == 0:
         return logits.clone()
@@ -51,8 +68,8 @@ def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> 
 def apply_presence_frequency_penalty(logits: torch.Tensor, prev_ids, presence: float, frequency: float) -> torch.Tensor:
     """OpenAI's rule: logit -= frequency * count + presence * (count > 0), where count is how often
     the token was generated so far (the prompt does not count)."""
-    _check("presence_penalty", presence, _finite(presence) and -2 <= presence <= 2, "in [-2, 2] (0 = off)")
-    _check("frequency_penalty", frequency, _finite(frequency) and -2 <= frequency <= 2, "in [-2, 2] (0 = off)")
+    check("presence_penalty", presence)
+    check("frequency_penalty", frequency)
     ids = _id_rows(prev_ids, logits)
     rows = _rows(logits)
     if (presence == 0 and frequency == 0) or ids.numel() == 0:
@@ -65,13 +82,14 @@ def apply_presence_frequency_penalty(logits: torch.Tensor, prev_ids, presence: f
 def apply_temperature(logits: torch.Tensor, t: float) -> torch.Tensor:
     """Divide by t: t < 1 sharpens, t > 1 flattens. t = 0 is greedy and never reaches this
     function (selection takes the argmax). = TemperatureLogitsWarper."""
-    _check("temperature", t, _finite(t) and t > 0, "a finite number > 0 here (0 means greedy: argmax)")
+    if not (_finite(t) and t > 0):
+        raise ValueError(f"temperature must be a finite number > 0 here (0 means greedy: argmax), got {t!r}")
     return logits / t
 
 
 def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
     """Keep the k highest logits (and every token tied with the k-th). k = 0 keeps all. = TopKLogitsWarper."""
-    _check("top_k", k, isinstance(k, int) and not isinstance(k, bool) and k >= 0, "an integer >= 0 (0 = off)")
+    check("top_k", k)
     if k == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -82,7 +100,7 @@ def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
 def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
     """Nucleus (arXiv:1904.09751): keep the smallest set of most probable tokens whose mass reaches p.
     p = 1 keeps all. = TopPLogitsWarper."""
-    _check("top_p", p, _finite(p) and 0 < p <= 1, "in (0, 1] (1 = off)")
+    check("top_p", p)
     if p == 1.0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -96,7 +114,7 @@ def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
 def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
     """Min-p (arXiv:2407.01082): keep tokens with probability >= min_p x the top probability.
     min_p = 0 keeps all. = MinPLogitsWarper."""
-    _check("min_p", min_p, _finite(min_p) and 0 <= min_p < 1, "in [0, 1) (0 = off)")
+    check("min_p", min_p)
     if min_p == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     probs = torch.softmax(_rows(logits), dim=-1)
@@ -108,7 +126,7 @@ def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
 def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
     """Locally typical sampling (arXiv:2202.00666): keep tokens whose surprise is closest to the
     entropy until their mass reaches `mass`. 1 keeps all. = TypicalLogitsWarper."""
-    _check("typical_p", mass, _finite(mass) and 0 < mass <= 1, "in (0, 1] (1 = off)")
+    check("typical_p", mass)
     if mass == 1.0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -125,7 +143,7 @@ def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
 def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
     """Epsilon sampling (arXiv:2210.15191): drop tokens with probability below epsilon, never the top one.
     0 keeps all. = EpsilonLogitsWarper."""
-    _check("epsilon", epsilon, _finite(epsilon) and 0 <= epsilon < 1, "in [0, 1) (0 = off)")
+    check("epsilon", epsilon)
     if epsilon == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -135,7 +153,7 @@ def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
 def eta_mask(logits: torch.Tensor, eta: float) -> torch.Tensor:
     """Eta sampling (arXiv:2210.15191): like epsilon, with the cut-off min(eta, sqrt(eta) * exp(-entropy)).
     0 keeps all. = EtaLogitsWarper."""
-    _check("eta", eta, _finite(eta) and 0 <= eta < 1, "in [0, 1) (0 = off)")
+    check("eta", eta)
     if eta == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)

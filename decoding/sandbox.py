@@ -158,7 +158,6 @@ class OrderResult:
     stages: tuple[str, ...]  # the stages that ran, in this engine's order
     kept: int
     mass: float  # the model's probability of the kept tokens
-    kept_ids: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -176,10 +175,7 @@ def compare_orders(
     probs = torch.softmax(x, dim=-1)  # (V,)
     runs = {o: process(x, replace(settings, order=o), list(all_ids), list(generated_ids)) for o in ORDERS}
     masks = torch.stack([r.removed_by == -1 for r in runs.values()])  # (3, V)
-    results = [
-        OrderResult(o, r.stages, int(m.sum()), float(probs[m].sum()), tuple(torch.nonzero(m).flatten().tolist()))
-        for (o, r), m in zip(runs.items(), masks)
-    ]
+    results = [OrderResult(o, r.stages, int(m.sum()), float(probs[m].sum())) for (o, r), m in zip(runs.items(), masks)]
     disagree = torch.nonzero(masks.any(0) & ~masks.all(0)).flatten()  # (D,)
     ranked = disagree[torch.argsort(probs[disagree], descending=True)][:max_rows].tolist()
     differing = [(i, float(probs[i]), tuple(o for o, m in zip(ORDERS, masks) if bool(m[i]))) for i in ranked]

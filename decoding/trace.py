@@ -16,7 +16,7 @@ class Candidate:
     id: int
     text: str
     logit: float
-    prob: float  # the model's probability (softmax of the raw logits, whole vocabulary)
+    prob_before: float  # the model's probability (softmax of the raw logits, whole vocabulary)
     prob_after: float  # after the pipeline (0 if removed)
     removed_by: str | None = None  # the filter that removed it, None if it survived
 
@@ -27,8 +27,8 @@ class Step:
     phase: str  # "prefill" or "decode": the forward pass that produced this distribution
     token_id: int
     token_text: str
-    prob: float  # probability the chosen token was selected with (after the pipeline)
     prob_before: float  # the model's own probability of it
+    prob_after: float  # probability the chosen token was selected with (after the pipeline)
     rank: int  # 1 = the model's most probable token
     forced: bool
     top: list[Candidate]
@@ -93,7 +93,7 @@ class Trace:
 
     def to_csv(self) -> str:
         out = io.StringIO()
-        columns = ["index", "phase", "token_id", "token_text", "prob", "prob_before", "rank", "forced"]
+        columns = ["index", "phase", "token_id", "token_text", "prob_before", "prob_after", "rank", "forced"]
         columns += ["kept_mass", "entropy_bits", "forward_ms", "sample_ms", "kv_bytes", "context_len"]
         writer = csv.writer(out)
         writer.writerow([*columns, "kept_after_each_stage"])
@@ -103,8 +103,16 @@ class Trace:
         return out.getvalue()
 
 
+# traces saved before the rename: a candidate's "prob" was before the pipeline, a step's "prob" after it
+OLD_NAMES = {"candidate": {"prob": "prob_before"}, "step": {"prob": "prob_after"}}
+
+
+def _renamed(d: dict, names: dict[str, str]) -> dict:
+    return {names.get(k, k): v for k, v in d.items()}
+
+
 def _step_from_dict(d: dict) -> Step:
-    d = dict(d)
-    d["top"] = [Candidate(**c) for c in d["top"]]
+    d = _renamed(d, OLD_NAMES["step"])
+    d["top"] = [Candidate(**_renamed(c, OLD_NAMES["candidate"])) for c in d["top"]]
     d["stages"] = [tuple(x) for x in d["stages"]]
     return Step(**d)

@@ -1,8 +1,8 @@
 """The words under the batching lab's charts, from hand-made runs: they must never credit one cause with the
 other's effect, and every number they quote is read off the run."""
 
-from decoding.batching import experiment as lab
-from decoding.batching.experiment import Experiment, RowResult
+from decoding.batching.causes import CAUSES
+from decoding.batching.experiment import BatchingExperiment, RowResult
 from decoding.batching.tally import tally
 from visuals.batching_captions import (
     causes_markdown,
@@ -32,14 +32,14 @@ SOLO, SAME = row(1), row(2)
 FLIPPED = row(8, [" upon", " a", " moment", " ago", " the", " sea"], noise=[0.01, 0.02, 0.3, None, None, None], first=2)
 
 
-def experiment(condition: str, dtype: str = "bfloat16", rows=(SAME, FLIPPED)) -> Experiment:
+def experiment(condition: str, dtype: str = "bfloat16", rows=(SAME, FLIPPED)) -> BatchingExperiment:
     speed = {"batched": 40.0, "invariant": 16.0, "batch_size": 8, "slowdown": 2.5}
-    return Experiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, list(rows), [row(8, invariant=True)],
+    return BatchingExperiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, list(rows), [row(8, invariant=True)],
                       speed, 1.0)  # fmt: skip
 
 
-def causes(exp: Experiment) -> str:
-    return causes_markdown(lab.CAUSES, exp, lab.causes(exp))
+def causes(exp: BatchingExperiment) -> str:
+    return causes_markdown(exp)
 
 
 def test_causes_credit_padding_only_in_the_padded_condition():
@@ -53,9 +53,9 @@ def test_causes_credit_padding_only_in_the_padded_condition():
 
 
 def test_causes_before_a_run_list_every_cause_with_no_verdict():
-    table = causes_markdown(lab.CAUSES)
+    table = causes_markdown()
     rows = [line for line in table.splitlines() if line.startswith("| **")]
-    assert len(rows) == len(lab.CAUSES) and all(line.endswith("| — |") for line in rows)
+    assert len(rows) == len(CAUSES) and all(line.endswith("| — |") for line in rows)
 
 
 def test_captions_name_the_flip_and_the_cost_of_the_fix():

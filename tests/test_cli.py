@@ -37,7 +37,7 @@ def test_json_mode_prints_only_the_trace_in_a_real_process():
     trace = json.loads(done.stdout)  # fails if anything else reached stdout
     assert len(trace["token_ids"]) == 6 and trace["stop_reason"] == "max_new_tokens"
     step = trace["steps"][0]
-    assert {"token_id", "prob", "top"} <= step.keys() and {"id", "text", "prob"} <= step["top"][0].keys()
+    assert {"token_id", "prob_after", "top"} <= step.keys() and {"id", "text", "prob_before"} <= step["top"][0].keys()
     assert trace["timing"]["prefill_ms"] > 0 and len(trace["timing"]["decode_ms"]) == 5
 
 

@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from decoding.batching.batchmates import CONDITIONS, check_inputs
-from decoding.batching.experiment import CAUSES, DEFAULTS, causes, compare_rows, flip_possible, run_experiment, verdict
+from decoding.batching.causes import CAUSES, causes
+from decoding.batching.experiment import DEFAULTS, compare_rows, run_batching_experiment
+from decoding.batching.flips import flip_possible
 from decoding.watch import Cancelled, Watch
 
 # four steps over a 3-token vocabulary, values exact in binary so the expected noise is exact
@@ -79,12 +81,12 @@ def test_bad_settings_raise_a_teaching_error(kwargs, match):
 
 def test_a_prompt_that_leaves_no_room_is_refused(tiny):
     with pytest.raises(ValueError, match="context window"):
-        run_experiment(tiny, "x" * (tiny.context_length - 4), [1, 2], "same-length", 8)
+        run_batching_experiment(tiny, "x" * (tiny.context_length - 4), [1, 2], "same-length", 8)
 
 
 def test_batch_one_against_batch_one_is_identical_run_after_run(tiny):
-    a = run_experiment(tiny, "Hello world", [1, 3], "padded", 10)
-    b = run_experiment(tiny, "Hello world", [1, 3], "padded", 10)
+    a = run_batching_experiment(tiny, "Hello world", [1, 3], "padded", 10)
+    b = run_batching_experiment(tiny, "Hello world", [1, 3], "padded", 10)
     assert a.solo.token_ids == b.solo.token_ids and a.solo.noise == [0.0] * 10
     assert a.solo.first_divergence is None and all(a.solo.agree)
     assert a.rows[0].noise == b.rows[0].noise  # deterministic on one CPU: same shapes, same bits
@@ -92,7 +94,7 @@ def test_batch_one_against_batch_one_is_identical_run_after_run(tiny):
 
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_experiment_has_one_row_per_batch_size_above_one_in_both_modes(tiny, condition):
-    e = run_experiment(tiny, "Hello world", [4, 1, 2, 2], condition, 6)
+    e = run_batching_experiment(tiny, "Hello world", [4, 1, 2, 2], condition, 6)
     assert [r.batch_size for r in e.rows] == [2, 4] == [r.batch_size for r in e.invariant_rows]
     assert all(len(r.token_ids) == len(r.token_texts) == len(r.noise) == len(r.gap) == 6 for r in e.rows)
     assert e.solo.batch_size == 1 and e.tokens_per_s["batch_size"] == 4
@@ -101,39 +103,40 @@ def test_experiment_has_one_row_per_batch_size_above_one_in_both_modes(tiny, con
 
 
 def test_without_invariant_mode_there_are_no_invariant_rows(tiny):
-    e = run_experiment(tiny, "Hello world", [1, 2], "same-length", 4, invariant=False)
+    e = run_batching_experiment(tiny, "Hello world", [1, 2], "same-length", 4, invariant=False)
     assert e.invariant_rows == [] and e.tokens_per_s["invariant"] is None
 
 
 def test_causes_credit_padding_only_in_the_padded_condition(tiny):
-    same = run_experiment(tiny, "Hello world", [1, 2], "same-length", 4, invariant=False)
-    padded = run_experiment(tiny, "Hello world", [1, 2], "padded", 4, invariant=False)
+    same = run_batching_experiment(tiny, "Hello world", [1, 2], "same-length", 4, invariant=False)
+    padded = run_batching_experiment(tiny, "Hello world", [1, 2], "padded", 4, invariant=False)
     assert "padding" not in causes(same) and "padding" in causes(padded)
     assert "batch-size-dependent kernels" in causes(same)
     assert "precision boundaries" not in causes(same)  # float32
     assert set(causes(padded)) <= set(CAUSES) and "mixture-of-experts routing" not in causes(padded)
-    assert "batch size alone" in verdict(same) and "padding" in verdict(padded)
 
 
 def test_progress_rises_to_one_and_cancel_stops_the_run(tiny):
     seen = []
-    run_experiment(tiny, "Hello world", [1, 2, 4], "padded", 5, on_progress=lambda f, m: seen.append(f))
+    run_batching_experiment(tiny, "Hello world", [1, 2, 4], "padded", 5, on_progress=lambda f, m: seen.append(f))
     assert seen == sorted(seen) and seen[-1] == 1.0
     watch = Watch(should_stop=lambda: len(seen) > 3)
     seen.clear()
     with pytest.raises(Cancelled):
-        run_experiment(tiny, "Hello world", [1, 2], "padded", 20, on_progress=lambda f, m: seen.append(f), watch=watch)
+        run_batching_experiment(
+            tiny, "Hello world", [1, 2], "padded", 20, on_progress=lambda f, m: seen.append(f), watch=watch
+        )
 
 
 def test_a_model_id_or_another_dtype_loads_that_copy(tiny):
-    e = run_experiment("tiny-random", "Hello", [1, 2], "same-length", 3, dtype="bfloat16", device="cpu")
+    e = run_batching_experiment("tiny-random", "Hello", [1, 2], "same-length", 3, dtype="bfloat16", device="cpu")
     assert e.dtype == "bfloat16" and e.model == "tiny-random"
 
 
 @pytest.mark.bundled
 def test_bundled_default_settings_diverge_in_batches_and_not_in_invariant_mode():
     # the tab's defaults, cut to the smallest batch and the fewest tokens that show the flip (measured)
-    e = run_experiment(
+    e = run_batching_experiment(
         "smollm2-135m", DEFAULTS["prompt"], [1, 2], DEFAULTS["condition"], 6, dtype=DEFAULTS["dtype"], device="cpu"
     )
     assert e.rows[0].first_divergence is not None

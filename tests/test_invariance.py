@@ -5,7 +5,7 @@ import torch
 
 from decoding.batching.batched_decode import BatchRun, greedy_batch
 from decoding.batching.batchmates import CONDITIONS, rows_for
-from decoding.batching.experiment import run_experiment
+from decoding.batching.experiment import run_batching_experiment
 from decoding.batching.invariance import greedy_invariant, throughput, tokens_per_second
 
 
@@ -21,7 +21,7 @@ def test_every_row_of_an_invariant_batch_equals_its_solo_run(tiny, condition, ba
 
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_invariant_mode_gives_exactly_zero_noise_at_every_batch_size(tiny, condition):
-    e = run_experiment(tiny, "Hello world", [1, 2, 4, 8], condition, 8)
+    e = run_batching_experiment(tiny, "Hello world", [1, 2, 4, 8], condition, 8)
     for r in e.invariant_rows:
         assert r.noise == [0.0] * 8 and r.first_divergence is None and r.token_ids == e.solo.token_ids
 

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 import torch
 
-from decoding.loop import Run, forward, generate_steps, kv_cache_bytes, run_to_end
+from decoding.loop import Run, forward, forward_one, generate_steps, kv_cache_bytes, run_to_end
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Step
@@ -127,7 +127,7 @@ def test_forced_steps_are_marked_and_include_the_forced_token(tiny, prompt):
     assert not free.forced and forced.forced and forced.token_id == low
     assert len(forced.top) == 4 and forced.top[-1].id == low  # top-3 plus the forced token
     assert forced.rank == tiny.vocab_size
-    assert forced.prob == 0.0 and forced.candidate(low).removed_by == "top_k"
+    assert forced.prob_after == 0.0 and forced.candidate(low).removed_by == "top_k"
     assert run.generated == [free.token_id, low]
 
 
@@ -167,8 +167,8 @@ def test_step_records_what_the_pipeline_did(tiny, prompt):
         assert sum(c.prob_after for c in step.top) == pytest.approx(1.0, abs=1e-5)
         assert sum(c.removed_by is None for c in step.top) == kept
         assert 0 < step.kept_mass <= 1 and step.forward_ms > 0 and step.sample_ms >= 0
-        assert step.candidate(step.token_id).prob_after == step.prob > 0
-        assert [c.prob for c in step.top] == sorted((c.prob for c in step.top), reverse=True)
+        assert step.candidate(step.token_id).prob_after == step.prob_after > 0
+        assert [c.prob_before for c in step.top] == sorted((c.prob_before for c in step.top), reverse=True)
     # each decode step adds one position to every layer's keys and values
     per_token = steps[2].kv_bytes - steps[1].kv_bytes
     assert per_token == 2 * 2 * 2 * 16 * 4  # (K and V) x layers x kv heads x head_dim x float32 bytes
@@ -197,10 +197,17 @@ def test_step_records_are_plain_data_and_deep_copy(tiny, prompt):
 
 
 def test_forward_returns_float32_last_position_logits(tiny, prompt):
-    logits, cache = forward(tiny, prompt.ids, None, 0)
+    logits, cache = forward_one(tiny, prompt.ids, None, 0)
     assert logits.shape == (tiny.vocab_size,) and logits.dtype == torch.float32
     assert cache.get_seq_length() == len(prompt.ids) and kv_cache_bytes(cache) > 0
     assert kv_cache_bytes(None) == 0
+
+
+def test_forward_takes_a_batch_of_rows_and_gives_one_logit_row_each(tiny, prompt):
+    ids = torch.tensor([prompt.ids, prompt.ids])  # (2, T)
+    logits, cache = forward(tiny, ids, None, 0)
+    assert logits.shape == (2, tiny.vocab_size) and logits.dtype == torch.float32
+    assert torch.allclose(logits[0], forward_one(tiny, prompt.ids, None, 0)[0])
 
 
 def test_stop_reason_max_new_tokens(tiny, prompt):

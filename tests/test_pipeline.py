@@ -5,6 +5,7 @@ import re
 import pytest
 import torch
 
+from decoding import samplers
 from decoding.pipeline import ORDERS, SamplerSettings, process, select
 
 # the example: probabilities [.5, .3, .1, .1]
@@ -143,3 +144,14 @@ def test_sampling_draws_like_torch_multinomial_with_the_same_generator():
 def test_bad_settings_fail_when_built(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         SamplerSettings(**kwargs)
+
+
+def test_settings_are_checked_against_the_samplers_ranges_without_running_a_sampler(monkeypatch):
+    def boom(*args):
+        raise AssertionError("validation ran a sampler")
+
+    for name in ("apply_repetition_penalty", "apply_presence_frequency_penalty", "top_k_mask", "top_p_mask"):
+        monkeypatch.setattr(samplers, name, boom)
+    SamplerSettings(repetition_penalty=1.2, frequency_penalty=0.5, top_k=5, top_p=0.9)
+    with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\] \(1 = off\), got 1.5"):
+        SamplerSettings(top_p=1.5)

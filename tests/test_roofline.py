@@ -19,7 +19,7 @@ def test_floor_70b_fp16_at_3350_gbs_is_42_ms():
 
 def test_kv_cache_llama2_70b_4096_tokens_8_kv_heads_is_1_34_gb():
     # 2 × 80 layers × 8 KV heads × 128 head dim × 4096 tokens × 2 bytes
-    assert rl.kv_cache_bytes(80, 8, 128, 4096, 2) == 1_342_177_280
+    assert rl.kv_bytes_per_sequence(80, 8, 128, 4096, 2) == 1_342_177_280
 
 
 def test_twelve_llama2_70b_sequences_fit_beside_the_weights_on_two_80gb_gpus():
@@ -88,7 +88,7 @@ def test_bandwidth_must_be_a_positive_number(bad):
 
 def test_kv_size_rejects_zero_tokens_with_a_message_naming_it():
     with pytest.raises(ValueError, match="tokens"):
-        rl.kv_cache_bytes(2, 2, 64, 0, 2)
+        rl.kv_bytes_per_sequence(2, 2, 64, 0, 2)
 
 
 def test_request_estimate_reads_the_curves_log_log_and_counts_out_minus_one_steps():
@@ -100,10 +100,17 @@ def test_request_estimate_reads_the_curves_log_log_and_counts_out_minus_one_step
     assert est["decode_share"] == pytest.approx(1990 / 2490)
 
 
+def test_time_per_output_token_is_the_mean_after_the_first_token():
+    # 4 tokens in 83 ms, the first after 50: the other 3 took 33 ms, 11 each on average
+    assert rl.time_per_output_token(50.0, 83.0, 4) == 11.0
+    assert math.isnan(rl.time_per_output_token(50.0, 50.0, 1))  # one token: no time per token after the first
+
+
 def test_request_numbers_split_prefill_from_decode():
     class Loop:
-        ms, context = [50.0, 10.0, 12.0, 11.0], [500, 501, 502, 503]
+        ms, context = [50.0, 10.0, 10.0, 13.0], [500, 501, 502, 503]
 
     r = rl.request_numbers(Loop())
+    # the mean of the decode steps (11), not their median (10)
     assert (r["ttft_ms"], r["tpot_ms"], r["e2e_ms"], r["output_tokens"]) == (50.0, 11.0, 83.0, 4)
     assert r["decode_share"] == pytest.approx(33 / 83)

@@ -20,8 +20,8 @@ def _step(index: int, phase: str, token_id: int, forward_ms: float) -> Step:
         phase=phase,
         token_id=token_id,
         token_text="a",
-        prob=1.0,
         prob_before=0.75,
+        prob_after=1.0,
         rank=1,
         forced=index == 1,
         top=top,
@@ -60,7 +60,7 @@ def test_to_dict_has_the_fields_the_cli_promises(trace):
         "id": 5,
         "text": "a",
         "logit": 2.5,
-        "prob": 0.75,
+        "prob_before": 0.75,
         "prob_after": 1.0,
         "removed_by": None,
     }
@@ -89,3 +89,13 @@ def test_a_real_trace_survives_json_csv_and_deepcopy(tiny):
     assert json.loads(trace.to_json())["token_ids"] == trace.token_ids
     assert copy.deepcopy(trace) == trace
     assert len(list(csv.reader(io.StringIO(trace.to_csv())))) == 1 + len(trace.steps)
+
+
+def test_a_trace_saved_with_the_old_prob_names_still_loads(trace):
+    old = trace.to_dict()
+    for step in old["steps"]:
+        step["prob"] = step.pop("prob_after")
+        for c in step["top"]:
+            c["prob"] = c.pop("prob_before")
+    again = Trace.from_dict(old)
+    assert again == trace and again.steps[0].top[0].prob_before == 0.75 and again.steps[0].prob_after == 1.0

@@ -64,6 +64,7 @@ def test_scatter_leaves_out_steps_after_the_divergence():
     points = vis.scatter_points([FLIPPED])
     assert [p["step"] for p in points] == [0, 1, 2]
     assert [p["flip"] for p in points] == [False, False, True]
+    assert [p["possible"] for p in points] == [False, False, True]  # gap <= 2 x noise only at the flip
 
 
 def test_scatter_draws_exact_zero_noise_on_its_own_labelled_strip():
@@ -129,3 +130,14 @@ def test_tally_labels_show_where_a_completion_leaves_the_most_common_one():
     other = common[:60] + " and her dog."
     fig = vis.tally_figure([("prompt", [(common, 5), (other, 1)])])
     assert "her dog" in fig.data[0].y[1] and fig.data[0].y[1].startswith("P1 #2 …")
+
+
+def test_tally_hover_names_the_runs_behind_each_completion():
+    from visuals.tally import tally_figure
+
+    groups = [("Once", [("a cat sat.", 1), ("a cat ran away.", 2)])]
+    sources = [[[(4, "padded")], [(1, "solo"), (2, "same-length")]]]
+    bar = tally_figure(groups, sources=sources).data[0]
+    assert list(bar.x) == [2, 1]  # sorted with their runs
+    assert bar.customdata[0].endswith("from: solo, batch 2 same-length")
+    assert bar.customdata[1].endswith("from: batch 4 padded")

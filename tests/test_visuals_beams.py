@@ -1,8 +1,9 @@
 """The beam tree and the greedy-vs-beam comparison, on hand-made search records."""
 
+from decoding.beams.records import BeamCandidate, BeamStep, Hypothesis
 from decoding.beams.scoring import Scored
-from decoding.beams.search import BeamCandidate, BeamStep, Hypothesis
-from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown, tree_nodes
+from visuals.beam_tree import tree_nodes
+from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 
 EOS = 0
 

@@ -1,6 +1,6 @@
 """The repetition chart, the highlighted texts and the sentences, on hand-made summary rows."""
 
-from decoding.beams.repetition import Loop
+from decoding.beams.repeats import RepeatLoop
 from visuals.repetition import findings_markdown, loop_label, repetition_figure, texts_html
 
 
@@ -32,17 +32,17 @@ def test_whiskers_only_when_several_seeds_ran():
 
 
 def test_loop_start_is_annotated_one_based():
-    fig = repetition_figure([row(loop=Loop(36, 12, 100)), row("top_p", "top-p 0.9")])
+    fig = repetition_figure([row(loop=RepeatLoop(36, 12, 100)), row("top_p", "top-p 0.9")])
     texts = [a.text for a in fig.layout.annotations]
     assert texts == ["loop from<br>token 37", "no loop"]
 
 
 def test_loop_label_counts_looped_seeds():
-    assert "1/3 seeds looped" in loop_label(row(loop=Loop(0, 4, 8), runs=3))
+    assert "1/3 seeds looped" in loop_label(row(loop=RepeatLoop(0, 4, 8), runs=3))
 
 
 def test_texts_mark_repeated_spans_and_the_loop_start():
-    out = texts_html([row(loop=Loop(4, 4, 8))])
+    out = texts_html([row(loop=RepeatLoop(4, 4, 8))])
     assert out.count('<mark class="rep"') == 2  # the legend's sample and one span
     assert out.index("⟳ loop</span> The") < out.index("</mark></div>")
     assert "loop from token <b>5</b>" in out
@@ -56,7 +56,7 @@ def test_texts_escape_token_text():
 
 
 def test_findings_check_the_greedy_claim_against_the_numbers():
-    rows = [row(rep4=0.6, loop=Loop(36, 12, 100)), row("temperature", "temperature 1.0", 0.03, sampled=True)]
+    rows = [row(rep4=0.6, loop=RepeatLoop(36, 12, 100)), row("temperature", "temperature 1.0", 0.03, sampled=True)]
     text = findings_markdown(rows)
     assert "**greedy** repeated 60% of its 4-grams and looped from token 37" in text
     assert "claim holds here" in text

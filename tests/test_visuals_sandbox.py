@@ -5,10 +5,11 @@ panels, bars and colours by fate, the sweep's axes, the order table, errors that
 import gradio as gr
 import pytest
 
+from decoding.inspector import Inspection
 from decoding.sandbox import Alone, OrderComparison, OrderResult, Sweep, preset_logits, temperature_sweep
 from ui.sandbox_tab import sandbox_view
 from ui.strategy_code import strategy_source
-from visuals.sandbox import describe_sweep, orders_table, sweep_figure
+from visuals.sandbox import describe_sweep, orders_markdown, orders_table, sweep_figure
 from visuals.strategies import percent, strategies_figure
 from visuals.theme import CHOSEN, KEPT, REMOVED
 
@@ -101,9 +102,9 @@ def test_sweep_figure_draws_counts_on_a_log_axis_and_mass():
 
 def test_orders_table_lists_each_order_and_the_tokens_they_disagree_on():
     orders = [
-        OrderResult("transformers", ("top_p", "min_p"), 2, 0.8, (0, 1)),
-        OrderResult("vllm", ("min_p", "top_p"), 1, 0.5, (0,)),
-        OrderResult("llama.cpp", ("top_p", "min_p"), 2, 0.8, (0, 1)),
+        OrderResult("transformers", ("top_p", "min_p"), 2, 0.8),
+        OrderResult("vllm", ("min_p", "top_p"), 1, 0.5),
+        OrderResult("llama.cpp", ("top_p", "min_p"), 2, 0.8),
     ]
     html = orders_table(OrderComparison(orders, [(1, 0.3, ("transformers", "llama.cpp"))], 1), {1: "<b>cat</b>"})
     assert "min-p → top-p" in html and "different tokens" in html
@@ -151,3 +152,11 @@ def test_the_code_view_reads_the_project_functions():
     assert "torch.argmax" in strategy_source("greedy")
     with pytest.raises(gr.Error, match="strategy must be one of"):
         strategy_source("beam")
+
+
+def test_orders_line_marks_your_order_and_shows_token_boundaries():
+    found = Inspection([], False, {"transformers": 2, "vllm": 1}, [(" cat", ("transformers",))])
+    line = orders_markdown(found, "vllm")
+    assert "**vllm** keeps 1 (yours)" in line and "`␣cat` (kept by transformers)" in line
+    same = orders_markdown(Inspection([], False, {"transformers": 2}, []), "transformers")
+    assert "identical" in same and "Prefill" in orders_markdown(None, "vllm")

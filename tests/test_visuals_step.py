@@ -2,6 +2,7 @@
 
 import pytest
 
+from decoding.inspector import Moved
 from decoding.trace import Candidate, Step
 from visuals import distribution, penalties, sequence, timeline
 from visuals.theme import CHOSEN, FORCED, REMOVED
@@ -15,9 +16,9 @@ def make_step(top, token_id=1, forced=False, settings=None, index=0) -> Step:
         phase="decode",
         token_id=token_id,
         token_text=chosen.text,
-        prob=chosen.prob_after,
-        prob_before=chosen.prob,
-        rank=1 + sum(c.prob > chosen.prob for c in cands),
+        prob_before=chosen.prob_before,
+        prob_after=chosen.prob_after,
+        rank=1 + sum(c.prob_before > chosen.prob_before for c in cands),
         forced=forced,
         top=cands,
         stages=[("top_k", 2)],
@@ -133,11 +134,11 @@ def test_request_numbers_separate_prefill_from_decode():
     assert timeline.request_numbers(10.0, [], []) is None
 
 
-def test_time_per_output_token_shows_a_dash_until_there_is_a_decode_step():
-    one = timeline.request_numbers(100.0, [100.0], [1.0]).markdown()
-    assert "**time per output token** — ·" in one and "nan" not in one
+def test_time_per_output_token_shows_a_dash_until_there_are_two_tokens():
+    one = timeline.request_numbers(100.0, [100.0], [1.0])
+    assert "time per output token** —" in one.markdown() and "nan" not in one.markdown()
     two = timeline.request_numbers(100.0, [100.0, 50.0], [1.0, 1.0]).markdown()
-    assert "**time per output token** 51.0 ms" in two
+    assert "**time per output token** 50.0 ms" in two
 
 
 def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():
@@ -148,7 +149,7 @@ def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():
 
 
 def test_penalties_figure_shows_before_and_after():
-    moved = [penalties.Moved(5, " cat", 4.0, 2.0)]
+    moved = [Moved(5, " cat", 4.0, 2.0)]
     fig = penalties.penalties_figure(moved, active=True)
     assert [list(t.x) for t in fig.data] == [[4.0], [2.0]]
     assert not penalties.penalties_figure([], active=False).data

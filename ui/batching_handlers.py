@@ -14,6 +14,7 @@ from ui.context import AppConfig, get_model
 from ui.events import CancelFlags
 from visuals import batching as vis
 from visuals import batching_captions as captions
+from visuals.tally import tally_figure
 
 BATCH_CHOICES = [2, 4, 8, 16, 32]
 CANCEL = CancelFlags()
@@ -36,7 +37,7 @@ def run_lab(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, inva
     prompt, condition, dtype, sizes, new_tokens = checked(prompt, condition, dtype, sizes, new_tokens)
     watch = CANCEL.watch(request, progress)
     try:
-        exp = lab.run_experiment(_model(config, dtype), prompt, sizes, condition, new_tokens, bool(invariant),
+        exp = lab.run_batching_experiment(_model(config, dtype), prompt, sizes, condition, new_tokens, bool(invariant),
                                  watch.on_progress, watch)  # fmt: skip
     except Cancelled:
         gr.Warning("Run cancelled: the charts still show the previous run.")
@@ -56,13 +57,16 @@ def many(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, progres
         gr.Warning("Many runs cancelled.")
         return gr.skip(), gr.skip()
     groups = [(p["prompt"], p["completions"]) for p in tally.per_prompt]
-    return vis.tally_figure(groups, f"{config.model_id} · {dtype}"), captions.tally_caption(tally, len(sizes))
+    sources = [p["sources"] for p in tally.per_prompt]
+    return tally_figure(groups, f"{config.model_id} · {dtype}", sources=sources), captions.tally_caption(
+        tally, len(sizes)
+    )
 
 
 def empty_views() -> tuple:
     """What the run's outputs show before the first run."""
     return ("*No run yet: press **Run** (under a minute on a CPU).*", vis.texts_html(None, []), "",
-            vis.noise_figure(None, []), "", vis.scatter_figure([]), "", captions.causes_markdown(lab.CAUSES), "",
+            vis.noise_figure(None, []), "", vis.scatter_figure([]), "", captions.causes_markdown(), "",
             "*Press **Run**: with batch-invariant mode ticked, each batch reruns with batch-1 shapes.*")  # fmt: skip
 
 
@@ -74,5 +78,5 @@ def views(exp) -> tuple:
         captions.headline(exp), vis.texts_html(exp.solo, exp.rows), captions.texts_caption(exp),
         vis.noise_figure(exp.solo, exp.rows, label), captions.noise_caption(exp),
         vis.scatter_figure(exp.rows, label), captions.scatter_caption(exp),
-        captions.causes_markdown(lab.CAUSES, exp, lab.causes(exp)), fix, captions.fix_caption(exp),
+        captions.causes_markdown(exp), fix, captions.fix_caption(exp),
     )  # fmt: skip

@@ -12,6 +12,7 @@ from ui import batching_handlers as h
 from ui.context import AppConfig
 from ui.events import PROGRESS, model_event
 from visuals import batching as vis
+from visuals.tally import tally_figure
 
 INTRO = """## Temperature 0 & batching
 Greedy decoding takes the argmax, so the same prompt "should" always give the same text. It does not once requests
@@ -99,7 +100,7 @@ def build(config: AppConfig) -> None:
     fix = gr.HTML()
     fix_note = gr.Markdown(empty[9])
     gr.Markdown("### Many runs: how many different texts does greedy give?")
-    tally = gr.Plot(vis.tally_figure([]), show_label=False)
+    tally = gr.Plot(tally_figure([]), show_label=False)
     tally_note = gr.Markdown(elem_classes="hint")
 
     controls = [prompt, condition, dtype, sizes, new_tokens]

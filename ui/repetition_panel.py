@@ -3,7 +3,7 @@ each penalty, and how much of every text repeats itself, measured on the loaded 
 
 import gradio as gr
 
-from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_experiment
+from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_repetition_experiment
 from ui import validate
 from ui.context import AppConfig, get_model
 from ui.events import PROGRESS, CancelFlags, model_event
@@ -88,7 +88,7 @@ def run_settings(config: AppConfig, message, chat, words_text, keys, tokens, n_s
     n_seeds = validate.whole("seeds", n_seeds, *SEEDS_RANGE)
     seed = validate.whole("first seed", seed, 0, MAX_SEED)
     lm, words = get_model(config), parse_words(words_text)
-    exp = run_experiment(lm, message, keys, max_new_tokens=tokens, seed=seed, n_seeds=n_seeds, chat=chat,
+    exp = run_repetition_experiment(lm, message, keys, max_new_tokens=tokens, seed=seed, n_seeds=n_seeds, chat=chat,
                          must_repeat=words, watch=CANCEL.watch(request, progress))  # fmt: skip
     if exp.cancelled:
         gr.Warning(f"Cancelled after {exp.seconds:.0f} s: the settings that finished are shown.")

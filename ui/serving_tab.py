@@ -41,8 +41,16 @@ def refresh(config: AppConfig):
     ticks = scheduler.log.recent(WINDOW_S, now)
     s = summary(ticks, WINDOW_S)
     crowd = simulated_class(scheduler).status()
-    extra = f"{crowd.students} simulated students are stepping ({crowd.seconds_left:.0f} s left)." if crowd.students else None
-    return serving.ticks_figure(ticks, now), serving.tick_time_figure(s), serving.traffic_markdown(s, scheduler.noise, extra)
+    extra = (
+        f"{crowd.students} simulated students are stepping ({crowd.seconds_left:.0f} s left)."
+        if crowd.students
+        else None
+    )
+    return (
+        serving.ticks_figure(ticks, now),
+        serving.tick_time_figure(s),
+        serving.traffic_markdown(s, scheduler.noise, extra),
+    )
 
 
 def traffic(config: AppConfig) -> dict:

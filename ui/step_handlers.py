@@ -12,11 +12,12 @@ from pathlib import Path
 
 import gradio as gr
 
+from decoding.inspector import inspect_step
 from decoding.loop import MAX_NEW_TOKENS_CAP, Run
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
-from ui import step_inspect, validate
+from ui import validate
 from ui.context import CHAT, AppConfig, get_model
 from ui.sessions import STORE, Entry
 from ui.step_lessons import PRESETS
@@ -96,7 +97,7 @@ def step(run_id, mode, *knobs, force_id=None):
     if force_id is not None and not entry.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
     fresh = entry.preview and entry.shown is not None and entry.shown.settings == settings.to_dict()
-    extras = entry.preview_extras if fresh else step_inspect.inspect(entry.run, settings)
+    extras = entry.preview_extras if fresh else inspect_step(entry.run, settings)
     entry.shown, entry.preview = entry.run.step(settings, force_id=force_id), False
     entry.extras.append(extras)  # only once the step succeeded, so extras stay one per step
     entry.cursor = len(entry.trace.steps)
@@ -161,7 +162,7 @@ def settings_changed(run_id, mode, *knobs):
 
 def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
     entry.shown, entry.preview = entry.run.preview_step(settings), True
-    entry.preview_extras = step_inspect.inspect(entry.run, settings)
+    entry.preview_extras = inspect_step(entry.run, settings)
 
 
 def reset(run_id):

@@ -9,9 +9,8 @@ import gradio as gr
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import token_texts
 from decoding.sandbox import each_strategy_alone
-from ui import step_inspect
 from ui.sessions import STORE, Entry
-from visuals import distribution, penalties, sequence, strategies, timeline
+from visuals import distribution, penalties, sandbox, sequence, strategies, timeline
 from visuals.theme import empty_figure
 
 TOP_N = 20
@@ -33,7 +32,7 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     held = trace.held_text if done_here else ""
     phase = "sample" if entry.preview else ("append" if steps else "context")
     choices = distribution.candidate_choices(entry.shown, TOP_N) if entry.shown is not None else []
-    orders = step_inspect.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
+    orders = sandbox.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
     out = (
         sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held),
         sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),

@@ -1,32 +1,31 @@
 """Figures of the batching lab: the same prompt alone and as row 0 of bigger batches, compared token by token.
 
 A greedy token flips when the batch's logit noise is big enough to swap the top two logits: one goes up by
-at most the noise, the other down by at most the noise, so a flip needs gap < 2 × noise. The scatter of gap
+at most the noise, the other down by at most the noise, so a flip needs gap ≤ 2 × noise
+(`decoding.batching.flips.flip_possible`, the one rule every figure and caption reads). The scatter of gap
 against noise shows exactly that. Rows are read by attribute (batch_size, token_texts, noise, gap, agree,
 first_divergence), the fields of `decoding.batching.experiment.RowResult`; this module never imports torch.
 Steps are shown 1-based ("token 12" = the 12th generated token).
 """
 
 import html
-import math
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from visuals.roofline import log_ticks
-from visuals.theme import CHOSEN, GRID, OTHER, SERIES, TEXT, empty_figure, styled
+from decoding.batching.flips import flip_possible
+from visuals.log_axis import log_axis, zero_floor
+from visuals.theme import BATCH_COLOURS, CHOSEN, GRID, OTHER, TEXT, empty_figure, styled
+from visuals.tokens import visible_text
 
 ZERO_LABEL = "0 (bit-identical)"  # noise exactly 0
 TIE_LABEL = "0 (exact tie)"  # solo's top two logits exactly equal
 # open shapes and dashes per batch size, so rows with identical numbers stay visible on top of each other
 SYMBOLS = ["circle-open", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "cross-thin-open"]
 DASHES = ["solid", "dash", "dashdot", "longdash", "dot", "longdashdot"]
-# one colour per batch size; CHOSEN (orange) and its neighbour vermillion are kept for the flips
-BATCH_COLOURS = [c for c in SERIES if c not in (CHOSEN, "#D55E00", "#F0E442", "#000000")] + [OTHER]
 
 
 def _visible(text: str) -> str:
-    return html.escape(text.replace("\n", "↵").replace("\t", "⇥"))
+    return html.escape(visible_text(text))
 
 
 def _span(texts: list[str], start: int, cls: str) -> str:
@@ -77,44 +76,13 @@ def _line(label: str, badge: str, body: str) -> str:
     return f'<div class="bl-row"><div class="bl-label">{label}{badge}</div><div class="bl-text">{body}</div></div>'
 
 
-def _zero_floor(values: list[float]) -> tuple[float, float, float]:
-    """(where to draw exact zeros, smallest and largest positive value) on a log axis."""
-    pos = [v for v in values if v > 0]
-    lo, hi = (min(pos), max(pos)) if pos else (1e-3, 1.0)
-    return 10 ** (math.floor(math.log10(lo)) - 1), lo, hi
-
-
-def _log_axis(floor: float, lo: float, hi: float, zero_label: str | None) -> dict:
-    """A log axis from lo to hi; with `zero_label`, exact zeros get their own labelled tick at `floor` below."""
-    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-    if hi / lo > 1e3:  # many decades: powers of ten only, or the labels pile up
-        ticks = [10.0**e for e in decades if lo / 3 <= 10.0**e <= hi * 3]
-    else:
-        ticks = log_ticks(lo, hi)
-        if len(ticks) < 3:  # a narrow range: finer ticks, so the axis still reads
-            ticks = [m * 10.0**e for e in decades for m in (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)
-                     if lo / 1.3 <= m * 10.0**e <= hi * 1.3]  # fmt: skip
-    ticks = [t for t in ticks if t > floor * 3]
-    vals = ([floor] if zero_label else []) + ticks
-    text = ([zero_label] if zero_label else []) + [_tick(t) for t in ticks]
-    low = floor if zero_label else lo
-    return {"type": "log", "tickvals": vals, "ticktext": text, "range": [math.log10(low) - 0.3, math.log10(hi) + 0.3]}
-
-
-def _tick(t: float) -> str:
-    if t >= 1e-3:
-        return f"{t:g}"
-    exponent = math.floor(math.log10(t))
-    return f"{t / 10**exponent:g}e{exponent}"
-
-
 def noise_figure(solo, rows: list, label: str = "") -> go.Figure:
     """Per batch size: max |logit difference| from solo at each generated token (log axis). Exact zeros sit on
     the bottom line labelled bit-identical; the dotted line is half solo's top-1/top-2 gap, the noise a flip needs."""
     if solo is None or not rows:
         return empty_figure("Press Run: one line per batch size, how far its logits moved from solo's")
     values = [v for r in rows for v in r.noise if v is not None] + [g / 2 for g in solo.gap]
-    floor, lo, hi = _zero_floor(values)
+    floor, lo, hi = zero_floor(values)
     fig = go.Figure()
     steps = list(range(1, len(solo.gap) + 1))
     # an exact tie (gap 0) breaks the dotted line: it cannot be drawn on a log axis, and any noise can flip it
@@ -142,16 +110,24 @@ def noise_figure(solo, rows: list, label: str = "") -> go.Figure:
                                    "line": {"color": colour, "width": 2}})
             )  # fmt: skip
     fig.update_xaxes(title="generated token", rangemode="tozero")
-    fig.update_yaxes(title="max |Δ logit| vs solo", **_log_axis(floor, lo, hi, ZERO_LABEL))
+    fig.update_yaxes(title="max |Δ logit| vs solo", **log_axis(floor, lo, hi, ZERO_LABEL))
     fig = styled(fig, "Logit noise per token" + (f" · {label}" if label else ""), height=420)
     fig.update_layout(legend={"y": -0.25})
     return fig
 
 
 def scatter_points(rows: list) -> list[dict]:
-    """Every compared step of every batch: noise, solo's gap, and whether the token flipped there."""
+    """Every compared step of every batch: noise, solo's gap, whether a flip was possible there (gap ≤ 2 × noise)
+    and whether the token flipped."""
     return [
-        {"batch_size": r.batch_size, "step": i, "noise": v, "gap": r.gap[i], "flip": i == r.first_divergence}
+        {
+            "batch_size": r.batch_size,
+            "step": i,
+            "noise": v,
+            "gap": r.gap[i],
+            "possible": flip_possible(r.gap[i], v),
+            "flip": i == r.first_divergence,
+        }
         for r in rows
         for i, v in enumerate(r.noise)
         if v is not None
@@ -159,20 +135,20 @@ def scatter_points(rows: list) -> list[dict]:
 
 
 def scatter_figure(rows: list, label: str = "") -> go.Figure:
-    """Gap against noise for every step of every batch size, log-log, flips as big stars. Below the line
+    """Gap against noise for every step of every batch size, log-log, flips as big stars. On or below the line
     gap = 2 × noise a flip is possible; above it, impossible. Steps with noise exactly 0 stand on a strip left."""
     points = scatter_points(rows)
     if not points:
         return empty_figure("Press Run: every token as a point, the top-1/top-2 gap against the logit noise")
-    xfloor, xlo, xhi = _zero_floor([p["noise"] for p in points])
+    xfloor, xlo, xhi = zero_floor([p["noise"] for p in points])
     # the y range reaches down to the line, so a run without flips shows how far above it every point sits
-    yfloor, ylo, yhi = _zero_floor([p["gap"] for p in points] + [2 * xlo])
+    yfloor, ylo, yhi = zero_floor([p["gap"] for p in points] + [2 * xlo])
     zeros, ties = any(p["noise"] == 0 for p in points), any(p["gap"] <= 0 for p in points)
     fig = go.Figure()
     line_x = [xlo / 3, max(xhi, yhi / 2) * 3]
     fig.add_trace(
         go.Scatter(x=line_x, y=[2 * v for v in line_x], mode="lines",
-                   name="gap = 2 × noise: a flip needs the gap below this line",
+                   name="gap = 2 × noise: a flip needs the gap on or below this line",
                    line={"color": TEXT, "dash": "dash", "width": 2}, hoverinfo="skip")
     )  # fmt: skip
     sizes = sorted({p["batch_size"] for p in points})
@@ -191,8 +167,8 @@ def scatter_figure(rows: list, label: str = "") -> go.Figure:
     if ties:
         fig.add_hrect(y0=yfloor / 1.8, y1=yfloor * 1.8, fillcolor=GRID, line_width=0, layer="below")
     zero_x, zero_y = ZERO_LABEL if zeros else None, TIE_LABEL if ties else None
-    fig.update_xaxes(title="logit noise: max |Δ logit| vs solo", **_log_axis(xfloor, xlo, xhi, zero_x))
-    fig.update_yaxes(title="solo's top-1 − top-2 logit gap", **_log_axis(yfloor, ylo, yhi, zero_y))
+    fig.update_xaxes(title="logit noise: max |Δ logit| vs solo", **log_axis(xfloor, xlo, xhi, zero_x))
+    fig.update_yaxes(title="solo's top-1 − top-2 logit gap", **log_axis(yfloor, ylo, yhi, zero_y))
     fig = styled(fig, "Why a token flips: gap vs noise" + (f" · {label}" if label else ""), height=480)
     fig.update_layout(legend={"y": -0.22})
     return fig
@@ -208,56 +184,6 @@ def _points_trace(points: list[dict], name: str, marker: dict, xfloor: float, yf
         hovertemplate="batch %{customdata[0]}, token %{customdata[1]}: noise %{customdata[2]:.3g}, "
         "gap %{customdata[3]:.3g}%{customdata[4]}<extra></extra>",
     )  # fmt: skip
-
-
-def _snippet(text: str, reference: str, width: int = 56) -> str:
-    """The part of `text` where it leaves `reference` (the most common completion), so bars read apart."""
-    n = 0
-    while n < min(len(text), len(reference)) and text[n] == reference[n]:
-        n += 1
-    start = max(0, n - 12) if text != reference else 0
-    # begin the label at a word boundary
-    start = text.rfind(" ", 0, start + 1) + 1 if start else 0
-    piece = text[start : start + width].replace("\n", "↵")
-    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
-
-
-def tally_figure(groups: list[tuple[str, list[tuple[str, int]]]], label: str = "", top: int = 8) -> go.Figure:
-    """One panel per prompt: its distinct completions as bars, most common first (orange); each label starts
-    where that completion leaves the most common one, so bars that share a long start still read apart."""
-    groups = [(prompt, sorted(c, key=lambda x: -x[1])) for prompt, c in groups if c]
-    if not groups:
-        return empty_figure("Press Many runs: how many different texts does 'deterministic' greedy give?")
-    shown = [c[:top] for _, c in groups]
-    titles = [
-        f"“{_snippet(prompt, prompt, 48)}”: {len(c)} distinct in {sum(n for _, n in c)} runs"
-        + (f" (top {top} shown)" if len(c) > top else "")
-        for (prompt, c) in groups
-    ]
-    fig = make_subplots(rows=len(groups), cols=1, subplot_titles=titles, row_heights=[len(s) for s in shown],
-                        vertical_spacing=0.32 / len(groups), shared_xaxes=True)  # fmt: skip
-    for g, (bars, (_, ranked)) in enumerate(zip(shown, groups)):
-        reference = ranked[0][0]
-        fig.add_trace(
-            go.Bar(
-                y=[f"P{g + 1} #{k + 1} {_snippet(text, reference)}" for k, (text, _) in enumerate(bars)],
-                x=[n for _, n in bars], orientation="h", text=[n for _, n in bars], textposition="auto",
-                marker_color=[CHOSEN] + [BATCH_COLOURS[0]] * (len(bars) - 1),
-                customdata=[t.replace("\n", "↵") for t, _ in bars],
-                hovertemplate="%{x} runs wrote:<br>%{customdata}<extra></extra>",
-            ),
-            row=g + 1, col=1,
-        )  # fmt: skip
-        fig.update_yaxes(autorange="reversed", type="category", row=g + 1, col=1,
-                         tickfont={"family": "ui-monospace, monospace", "size": 13})  # fmt: skip
-    fig.update_xaxes(title="runs", rangemode="tozero", row=len(groups), col=1)
-    fig.update_xaxes(dtick=1 if max(n for c in shown for _, n in c) <= 10 else None)  # counts are whole runs
-    bars = sum(len(s) for s in shown)
-    fig = styled(fig, "Distinct greedy completions" + (f" · {label}" if label else ""), height=120 + 36 * bars
-                 + 60 * len(groups))  # fmt: skip
-    fig.update_layout(showlegend=False, margin={"l": 20})
-    fig.update_annotations(font={"size": 14}, xanchor="left", x=0)
-    return fig
 
 
 CSS = """

@@ -1,18 +1,20 @@
-"""The sentences under the batching lab's charts, computed from the run (an Experiment or a Tally).
+"""The sentences under the batching lab's charts, computed from the run (a BatchingExperiment or a Tally).
 
 They never credit one cause with another's effect: padding only in the "padded" condition, the kernels'
 batch shapes in both, and every number they quote is read off this run. Plain data in (`decoding.batching`'s
-Experiment and Tally, and its list of causes); no torch here.
+BatchingExperiment and Tally, and its list of causes); no torch here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from decoding.batching.causes import CAUSES, causes
+from decoding.batching.flips import flip_possible
 from visuals import batching as vis
 
 if TYPE_CHECKING:
-    from decoding.batching.experiment import Experiment
+    from decoding.batching.experiment import BatchingExperiment
     from decoding.batching.tally import Tally
 
 PRECISION = {"float32": "24", "bfloat16": "8", "float16": "11"}  # significant bits of the mantissa
@@ -32,7 +34,7 @@ def _diverged(rows) -> list:
     return [r for r in rows if r.first_divergence is not None]
 
 
-def headline(exp: Experiment) -> str:
+def headline(exp: BatchingExperiment) -> str:
     div = _diverged(exp.rows)
     sizes = ", ".join(str(r.batch_size) for r in exp.rows)
     text = (
@@ -53,7 +55,7 @@ def headline(exp: Experiment) -> str:
     )
 
 
-def texts_caption(exp: Experiment) -> str:
+def texts_caption(exp: BatchingExperiment) -> str:
     div = _diverged(exp.rows)
     if not div:
         return "Row 0 of every batch chose the same token as the solo run at every step."
@@ -71,7 +73,7 @@ def texts_caption(exp: Experiment) -> str:
     return " ".join(parts) + " After that token the two texts are different contexts, and each goes its own way."
 
 
-def noise_caption(exp: Experiment) -> str:
+def noise_caption(exp: BatchingExperiment) -> str:
     top = max(exp.rows, key=lambda r: r.max_noise)
     zero = [r.batch_size for r in exp.rows if r.max_noise == 0]
     text = []
@@ -101,13 +103,12 @@ def noise_caption(exp: Experiment) -> str:
     return " ".join(text)
 
 
-def scatter_caption(exp: Experiment) -> str:
+def scatter_caption(exp: BatchingExperiment) -> str:
     points = vis.scatter_points(exp.rows)
     if not points:
         return ""
     zero = sum(p["noise"] == 0 for p in points)
-    # TODO(integrate): use decoding.batching.flips.flip_possible (gap <= 2 x noise); `<` here disagrees with it
-    below = [p for p in points if p["gap"] < 2 * p["noise"]]
+    below = [p for p in points if flip_possible(p["gap"], p["noise"])]
     flips = [p for p in points if p["flip"]]
     text = (
         f"{len(points)} tokens compared across {len(exp.rows)} batch sizes; {len(below)} had a gap smaller than "
@@ -135,15 +136,15 @@ def scatter_caption(exp: Experiment) -> str:
 CAUSES_HEAD = "### Why the text changes\nThe causes the references list, and which of them this run exercised.\n\n"
 
 
-def causes_markdown(causes: dict[str, str], exp: Experiment | None = None, used=()) -> str:
-    """The engine's list of `causes` ({name: what it is}) as a table, with a column saying whether (and how)
-    this run exercised each; `used` names the ones it did (`decoding.batching.experiment.causes(exp)`)."""
-    verdicts = ["—"] * len(causes) if exp is None else _verdicts(causes, exp, set(used))
-    rows = [f"| **{n.capitalize()}** | {what} | {v} |" for (n, what), v in zip(causes.items(), verdicts)]
+def causes_markdown(exp: BatchingExperiment | None = None) -> str:
+    """The references' causes (decoding.batching.causes) as a table, with a column saying whether (and how)
+    this run exercised each."""
+    verdicts = ["—"] * len(CAUSES) if exp is None else _verdicts(CAUSES, exp, set(causes(exp)))
+    rows = [f"| **{n.capitalize()}** | {what} | {v} |" for (n, what), v in zip(CAUSES.items(), verdicts)]
     return CAUSES_HEAD + "| cause | what it is | this run |\n|---|---|---|\n" + "\n".join(rows)
 
 
-def _verdicts(causes: dict[str, str], exp: Experiment, used: set[str]) -> list[str]:
+def _verdicts(names: dict[str, str], exp: BatchingExperiment, used: set[str]) -> list[str]:
     """One verdict per cause, in its order; 'yes' only where `used` says so."""
     noise = max((r.max_noise for r in exp.rows), default=0.0)
     seen = f"logits moved by up to {noise:.3g}" if noise else "no logit moved at all: bit-identical"
@@ -162,11 +163,11 @@ def _verdicts(causes: dict[str, str], exp: Experiment, used: set[str]) -> list[s
         "precision boundaries": "float32: the finest rounding steps offered here (24 bits)",
     }
     return [
-        f"**yes**: {why.get(name, '')}" if name in used else f"no: {no.get(name, why.get(name, ''))}" for name in causes
+        f"**yes**: {why.get(name, '')}" if name in used else f"no: {no.get(name, why.get(name, ''))}" for name in names
     ]
 
 
-def fix_caption(exp: Experiment) -> str:
+def fix_caption(exp: BatchingExperiment) -> str:
     if not exp.invariant_rows:
         return "*Batch-invariant mode was off for this run: tick it and press Run.*"
     same = [r for r in exp.invariant_rows if r.first_divergence is None]

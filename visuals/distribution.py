@@ -12,27 +12,23 @@ import plotly.graph_objects as go
 
 from decoding.trace import Step
 from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, REMOVED_OPACITY, STAGE_LABELS, fate_colour, styled
+from visuals.tokens import visible_token
 
 MODES = ("model probability", "after the pipeline", "raw logits")
 NEAR_TIE = 0.05  # a top-1/top-2 probability gap below this is where runs fork
 _AXIS = {MODES[0]: "probability (whole vocabulary)", MODES[1]: "probability after sampling", MODES[2]: "logit"}
 
 
-def visible_token(text: str) -> str:
-    """Make a token's boundaries visible: a leading space becomes ␣, newlines and tabs become symbols."""
-    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅"
-
-
 def near_tie(step: Step) -> tuple[float, bool]:
     """The model's top-1 minus top-2 probability, and whether that is a near-tie."""
-    probs = sorted((c.prob for c in step.top), reverse=True)
+    probs = sorted((c.prob_before for c in step.top), reverse=True)
     gap = probs[0] - probs[1] if len(probs) > 1 else 1.0
     return gap, gap < NEAR_TIE
 
 
 def shown_candidates(step: Step, n: int, chosen: bool = True) -> list:
     """The `n` most probable candidates by the model's probability, plus the chosen token if it ranked lower."""
-    shown = sorted(step.top, key=lambda c: -c.prob)[:n]
+    shown = sorted(step.top, key=lambda c: -c.prob_before)[:n]
     pick = step.candidate(step.token_id)
     if chosen and pick is not None and pick not in shown:
         shown.append(pick)
@@ -42,7 +38,7 @@ def shown_candidates(step: Step, n: int, chosen: bool = True) -> list:
 def bar_value(c, mode: str) -> float:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    return c.prob if mode == MODES[0] else c.prob_after if mode == MODES[1] else c.logit
+    return c.prob_before if mode == MODES[0] else c.prob_after if mode == MODES[1] else c.logit
 
 
 def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n: int = 20) -> go.Figure:
@@ -66,7 +62,7 @@ def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n
                 "pattern": {"shape": "/" if removed else ""},
                 "line": {"width": 0},
             },
-            customdata=[[top[i].id, top[i].prob, top[i].prob_after, top[i].logit] for i in idx],
+            customdata=[[top[i].id, top[i].prob_before, top[i].prob_after, top[i].logit] for i in idx],
             hovertemplate="id %{customdata[0]}<br>model p %{customdata[1]:.4f}<br>after %{customdata[2]:.4f}"
             "<br>logit %{customdata[3]:.2f}<extra></extra>",
         )
@@ -167,5 +163,5 @@ def _title(step: Step, chosen: bool) -> str:
 
 def candidate_choices(step: Step, n: int = 20) -> list[tuple[str, int]]:
     """(label, id) pairs of the top-`n` candidates, for a 'force this token' picker."""
-    top = sorted(step.top, key=lambda c: -c.prob)[:n]
-    return [(f"#{i + 1} {visible_token(c.text)}  (p={c.prob:.3f})", c.id) for i, c in enumerate(top)]
+    top = sorted(step.top, key=lambda c: -c.prob_before)[:n]
+    return [(f"#{i + 1} {visible_token(c.text)}  (p={c.prob_before:.3f})", c.id) for i, c in enumerate(top)]

@@ -5,19 +5,17 @@ already in the context. The chart shows each moved token's logit before and afte
 sees the push and whether it was enough to reorder the top.
 """
 
-from dataclasses import dataclass
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from visuals.theme import KEPT, REMOVED, empty_figure, styled
+from visuals.tokens import visible_token
 
-
-@dataclass(frozen=True)
-class Moved:
-    id: int
-    text: str
-    before: float  # the model's logit
-    after: float  # after every penalty stage
+if TYPE_CHECKING:
+    from decoding.inspector import Moved
 
 
 def penalties_figure(moved: list[Moved], active: bool) -> go.Figure:
@@ -26,7 +24,7 @@ def penalties_figure(moved: list[Moved], active: bool) -> go.Figure:
         return empty_figure("No penalty is on: set repetition > 1, or presence / frequency ≠ 0", height=260)
     if not moved:
         return empty_figure("Penalties are on, but no token in the context is affected yet", height=260)
-    labels = [f"{m.text.replace(' ', '␣').replace(chr(10), '↵') or '∅'} ({m.id})" for m in moved]
+    labels = [f"{visible_token(m.text)} ({m.id})" for m in moved]
     fig = go.Figure()
     fig.add_bar(y=labels, x=[m.before for m in moved], name="logit before", orientation="h", marker_color=KEPT)
     fig.add_bar(

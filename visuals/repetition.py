@@ -1,6 +1,6 @@
 """Repetition loops on a chart and in the texts: how much of each setting's output repeated itself.
 
-Every function takes the plain rows of `decoding.beams.repetition.Experiment.summaries()` (dicts: label,
+Every function takes the plain rows of `decoding.beams.repetition.RepetitionExperiment.summaries()` (dicts: label,
 rep3, rep4, their (min, max) over seeds, loop, reuse, words, tokens, mask ...) and returns a plotly
 Figure, an HTML string or Markdown; no torch here. Repeated spans are marked in the text, never by
 colour alone: a dotted underline goes with the shading.

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from decoding.beams.repetition import Experiment
+    from decoding.beams.repetition import RepetitionExperiment
 
 
-def headline(exp: Experiment, device: str) -> str:
+def headline(exp: RepetitionExperiment, device: str) -> str:
     """Where it ran, how many generations of how many tokens, the seeds, and whether it was cancelled."""
     runs = sum(len(v) for v in exp.runs.values())
     text = (

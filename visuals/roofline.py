@@ -9,6 +9,8 @@ prefill of a long prompt sits near the ceiling.
 import numpy as np
 import plotly.graph_objects as go
 
+from decoding.timing.roofline import attainable_flops, ridge_point
+from visuals.log_axis import log_ticks
 from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
 
 
@@ -18,7 +20,7 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
     if not points or not bandwidth_gbs or not peak_tflops:
         return empty_figure("Press Measure to place prefill and decode on this machine's roofline")
     bandwidth, peak = bandwidth_gbs * 1e9, peak_tflops * 1e12
-    ridge = peak / bandwidth
+    ridge = ridge_point(peak, bandwidth)
     intensities = [p["intensity"] for p in points] + [ridge]
     lo, hi = min(intensities) / 3, max(intensities) * 3
     x = np.geomspace(lo, hi, 200)
@@ -26,7 +28,7 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
     fig.add_trace(
         go.Scatter(
             x=x,
-            y=np.minimum(peak, bandwidth * x) / 1e9,
+            y=[attainable_flops(i, peak, bandwidth) / 1e9 for i in x],
             mode="lines",
             line={"color": OTHER, "width": 3},
             name=f"roofline: {bandwidth_gbs:.1f} GB/s slope, {peak_tflops * 1e3:.0f} GFLOP/s ceiling",
@@ -69,9 +71,3 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)", tickvals=log_ticks(lo, hi))
     fig.update_yaxes(type="log", title="achieved GFLOP/s", tickvals=log_ticks(min(ys), max(ys)))
     return styled(fig, f"Roofline · {label}", height=460)
-
-
-def log_ticks(lo: float, hi: float) -> list[float]:
-    """1-2-5 ticks between lo and hi, so a log axis reads without crowded minor labels."""
-    ticks = [m * 10.0**e for e in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
-    return [t for t in ticks if lo / 1.5 <= t <= hi * 1.5]

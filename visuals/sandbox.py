@@ -1,6 +1,7 @@
 """The sandbox's other two views: the temperature sweep (top-p floods, min-p adapts) with the sentence that says
-what it measured, and the table of where the engines' stage orders keep different tokens. Plain data in
-(`decoding.sandbox.Sweep`, `OrderComparison`); no torch here."""
+what it measured, and the table of where the engines' stage orders keep different tokens, plus the same comparison
+as one line for the step tab. Plain data in (`decoding.sandbox.Sweep`, `OrderComparison`,
+`decoding.inspector.Inspection`); no torch here."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from plotly.subplots import make_subplots
 
 from visuals.strategies import percent
 from visuals.theme import REMOVED, STAGE_LABELS, TEXT, styled
+from visuals.tokens import visible_token
 
 if TYPE_CHECKING:
+    from decoding.inspector import Inspection
     from decoding.sandbox import OrderComparison, Sweep
 
 
@@ -115,3 +118,16 @@ def orders_table(comparison: OrderComparison, labels: dict[int, str] | None = No
     ]  # fmt: skip
     note = f"<p><b>The orders keep different tokens</b> ({comparison.n_differing:,} differ; the most probable):</p>"
     return html + note + _table(["token", "model probability", "kept by", "removed by"], diff, "lrll")
+
+
+def orders_markdown(inspection: Inspection | None, current: str) -> str:
+    """The step tab's line: how many tokens each engine order keeps on this step, and where they differ."""
+    if inspection is None:
+        return "Engine order: press Prefill to compare the orders on the current step."
+    counts = " · ".join(
+        f"**{o}** keeps {n:,}" + (" (yours)" if o == current else "") for o, n in inspection.kept_by_order.items()
+    )
+    if not inspection.differing:
+        return f"Engine order, this step: {counts}. The kept sets are identical here."
+    rows = ", ".join(f"`{visible_token(t)}` (kept by {', '.join(keepers)})" for t, keepers in inspection.differing)
+    return f"Engine order, this step: {counts}. **They differ** on: {rows}."

@@ -9,12 +9,13 @@ import html
 
 from decoding.trace import Step
 from visuals.theme import CHOSEN, FORCED, KEPT
+from visuals.tokens import visible_token
 
 PHASES = ("context", "logits", "softmax", "sample", "append")
 
 
 def _visible(text: str) -> str:
-    return html.escape(text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅")
+    return html.escape(visible_token(text))
 
 
 def _chip(text: str, title: str, style: str, cls: str) -> str:
@@ -29,9 +30,9 @@ def chips_html(prompt_tokens: list[str], prompt_ids: list[int], steps: list[Step
     ]
     for s in steps:
         colour = FORCED if s.forced else CHOSEN
-        alpha = 0.15 + 0.85 * max(0.0, min(1.0, s.prob))
+        alpha = 0.15 + 0.85 * max(0.0, min(1.0, s.prob_after))
         title = (
-            f"step {s.index + 1} · id {s.token_id} · chosen with p={s.prob:.3f} "
+            f"step {s.index + 1} · id {s.token_id} · chosen with p={s.prob_after:.3f} "
             f"(model p={s.prob_before:.3f}) · rank {s.rank}" + (" · forced by you" if s.forced else "")
         )
         style = f"background:{_rgba(colour, alpha)};" + (f"outline:2px dashed {FORCED};" if s.forced else "")

@@ -84,54 +84,11 @@ def strategies_figure(results: list[Alone], labels: dict[int, str] | None = None
     )
     shown: set[str] = set()
     for col, r in enumerate(results, 1):
-        for keep in (True, False):
-            bars = _bars(r, keep, labels)
-            if not bars["x"]:
-                continue
-            name = _fate_name(r, keep)
-            fig.add_bar(
-                **bars,
-                name=name,
-                legendgroup=name,
-                showlegend=name not in shown,
-                marker={
-                    "color": _colour(r, keep),
-                    "opacity": 1.0 if keep else REMOVED_OPACITY,
-                    "pattern": {"shape": "" if keep else "/"},
-                    "line": {"width": 0},
-                },
-                hovertemplate="%{customdata[0]}<br>model p %{customdata[1]:.4f}"
-                "<br>this strategy samples with p %{customdata[2]:.4f}<extra></extra>",
-                row=1,
-                col=col,
-            )
-            shown.add(name)
-        rest = [r.rest_after] if r.rest else []
-        fig.add_scatter(
-            x=list(range(1, len(r.ids) + 1)) + [len(r.ids) + REST_GAP] * len(rest),
-            y=r.after + rest,
-            mode="markers",
-            name="p it samples with",
-            legendgroup="after",
-            showlegend=col == 1,
-            marker={"symbol": "line-ew", "size": 12, "line": {"width": 3, "color": TEXT}},
-            hoverinfo="skip",
-            row=1,
-            col=col,
-        )
+        _panel(fig, r, col, labels, shown)
     tops = [max(r.before + r.after + [r.rest_kept + r.rest_removed, r.rest_after]) for r in results]
     fig.update_yaxes(range=[0, min(1.0, max(tops, default=1)) * 1.05], tickformat=".0%")
     fig.update_yaxes(title_text="probability", row=1, col=1)
-    has_rest = any(r.rest for r in results)
-    # a rank tick too close to "rest" would overprint it
-    last = n_top - REST_GAP - 2 if has_rest else n_top
-    ticks = [t for t in (1, 5, 10, 20, 30, 40, 50) if t <= max(last, 1) and (t != 5 or n_top <= 12)]
-    fig.update_xaxes(
-        tickvals=[*ticks, n_top + REST_GAP][: len(ticks) + has_rest],
-        ticktext=[*map(str, ticks), "rest"][: len(ticks) + has_rest],
-        tickangle=0,
-        tickfont={"size": FONT_SIZE - 2},
-    )
+    _rank_axis(fig, results, n_top)
     fig.update_xaxes(title_text=f"rank (top {n_top}), then all the rest", row=1, col=(len(results) + 1) // 2)
     fig.update_annotations(font={"size": FONT_SIZE - 1})
     fig = styled(fig, None, height=height)
@@ -142,3 +99,56 @@ def strategies_figure(results: list[Alone], labels: dict[int, str] | None = None
         legend={"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
     )
     return fig
+
+
+def _panel(fig: go.Figure, r: Alone, col: int, labels: dict[int, str], shown: set[str]) -> None:
+    """One strategy's panel: its bars by fate (each fate in the legend once), and the p it samples with."""
+    for keep in (True, False):
+        bars = _bars(r, keep, labels)
+        if not bars["x"]:
+            continue
+        name = _fate_name(r, keep)
+        fig.add_bar(
+            **bars,
+            name=name,
+            legendgroup=name,
+            showlegend=name not in shown,
+            marker={
+                "color": _colour(r, keep),
+                "opacity": 1.0 if keep else REMOVED_OPACITY,
+                "pattern": {"shape": "" if keep else "/"},
+                "line": {"width": 0},
+            },
+            hovertemplate="%{customdata[0]}<br>model p %{customdata[1]:.4f}"
+            "<br>this strategy samples with p %{customdata[2]:.4f}<extra></extra>",
+            row=1,
+            col=col,
+        )
+        shown.add(name)
+    rest = [r.rest_after] if r.rest else []
+    fig.add_scatter(
+        x=list(range(1, len(r.ids) + 1)) + [len(r.ids) + REST_GAP] * len(rest),
+        y=r.after + rest,
+        mode="markers",
+        name="p it samples with",
+        legendgroup="after",
+        showlegend=col == 1,
+        marker={"symbol": "line-ew", "size": 12, "line": {"width": 3, "color": TEXT}},
+        hoverinfo="skip",
+        row=1,
+        col=col,
+    )
+
+
+def _rank_axis(fig: go.Figure, results: list[Alone], n_top: int) -> None:
+    """Rank ticks under every panel, and "rest" under the bar for all the other tokens."""
+    has_rest = any(r.rest for r in results)
+    # a rank tick too close to "rest" would overprint it
+    last = n_top - REST_GAP - 2 if has_rest else n_top
+    ticks = [t for t in (1, 5, 10, 20, 30, 40, 50) if t <= max(last, 1) and (t != 5 or n_top <= 12)]
+    fig.update_xaxes(
+        tickvals=[*ticks, n_top + REST_GAP][: len(ticks) + has_rest],
+        ticktext=[*map(str, ticks), "rest"][: len(ticks) + has_rest],
+        tickangle=0,
+        tickfont={"size": FONT_SIZE - 2},
+    )

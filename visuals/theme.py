@@ -26,6 +26,8 @@ DECODE = "#0072B2"
 SAMPLING = "#E69F00"
 OTHER = "#999999"
 SERIES = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+# one colour per batch size in the batching lab; CHOSEN (orange) and its neighbour vermillion are kept for flips
+BATCH_COLOURS = [c for c in SERIES if c not in (CHOSEN, "#D55E00", "#F0E442", "#000000")] + [OTHER]
 
 TEXT = "#808080"
 GRID = "rgba(128,128,128,0.25)"

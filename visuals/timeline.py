@@ -7,23 +7,22 @@ shown next to the forward pass so the learner sees which part of a step is the m
 
 import math
 from dataclasses import dataclass
-from statistics import mean
 
 import plotly.graph_objects as go
 
+from decoding.timing.roofline import time_per_output_token
 from visuals.theme import DECODE, OTHER, PREFILL, SAMPLING, empty_figure, styled
 
 
 @dataclass(frozen=True)
 class RequestNumbers:
     ttft_ms: float  # prefill + choosing the first token
-    tpot_ms: float  # mean time per output token after the first (forward + sampling)
+    tpot_ms: float  # (end-to-end - TTFT) / (N - 1): NaN until there are two tokens
     tokens_per_s: float
     decode_share: float  # decode forward passes / all measured time
 
     def markdown(self) -> str:
-        # one step has no time per output token yet: it needs a decode step after the first token
-        tpot = f"{self.tpot_ms:.1f} ms" if math.isfinite(self.tpot_ms) else "—"
+        tpot = "—" if math.isnan(self.tpot_ms) else f"{self.tpot_ms:.1f} ms"
         return (
             f"**TTFT** {self.ttft_ms:.0f} ms · **time per output token** {tpot} · "
             f"**{self.tokens_per_s:.1f} tokens/s** · decode is **{self.decode_share:.0%}** of the measured time"
@@ -37,11 +36,10 @@ def request_numbers(prefill_ms: float, forward_ms: list[float], sample_ms: list[
         return None
     decode = forward_ms[1:]
     ttft = prefill_ms + sample_ms[0]
-    per_token = [f + s for f, s in zip(decode, sample_ms[1:])]
     total = prefill_ms + sum(decode) + sum(sample_ms)
     return RequestNumbers(
         ttft_ms=ttft,
-        tpot_ms=mean(per_token) if per_token else float("nan"),
+        tpot_ms=time_per_output_token(ttft, total, len(sample_ms)),
         tokens_per_s=len(sample_ms) / (total / 1e3) if total > 0 else float("nan"),
         decode_share=sum(decode) / total if total > 0 else 0.0,
     )

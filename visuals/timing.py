@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from visuals.roofline import log_ticks
+from visuals.log_axis import log_ticks
 from visuals.theme import DECODE, OTHER, PREFILL, SERIES, empty_figure, styled
 
 

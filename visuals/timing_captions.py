@@ -86,10 +86,9 @@ def captions(m: Measurements) -> tuple[str, str, str, str, str]:
 def _request_caption(m: Measurements) -> str:
     if not m.request:
         return ""
-    # TODO(integrate): TTFT/TPOT from the one definition R1 settles on (the median here, the mean in visuals/timeline)
     r = rl.request_numbers(m.request)
     text = (
-        f"Time to first token {r['ttft_ms']:.0f} ms, time per output token {r['tpot_ms']:.1f} ms, end-to-end "
+        f"Time to first token {r['ttft_ms']:.0f} ms, time per output token {_ms(r['tpot_ms'])}, end-to-end "
         f"{r['e2e_ms'] / 1e3:.2f} s for a {r['prompt_tokens']}-token prompt and {r['output_tokens']} output tokens: "
         f"decode was **{r['decode_share']:.0%}** of the wall time (the references quote ~97% on a mid-range GPU)."
     )
@@ -101,3 +100,8 @@ def _request_caption(m: Measurements) -> str:
             f"200 output tokens would take ≈ {est['e2e_ms'] / 1e3:.1f} s, decode ≈ {est['decode_share']:.0%} of it."
         )
     return text
+
+
+def _ms(value: float) -> str:
+    """A time in ms, or — where there is none (a one-token request has no time per output token)."""
+    return "—" if value != value else f"{value:.1f} ms"

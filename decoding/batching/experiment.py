@@ -4,7 +4,7 @@ Greedy decoding takes the argmax, so it has no randomness; yet the same prompt c
 when it runs alone (batch of 1) or as row 0 of a bigger batch. Floating-point sums are not associative,
 and a kernel's reduction order depends on the shapes it sees (batch size, padding), so row 0's logits move
 by a little "noise". Wherever the solo run's top-1/top-2 gap is small enough for that noise to bridge
-(gap <= 2 x noise: one logit up, the other down), the argmax may flip, and from there the texts branch.
+(decoding.batching.flips: gap <= 2 x noise), the argmax may flip, and from there the texts branch.
 
 Two causes are kept apart as conditions: "same-length" (batchmates are copies of the prompt: no padding, only
 the batch size changes the kernels' shapes) and "padded" (batchmates are other prompts of other lengths,
@@ -67,7 +67,7 @@ class RowResult:
 
 
 @dataclass
-class Experiment:
+class BatchingExperiment:
     model: str
     device: str
     dtype: str
@@ -92,50 +92,6 @@ class Experiment:
         return [r.batch_size for r in self.invariant_rows if r.first_divergence is not None]
 
 
-# the causes the references list, in order; causes() says which of them a run exercised
-CAUSES = {
-    "non-associative sums": "Floating-point addition is not associative: (a + b) + c can differ from a + (b + c) "
-    "in the last bits, so any change in the order a kernel adds in changes the logits a little.",
-    "batch-size-dependent kernels": "Matmul and attention kernels choose how to split and order their sums by the "
-    "shapes they see, so row 0 is added up differently in a batch of 8 than alone.",
-    "padding": "Batchmates of other lengths left-pad the shorter rows: the attention mask and the longer padded "
-    "block change row 0's arithmetic, although the masked positions carry no weight.",
-    "precision boundaries": "In bfloat16/float16 a value keeps only a few significant digits, so a tiny difference "
-    "can round to a whole low-precision step and grow into logit noise of ~0.1.",
-    "tensor-parallel reduction order": "Split across GPUs, partial sums are all-reduced in an order that depends "
-    "on the topology and the kernel; not here (one device).",
-    "mixture-of-experts routing": "In a mixture-of-experts model, batchmates compete for expert capacity, so the "
-    "same token can be routed to other experts; not here (a dense model).",
-}
-
-
-def causes(experiment: Experiment) -> list[str]:
-    """The names (keys of CAUSES) this run exercised: changed the shapes or precision row 0 was computed with."""
-    used = []
-    if any(r.max_noise > 0 for r in experiment.rows):
-        used.append("non-associative sums")
-    if experiment.rows:
-        used.append("batch-size-dependent kernels")
-        if experiment.condition == "padded":
-            used.append("padding")
-    if experiment.dtype != "float32":
-        used.append("precision boundaries")
-    return used
-
-
-def verdict(experiment: Experiment) -> str:
-    """One sentence on what diverged and which cause may be credited, never crediting one with the other's effect."""
-    if not experiment.rows:
-        return "Only the solo run was made: add batch sizes above 1 to compare."
-    noise = max(r.max_noise for r in experiment.rows)
-    where = ", ".join(str(b) for b in experiment.divergent) or "none"
-    if experiment.condition == "same-length":
-        cause = "the batch size alone (no padding: every row is the same prompt)"
-    else:
-        cause = "padding together with the batch size; the same-length condition shows the batch size alone"
-    return f"Batch sizes that diverged: {where}; largest logit noise {noise:.3g}; cause: {cause}."
-
-
 def compare_rows(solo_logits, row_logits, solo_ids, row_ids):
     """Row 0 of a batch against the solo run, step by step -> (noise, gap, agree, first_divergence).
 
@@ -157,14 +113,21 @@ def compare_rows(solo_logits, row_logits, solo_ids, row_ids):
     return noise, gap, agree, first
 
 
-def flip_possible(gap: float, noise: float | None) -> bool:
-    """A flip needs the noise to bridge the gap: one logit up by at most noise, the other down by at most noise."""
-    return noise is not None and gap <= 2 * noise
+class _Progress:
+    """The experiment's progress in forward-pass steps, summed over its runs."""
 
+    def __init__(self, report: Callable[[float, str], None], total: int):
+        self.report, self.total, self.done = report, total, 0
 
-def _progress(on_progress, watch: Watch | None) -> tuple[Watch, Callable[[float, str], None]]:
-    watch = watch or Watch()
-    return watch, on_progress or watch.on_progress
+    def run(self, label: str) -> Callable[[int], None]:
+        """The on_step of one run: `k` tokens chosen so far in it."""
+        base = self.done
+
+        def on_step(k: int) -> None:
+            self.done = base + k
+            self.report(min(1.0, self.done / self.total), label)
+
+        return on_step
 
 
 def _row_result(lm, size, condition, invariant, solo: BatchRun, run: BatchRun) -> RowResult:
@@ -173,12 +136,23 @@ def _row_result(lm, size, condition, invariant, solo: BatchRun, run: BatchRun) -
     eos = next((i for i, t in enumerate(ids) if t in lm.eos_ids), None)
     text = lm.tokenizer.decode(ids, skip_special_tokens=False)
     return RowResult(
-        size, condition, invariant, ids, token_texts(lm.tokenizer, ids), text, noise, gap, agree, first,
-        run.seconds, eos, tokens_per_second(run),
-    )  # fmt: skip
+        batch_size=size,
+        condition=condition,
+        invariant=invariant,
+        token_ids=ids,
+        token_texts=token_texts(lm.tokenizer, ids),
+        text=text,
+        noise=noise,
+        gap=gap,
+        agree=agree,
+        first_divergence=first,
+        seconds=run.seconds,
+        eos_step=eos,
+        tokens_per_s=tokens_per_second(run),
+    )
 
 
-def run_experiment(
+def run_batching_experiment(
     lm,
     prompt: str = DEFAULTS["prompt"],
     batch_sizes=DEFAULTS["batch_sizes"],
@@ -190,43 +164,55 @@ def run_experiment(
     *,
     dtype: str | None = None,
     device: str = "auto",
-) -> Experiment:
+) -> BatchingExperiment:
     """The solo run, row 0 of every batch size > 1 (normal batching), then the same batches batch-invariant."""
     sizes = [b for b in check_inputs(prompt, batch_sizes, condition, new_tokens, dtype) if b > 1]
     lm = resolve_model(lm, dtype, device)
-    watch, report = _progress(on_progress, watch)
+    watch = watch or Watch()
     start = time.perf_counter()
     ids = encode_prompt(lm.tokenizer, prompt, chat=False, context_length=lm.context_length).ids
     batches = {b: rows_for(lm, ids, b, condition, new_tokens) for b in sizes}
     # progress in forward-pass steps: the solo run, each batch once, each invariant batch row by row
-    total = new_tokens * (1 + len(sizes) + (sum(sizes) if invariant else 0))
-    done = [0]
-
-    def stepper(label: str):
-        base = done[0]
-        return lambda k: (report(min(1.0, (base + k) / total), label), done.__setitem__(0, base + k))
+    report = on_progress or watch.on_progress
+    progress = _Progress(report, new_tokens * (1 + len(sizes) + (sum(sizes) if invariant else 0)))
 
     # warm-up, not timed: the first pass at a new shape pays one-off setup (kernel selection, allocations)
     for rows in [[ids], batches[sizes[-1]]] if sizes else [[ids]]:
         greedy_batch(lm, rows, 2, watch=watch)
-    solo = greedy_batch(lm, [ids], new_tokens, watch=watch, on_step=stepper("solo run (batch 1)"))
+    solo = greedy_batch(lm, [ids], new_tokens, watch=watch, on_step=progress.run("solo run (batch 1)"))
     rows, inv_rows, runs = [], [], {}
     for b in sizes:
-        runs[b] = greedy_batch(lm, batches[b], new_tokens, watch=watch, on_step=stepper(f"batch of {b}"))
+        runs[b] = greedy_batch(lm, batches[b], new_tokens, watch=watch, on_step=progress.run(f"batch of {b}"))
         rows.append(_row_result(lm, b, condition, False, solo, runs[b]))
     inv_run = None
     for b in sizes if invariant else ():
-        inv_run = greedy_invariant(lm, batches[b], new_tokens, watch=watch, on_step=stepper(f"batch of {b}, invariant"))
+        inv_run = greedy_invariant(
+            lm, batches[b], new_tokens, watch=watch, on_step=progress.run(f"batch of {b}, invariant")
+        )
         inv_rows.append(_row_result(lm, b, condition, True, solo, inv_run))
     report(1.0, "done")
     # throughput of both modes on the same batch: the largest one
     largest = runs[sizes[-1]] if sizes else solo
     speed = throughput(largest, inv_run) if inv_run is not None else _speed_alone(largest)
     mates = batchmates(sizes[-1]) if sizes and condition == "padded" else []
-    return Experiment(
-        lm.model_id, str(lm.device), lm.dtype_name, prompt, list(ids), condition, new_tokens,
-        _row_result(lm, 1, condition, False, solo, solo), rows, inv_rows, speed, time.perf_counter() - start, mates,
-    )  # fmt: skip
+    return BatchingExperiment(
+        model=lm.model_id,
+        device=str(lm.device),
+        dtype=lm.dtype_name,
+        prompt=prompt,
+        prompt_ids=list(ids),
+        condition=condition,
+        new_tokens=new_tokens,
+        solo=_row_result(lm, 1, condition, False, solo, solo),
+        rows=rows,
+        invariant_rows=inv_rows,
+        tokens_per_s=speed,
+        seconds=time.perf_counter() - start,
+        batchmates=mates,
+    )
+
+
+# the old name, still called by ui/batching_handlers.py
 
 
 def _speed_alone(run: BatchRun) -> dict:

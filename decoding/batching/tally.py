@@ -25,9 +25,11 @@ class Tally:
     runs: int
     distinct: int  # summed over prompts
     most_common_share: float  # share of all runs that gave their prompt's most common completion
-    per_prompt: list[dict]  # {"prompt", "runs", "distinct", "most_common", "completions": [(text, count)]}
+    per_prompt: list[dict]  # {"prompt", "runs", "distinct", "most_common", "completions", "sources"}
     seconds: float
     prompt_index: list[int] = field(default_factory=list)  # completions[i] belongs to per_prompt[prompt_index[i]]
+    # completions[i] came from the runs sources[i]: (batch size, condition) each, in the plan's order
+    sources: list[list[tuple[int, str]]] = field(default_factory=list)
 
 
 def plan(batch_sizes, conditions) -> list[tuple[int, str]]:
@@ -36,20 +38,38 @@ def plan(batch_sizes, conditions) -> list[tuple[int, str]]:
     return ([(1, "solo")] if 1 in sizes else []) + [(b, c) for c in conditions for b in sizes if b > 1]
 
 
-def tally(texts_per_prompt: dict[str, list[str]], seconds: float = 0.0) -> Tally:
-    """Count distinct completions per prompt (a pure function of the texts, so it is tested on its own)."""
-    completions, index, per_prompt = [], [], []
+def tally(texts_per_prompt: dict[str, list[str]], runs: list[tuple[int, str]], seconds: float = 0.0) -> Tally:
+    """Count distinct completions per prompt; `texts[i]` of every prompt came from the run `runs[i]`
+    (batch size, condition). A pure function of the texts, so it is tested on its own."""
+    completions, index, sources, per_prompt = [], [], [], []
     for i, (prompt, texts) in enumerate(texts_per_prompt.items()):
+        assert len(texts) == len(runs), "one text per planned run"
         counts = Counter(texts).most_common()
+        where = [[run for run, t in zip(runs, texts) if t == text] for text, _ in counts]
         completions += counts
         index += [i] * len(counts)
+        sources += where
         per_prompt.append(
-            dict(prompt=prompt, runs=len(texts), distinct=len(counts), most_common=counts[0][1], completions=counts)
+            {
+                "prompt": prompt,
+                "runs": len(texts),
+                "distinct": len(counts),
+                "most_common": counts[0][1],
+                "completions": counts,
+                "sources": where,
+            }
         )
-    runs = sum(p["runs"] for p in per_prompt)
-    common = sum(p["most_common"] for p in per_prompt)
-    distinct = sum(p["distinct"] for p in per_prompt)
-    return Tally(completions, runs, distinct, common / runs if runs else 0.0, per_prompt, seconds, index)
+    n_runs = sum(p["runs"] for p in per_prompt)
+    return Tally(
+        completions=completions,
+        runs=n_runs,
+        distinct=sum(p["distinct"] for p in per_prompt),
+        most_common_share=sum(p["most_common"] for p in per_prompt) / n_runs if n_runs else 0.0,
+        per_prompt=per_prompt,
+        seconds=seconds,
+        prompt_index=index,
+        sources=sources,
+    )
 
 
 def many_runs(
@@ -85,4 +105,4 @@ def many_runs(
             run = greedy_batch(lm, rows, new_tokens, watch=watch)
             texts[prompt].append(lm.tokenizer.decode(run.ids[0].tolist(), skip_special_tokens=False))
     report(1.0, "done")
-    return tally(texts, time.perf_counter() - start)
+    return tally(texts, runs, time.perf_counter() - start)

@@ -1,22 +1,18 @@
-"""Repetition loops, measured: how much of a text repeats itself, and where it starts to loop.
+"""The repetition experiment: one prompt, several settings, the same seed for each, every run measured.
 
 Greedy decoding picks the most likely token every time; once a phrase has been written, writing it
 again is often the most likely continuation, and the model falls into a loop. Sampling and the penalties
 break loops; a large repetition penalty also stops the model from repeating words it *should* repeat
-(names, variables, list markers). The metrics here work on token ids, the text only at the edges:
-
-- repeated n-gram share: of the n-gram positions in a sequence, the share whose n-gram already occurred
-  at an earlier position (overlaps count). This is the same number as 1 - distinct n-grams / total n-grams.
-- loop start: the first position i where a span of L >= n tokens is followed at once by itself
-  (ids[i:i+L] == ids[i+L:i+2L], as in "A B C A B C"); the loop runs on while the sequence keeps period L.
+(names, variables, list markers). The metrics (`decoding.beams.repeats`) work on token ids, the text only
+at the edges.
 """
 
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from functools import partial
 
+from decoding.beams.repeats import find_loop, repeated_mask, repeated_ngram_share, reuse_share, word_counts
 from decoding.loop import Run
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
@@ -27,85 +23,6 @@ NGRAM_SIZES = (3, 4)
 LOOP_MIN = 4  # a loop is a back-to-back repeat of at least this many tokens
 TOKENS_RANGE = (20, 400)
 SEEDS_RANGE = (1, 5)
-
-
-@dataclass(frozen=True)
-class Loop:
-    """A back-to-back repeat: from `start` the sequence repeats with `period` tokens until `end` (exclusive)."""
-
-    start: int
-    period: int
-    end: int
-
-
-def _check_n(n: int) -> None:
-    if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
-        raise ValueError(f"n-gram size must be an integer >= 1, got {n!r}")
-
-
-def ngrams(ids: list[int], n: int) -> list[tuple[int, ...]]:
-    _check_n(n)
-    return [tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)]
-
-
-def repeated_ngram_share(ids: list[int], n: int) -> float:
-    """Share of n-gram positions whose n-gram appeared at an earlier position (0 when there are no n-grams)."""
-    grams = ngrams(ids, n)
-    return 1 - len(set(grams)) / len(grams) if grams else 0.0
-
-
-def repeated_mask(ids: list[int], n: int) -> list[bool]:
-    """For each token: does it lie inside an n-gram that already occurred earlier? (what to highlight)"""
-    seen, mask = set(), [False] * len(ids)
-    for i, gram in enumerate(ngrams(ids, n)):
-        if gram in seen:
-            mask[i : i + n] = [True] * n
-        seen.add(gram)
-    return mask
-
-
-def spans(mask: list[bool]) -> list[tuple[int, int]]:
-    """The runs of True in `mask` as (start, end) pairs, end exclusive."""
-    out, start = [], None
-    for i, on in enumerate([*mask, False]):
-        if on and start is None:
-            start = i
-        elif not on and start is not None:
-            out.append((start, i))
-            start = None
-    return out
-
-
-def find_loop(ids: list[int], n: int) -> Loop | None:
-    """The earliest back-to-back repeat of a span of at least n tokens (shortest such span), or None."""
-    _check_n(n)
-    size = len(ids)
-    for i in range(size):
-        for period in range(n, (size - i) // 2 + 1):
-            if ids[i : i + period] == ids[i + period : i + 2 * period]:
-                end = i + 2 * period
-                while end < size and ids[end] == ids[end - period]:
-                    end += 1
-                return Loop(i, period, end)
-    return None
-
-
-def reuse_share(ids: list[int], context: list[int] = ()) -> float:
-    """Share of tokens in `ids` that already occurred before them (in `context` or earlier in `ids`).
-    Names, code identifiers and list markers need reuse; a large repetition penalty drives this down."""
-    seen, reused = set(context), 0
-    for token in ids:
-        reused += token in seen
-        seen.add(token)
-    return reused / len(ids) if ids else 0.0
-
-
-def word_counts(text: str, words: list[str]) -> dict[str, int]:
-    """How often each word occurs in the text (whole words, case-sensitive): does a name keep being used?"""
-    return {w: len(re.findall(rf"(?<!\w){re.escape(w)}(?!\w)", text)) for w in words}
-
-
-# --- the experiment: one prompt, several settings, the same seed for each -------------------------
 
 
 @dataclass(frozen=True)
@@ -142,7 +59,7 @@ class RunResult:
 
 
 @dataclass
-class Experiment:
+class RepetitionExperiment:
     message: str
     prompt_ids: list[int]
     max_new_tokens: int
@@ -157,7 +74,7 @@ class Experiment:
         return [_summary(key, runs, self) for key, runs in self.runs.items() if runs]
 
 
-def _summary(key: str, runs: list[RunResult], exp: Experiment) -> dict:
+def _summary(key: str, runs: list[RunResult], exp: RepetitionExperiment) -> dict:
     first, loops = runs[0], [find_loop(r.ids, LOOP_MIN) for r in runs]
     rates = {n: [repeated_ngram_share(r.ids, n) for r in runs] for n in NGRAM_SIZES}
     return {
@@ -177,7 +94,7 @@ def _summary(key: str, runs: list[RunResult], exp: Experiment) -> dict:
     }
 
 
-def run_experiment(
+def run_repetition_experiment(
     lm: LoadedModel,
     message: str,
     keys=DEFAULT_SETTINGS,
@@ -188,7 +105,7 @@ def run_experiment(
     chat: bool = True,
     must_repeat=(),
     watch: Watch | None = None,
-) -> Experiment:
+) -> RepetitionExperiment:
     """Generate from `message` with each setting in `keys`, stopping only at EOS or max_new_tokens.
     Every setting uses the same seed; sampled settings also run seeds seed+1 ... seed+n_seeds-1
     (greedy ones run once: argmax ignores the seed). A cancel keeps the settings already finished."""
@@ -197,7 +114,7 @@ def run_experiment(
     prompt = encode_prompt(lm.tokenizer, message, chat, lm.context_length)
     seeds = [seed + i for i in range(n_seeds)]
     plan = [(k, s) for k in keys for s in (seeds if SETTINGS[k].sampled else seeds[:1])]
-    exp = Experiment(message, list(prompt.ids), max_new_tokens, seeds, tuple(must_repeat))
+    exp = RepetitionExperiment(message, list(prompt.ids), max_new_tokens, seeds, tuple(must_repeat))
     start = time.perf_counter()
     try:
         for done, (key, s) in enumerate(plan):
@@ -210,6 +127,9 @@ def run_experiment(
         exp.runs = {k: v for k, v in exp.runs.items() if len(v) == (n_seeds if SETTINGS[k].sampled else 1)}
     exp.seconds = time.perf_counter() - start
     return exp
+
+
+# the old name, still imported by ui/repetition_panel.py
 
 
 def _tick(watch: Watch, label: str, offset: float, share: float, max_new_tokens: int, step: int) -> None:

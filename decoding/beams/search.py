@@ -19,11 +19,12 @@ Paper: Freitag & Al-Onaizan, "Beam Search Strategies for Neural Machine Translat
 """
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from decoding.loop import MAX_NEW_TOKENS_CAP
+from decoding.beams.records import BeamCandidate, BeamResult, BeamStep, Hypothesis
+from decoding.loop import MAX_NEW_TOKENS_CAP, forward
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
 
@@ -31,58 +32,6 @@ MAX_BEAMS = 16
 EARLY_STOPPING = (True, False, "never")
 NEG = -1.0e9  # transformers' "impossible" score
 EXTRA_PER_BEAM = 2  # each live beam's best tokens outside the pool, shown as pruned
-
-
-@dataclass
-class BeamCandidate:
-    parent: int  # slot of the live beam it extends
-    token_id: int
-    token_text: str
-    logprob: float  # of this token after its beam
-    score: float  # cumulative log-prob of the beam plus this token
-    rank: int  # place in the pool of 2*k ranked candidates (0 = best); -1 = outside the pool
-    fate: str  # "running" (a live beam next step), "finished" (a hypothesis), or "pruned"
-    next_slot: int = -1  # its slot among next step's live beams, when running
-
-
-@dataclass
-class Hypothesis:
-    token_ids: list[int]  # generated ids, the end-of-sequence token included
-    logprob: float  # summed log-probability
-    score: float  # logprob / len(token_ids) ** length_penalty
-    step: int  # the step it finished at
-
-
-@dataclass
-class BeamStep:
-    index: int
-    beams: list[tuple[list[int], float]]  # the live beams this step expanded: (generated ids, cumulative log-prob)
-    candidates: list[BeamCandidate]
-    finished: list[Hypothesis]  # the finished set after this step, best first
-    last: bool = False  # the search stops after this step
-
-
-@dataclass
-class BeamResult:
-    prompt_ids: list[int]
-    num_beams: int
-    length_penalty: float
-    early_stopping: bool | str
-    max_new_tokens: int
-    steps: list[BeamStep] = field(default_factory=list)
-    best: Hypothesis | None = None
-    text: str = ""
-    stop_reason: str = ""  # max_new_tokens, all_finished (early_stopping=True), cannot_improve, no_continuation
-
-    @property
-    def token_ids(self) -> list[int]:
-        return list(self.best.token_ids) if self.best else []
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d.update(token_ids=self.token_ids, score=self.best.score if self.best else None)
-        d["logprob"] = self.best.logprob if self.best else None
-        return d
 
 
 def check_settings(num_beams, length_penalty, early_stopping, max_new_tokens) -> None:
@@ -100,98 +49,129 @@ def check_settings(num_beams, length_penalty, early_stopping, max_new_tokens) ->
         raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
 
 
-@torch.inference_mode()
-def _forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
-    """ids (B, T) -> last-position float32 logits (B, V) and the grown cache."""
-    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
-
-
 def beam_steps(lm: LoadedModel, prompt_ids, num_beams=4, length_penalty=1.0, early_stopping=False, max_new_tokens=32):
     """The search as a generator of BeamStep records; returns the BeamResult when it stops."""
     check_settings(num_beams, length_penalty, early_stopping, max_new_tokens)
+    prompt_ids = _checked_prompt(lm, prompt_ids, max_new_tokens)
+    k, eos, dev = num_beams, set(lm.eos_ids), lm.device
+    # one beam is greedy (what generate() runs for num_beams=1): the first sequence to end is the answer
+    stop_when_full = early_stopping is True or k == 1
+    pool_size = max(2, 1 + len(eos)) * k  # enough candidates that k can continue even if k of them end
+    result = BeamResult(prompt_ids, k, float(length_penalty), early_stopping, max_new_tokens)
+
+    # 1) prefill: the prompt once per beam; only beam 0 is live at first
+    logits, cache = forward(lm, torch.tensor([prompt_ids] * k, device=dev), None, 0)  # (k, V)
+    state = _State.start(k, dev)
+    for step in range(max_new_tokens):
+        live = state.live()
+        # 2) every live beam times every token, scored by cumulative log-prob
+        pool = _expand(logits, state, pool_size, eos, ends=step + 1 >= max_new_tokens)
+        # 3) the best k candidates that did not end keep running
+        run_scores = pool.scores + pool.hits.to(torch.float32) * NEG  # (1, pool)
+        next_idx = torch.topk(run_scores, k=k)[1][0].tolist()  # (k,)
+        # 4) candidates among the first k that ended compete for the finished set
+        new = _finish(state, pool, step, length_penalty, stop_when_full)
+        record = _record(lm, step, live, state, pool, next_idx, new)
+        state.running = [list(pool.ids[i]) for i in next_idx]
+        state.running_scores = run_scores[:, next_idx]
+        # 5) stop, or reorder the cache to follow the surviving beams and decode their new tokens
+        state.improvable = state.improvable and _improvable(
+            state, step + 1, max_new_tokens, length_penalty, early_stopping
+        )
+        all_full = bool(state.finished_flags.all()) and stop_when_full
+        all_hit = bool(pool.hits.all())
+        record.last = not state.improvable or all_full or all_hit
+        result.stop_reason = _stop_reason(state.improvable, all_full, all_hit, step + 1 >= max_new_tokens)
+        yield record
+        if record.last:
+            break
+        cache.reorder_cache(torch.tensor([pool.parents[i] for i in next_idx], device=dev))
+        last = torch.tensor([[ids[-1]] for ids in state.running], device=dev)  # (k, 1)
+        logits, cache = forward(lm, last, cache, len(prompt_ids) + step)
+
+    result.best = state.finished[0]
+    result.text = lm.tokenizer.decode(result.best.token_ids, skip_special_tokens=True)
+    return result
+
+
+def _checked_prompt(lm: LoadedModel, prompt_ids, max_new_tokens: int) -> list[int]:
     prompt_ids = [int(i) for i in prompt_ids]
     if not prompt_ids:
         raise ValueError("the prompt is empty: beam search needs at least one token to start from")
     if len(prompt_ids) + max_new_tokens > lm.context_length:
         raise ValueError(f"prompt + max_new_tokens exceeds the context window of {lm.context_length} tokens")
-    k, eos = num_beams, set(lm.eos_ids)
-    # one beam is greedy (what generate() runs for num_beams=1): the first sequence to end is the answer
-    stop_when_full = early_stopping is True or k == 1
-    pool = max(2, 1 + len(eos)) * k  # enough candidates that k can continue even if k of them end
-    prompt_len, dev = len(prompt_ids), lm.device
-    result = BeamResult(prompt_ids, k, float(length_penalty), early_stopping, max_new_tokens)
+    return prompt_ids
 
-    # 1) prefill: the prompt once per beam; only beam 0 is live at first
-    logits, cache = _forward(lm, torch.tensor([prompt_ids] * k, device=dev), None, 0)  # (k, V)
-    running = [[] for _ in range(k)]  # generated ids per live slot
-    running_scores = torch.zeros(1, k, device=dev)  # (1, k)
-    running_scores[:, 1:] = NEG
-    finished = [None] * k  # Hypothesis per finished slot
-    finished_scores = torch.full((1, k), NEG, device=dev)  # (1, k)
-    finished_flags = torch.zeros(1, k, dtype=torch.bool, device=dev)  # (1, k)
-    improvable = True
-    top_mask = torch.arange(pool, device=dev) < k  # (pool,): only the first k may finish
 
-    for step in range(max_new_tokens):
-        live = [(list(running[j]), float(running_scores[0, j])) for j in range(k) if running_scores[0, j] > NEG / 2]
-        # 2) every live beam times every token, scored by cumulative log-prob
-        logp = torch.log_softmax(logits, dim=-1)  # (k, V)
-        vocab = logp.shape[-1]
-        total = (logp + running_scores[0, :, None]).reshape(1, -1)  # (1, k*V)
-        top_scores, top_idx = torch.topk(total, k=pool)  # (1, pool)
-        parents, tokens = (top_idx // vocab)[0].tolist(), (top_idx % vocab)[0].tolist()
-        cand_ids = [running[p] + [t] for p, t in zip(parents, tokens)]
-        ends = step + 1 >= max_new_tokens
-        hits = torch.tensor([[t in eos or ends for t in tokens]], device=dev)  # (1, pool)
+@dataclass
+class _State:
+    """The search between steps, as transformers keeps it: k live slots and k finished slots."""
 
-        # 3) the best k candidates that did not end keep running
-        run_scores = top_scores + hits.to(torch.float32) * NEG  # (1, pool)
-        next_idx = torch.topk(run_scores, k=k)[1][0].tolist()  # (k,)
+    running: list[list[int]]  # generated ids per live slot
+    running_scores: torch.Tensor  # (1, k) cumulative log-prob; NEG for an empty slot
+    finished: list[Hypothesis | None]  # per finished slot
+    finished_scores: torch.Tensor  # (1, k) length-penalised
+    finished_flags: torch.Tensor  # (1, k) bool: the slot holds a hypothesis
+    improvable: bool = True  # can a live beam still beat the finished set?
 
-        # 4) candidates among the first k that ended compete for the finished set
-        fin = top_scores / ((step + 1) ** length_penalty)  # (1, pool)
-        fin += (finished_flags.all() & stop_when_full).to(torch.float32) * NEG
-        fin += float(not improvable) * NEG
-        just_finished = hits & top_mask[None, :]  # (1, pool)
-        fin += (~just_finished) * NEG
-        merged = torch.cat((finished_scores, fin), dim=1)  # (1, k + pool)
-        keep = torch.topk(merged, k=k)[1][0].tolist()  # (k,)
-        merged_flags = torch.cat((finished_flags, just_finished), dim=1)  # (1, k + pool)
-        new = {i - k for i in keep if i >= k and bool(merged_flags[0, i])}
-        finished = [
-            finished[i] if i < k else Hypothesis(cand_ids[i - k], float(top_scores[0, i - k]), 0.0, step) for i in keep
-        ]
-        finished_scores = merged[:, keep]
-        finished_flags = merged_flags[:, keep]
-        for h, s in zip(finished, finished_scores[0].tolist()):
-            if h is not None:
-                h.score = s
+    @classmethod
+    def start(cls, k: int, dev) -> "_State":
+        running_scores = torch.zeros(1, k, device=dev)  # (1, k)
+        running_scores[:, 1:] = NEG
+        finished_scores = torch.full((1, k), NEG, device=dev)  # (1, k)
+        flags = torch.zeros(1, k, dtype=torch.bool, device=dev)  # (1, k)
+        return cls([[] for _ in range(k)], running_scores, [None] * k, finished_scores, flags)
 
-        record = _record(
-            lm, step, live, logp, running, running_scores, parents, tokens, top_scores, hits, next_idx, new
-        )
-        record.finished = [h for h, f in zip(finished, finished_flags[0].tolist()) if f and h is not None]
-        running = [list(cand_ids[i]) for i in next_idx]
-        running_scores = run_scores[:, next_idx]
-        # 5) stop, or reorder the cache to follow the surviving beams and decode their new tokens
-        improvable = improvable and _improvable(
-            running_scores, finished_scores, finished_flags, step + 1, max_new_tokens, length_penalty, early_stopping
-        )
-        all_full = bool(finished_flags.all()) and stop_when_full
-        record.last = not improvable or all_full or bool(hits.all())
-        result.stop_reason = _stop_reason(improvable, all_full, bool(hits.all()), ends)
-        yield record
-        if record.last:
-            break
-        cache.reorder_cache(torch.tensor([parents[i] for i in next_idx], device=dev))
-        last = torch.tensor([[ids[-1]] for ids in running], device=dev)  # (k, 1)
-        logits, cache = _forward(lm, last, cache, prompt_len + step)
+    def live(self) -> list[tuple[list[int], float]]:
+        scores = self.running_scores[0].tolist()
+        return [(list(ids), s) for ids, s in zip(self.running, scores) if s > NEG / 2]
 
-    result.best = finished[0]
-    result.text = lm.tokenizer.decode(result.best.token_ids, skip_special_tokens=True)
-    return result
+
+@dataclass
+class _Pool:
+    """One step's best 2*k extensions of the live beams, ranked."""
+
+    logp: torch.Tensor  # (k, V) each live beam's next-token log-probs
+    scores: torch.Tensor  # (1, pool) cumulative log-prob of each candidate
+    parents: list[int]  # the live slot each extends
+    tokens: list[int]
+    ids: list[list[int]]  # each candidate's generated ids
+    hits: torch.Tensor  # (1, pool) bool: it ended (an end-of-sequence token, or the length limit)
+
+
+def _expand(logits: torch.Tensor, state: _State, pool_size: int, eos: set[int], ends: bool) -> _Pool:
+    logp = torch.log_softmax(logits, dim=-1)  # (k, V)
+    vocab = logp.shape[-1]
+    total = (logp + state.running_scores[0, :, None]).reshape(1, -1)  # (1, k*V)
+    scores, top_idx = torch.topk(total, k=pool_size)  # (1, pool)
+    parents, tokens = (top_idx // vocab)[0].tolist(), (top_idx % vocab)[0].tolist()
+    ids = [state.running[p] + [t] for p, t in zip(parents, tokens)]
+    hits = torch.tensor([[t in eos or ends for t in tokens]], device=logits.device)  # (1, pool)
+    return _Pool(logp, scores, parents, tokens, ids, hits)
+
+
+def _finish(state: _State, pool: _Pool, step: int, length_penalty: float, stop_when_full: bool) -> set[int]:
+    """Merge the candidates that just ended (among the first k) into the finished set; returns their ranks."""
+    k = len(state.finished)
+    fin = pool.scores / ((step + 1) ** length_penalty)  # (1, pool)
+    fin += (state.finished_flags.all() & stop_when_full).to(torch.float32) * NEG
+    fin += float(not state.improvable) * NEG
+    just_finished = pool.hits & (torch.arange(pool.scores.shape[1], device=fin.device) < k)[None, :]  # (1, pool)
+    fin += (~just_finished) * NEG
+    merged = torch.cat((state.finished_scores, fin), dim=1)  # (1, k + pool)
+    keep = torch.topk(merged, k=k)[1][0].tolist()  # (k,)
+    merged_flags = torch.cat((state.finished_flags, just_finished), dim=1)  # (1, k + pool)
+    new = {i - k for i in keep if i >= k and bool(merged_flags[0, i])}
+    state.finished = [
+        state.finished[i] if i < k else Hypothesis(pool.ids[i - k], float(pool.scores[0, i - k]), 0.0, step)
+        for i in keep
+    ]
+    state.finished_scores = merged[:, keep]
+    state.finished_flags = merged_flags[:, keep]
+    for h, s in zip(state.finished, state.finished_scores[0].tolist()):
+        if h is not None:
+            h.score = s
+    return new
 
 
 def _stop_reason(improvable: bool, all_full: bool, all_hit: bool, at_limit: bool) -> str:
@@ -204,37 +184,37 @@ def _stop_reason(improvable: bool, all_full: bool, all_hit: bool, at_limit: bool
     return "no_continuation" if all_hit else ""
 
 
-def _improvable(running_scores, finished_scores, flags, gen_len, max_new_tokens, length_penalty, early_stopping):
+def _improvable(state: _State, gen_len, max_new_tokens, length_penalty, early_stopping) -> bool:
     """transformers' heuristic: can the best live beam still beat the worst finished hypothesis?
     early_stopping=False assumes the live beam's score at today's length; "never" (with a positive
     penalty) assumes it could reach max length."""
     length = max_new_tokens if early_stopping == "never" and length_penalty > 0.0 else gen_len
-    best_possible = running_scores[:, :1] / (length**length_penalty)  # (1, 1)
-    worst = torch.where(flags, torch.min(finished_scores, dim=1, keepdim=True)[0], NEG)  # (1, k)
+    best_possible = state.running_scores[:, :1] / (length**length_penalty)  # (1, 1)
+    worst = torch.where(state.finished_flags, torch.min(state.finished_scores, dim=1, keepdim=True)[0], NEG)  # (1, k)
     return bool(torch.any(best_possible > worst))
 
 
-def _record(lm, step, live, logp, running, running_scores, parents, tokens, top_scores, hits, next_idx, new):
-    """The step as plain data: the pool with each candidate's fate, plus each beam's best outsiders."""
+def _record(lm, step: int, live, state: _State, pool: _Pool, next_idx: list[int], new: set[int]) -> BeamStep:
+    """The step as plain data: the pool with each candidate's fate, plus each beam's best outsiders.
+    `state` still holds the beams this step extended, and already the finished set after it."""
     cands = []
-    for rank, (p, t, s) in enumerate(zip(parents, tokens, top_scores[0].tolist())):
-        fate = "finished" if rank in new else "pruned"
-        slot = next_idx.index(rank) if rank in next_idx and not bool(hits[0, rank]) else -1
-        if slot >= 0:
-            fate = "running"
-        cands.append(BeamCandidate(p, t, "", float(logp[p, t]), s, rank, fate, slot))
-    seen = set(zip(parents, tokens))
-    for p in range(len(running)):
-        if running_scores[0, p] <= NEG / 2:
+    for rank, (p, t, s) in enumerate(zip(pool.parents, pool.tokens, pool.scores[0].tolist())):
+        slot = next_idx.index(rank) if rank in next_idx and not bool(pool.hits[0, rank]) else -1
+        fate = "running" if slot >= 0 else "finished" if rank in new else "pruned"
+        cands.append(BeamCandidate(p, t, "", float(pool.logp[p, t]), s, rank, fate, slot))
+    seen = set(zip(pool.parents, pool.tokens))
+    for p in range(len(state.running)):
+        if state.running_scores[0, p] <= NEG / 2:
             continue
-        best = torch.topk(logp[p], k=len(seen) + EXTRA_PER_BEAM)[1].tolist()
+        best = torch.topk(pool.logp[p], k=len(seen) + EXTRA_PER_BEAM)[1].tolist()
         outside = [t for t in best if (p, t) not in seen][:EXTRA_PER_BEAM]
         for t in outside:
-            lp = float(logp[p, t])
-            cands.append(BeamCandidate(p, t, "", lp, float(running_scores[0, p]) + lp, -1, "pruned"))
+            lp = float(pool.logp[p, t])
+            cands.append(BeamCandidate(p, t, "", lp, float(state.running_scores[0, p]) + lp, -1, "pruned"))
     for c, text in zip(cands, token_texts(lm.tokenizer, [c.token_id for c in cands])):
         c.token_text = text
-    return BeamStep(step, live, cands, [])
+    finished = [h for h, f in zip(state.finished, state.finished_flags[0].tolist()) if f and h is not None]
+    return BeamStep(step, live, cands, finished)
 
 
 def beam_search(lm, prompt_ids, num_beams=4, length_penalty=1.0, early_stopping=False, max_new_tokens=32):

@@ -74,7 +74,7 @@ def mfu(flops: float, step_ms: float, peak_tflops: float) -> float:
     return flops / (_positive("step_ms", step_ms) / 1e3) / (_positive("peak_tflops", peak_tflops) * 1e12)
 
 
-def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, tokens: int, bytes_per_value: float) -> float:
+def kv_bytes_per_sequence(layers: int, kv_heads: int, head_dim: int, tokens: int, bytes_per_value: float) -> float:
     """2 (K and V) × layers × KV heads × head dim × tokens × bytes."""
     for name, value in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim), ("tokens", tokens)):
         _positive(name, value)
@@ -105,14 +105,10 @@ class CalculatorRow:
     measured_ms: float | None = None  # a measured decode step, when we have one
 
 
-INPUT_COLUMNS = tuple(CalculatorRow.__dataclass_fields__)
-OUTPUT_COLUMNS = ("weights_gb", "floor_ms", "max_tokens_per_s", "kv_gb_per_seq", "sequences_fit", "mbu")
-
-
 def calculate(row: CalculatorRow) -> dict:
     """The row's inputs followed by what follows from them."""
     weights = weight_bytes(row.params_b * 1e9, row.bytes_per_param)
-    kv = kv_cache_bytes(row.layers, row.kv_heads, row.head_dim, row.context, row.bytes_per_param)
+    kv = kv_bytes_per_sequence(row.layers, row.kv_heads, row.head_dim, row.context, row.bytes_per_param)
     floor = floor_ms(weights, row.bandwidth_gbs)
     fits = sequences_that_fit(row.memory_gb * GB, weights, kv, row.overhead_gb * GB)
     measured = row.measured_ms if row.measured_ms is not None and row.measured_ms > 0 else None
@@ -139,13 +135,14 @@ REFERENCE_ROWS = (
 
 
 def kv_bytes_for(shape, tokens: int) -> float:
-    return kv_cache_bytes(shape.layers, shape.kv_heads, shape.head_dim, max(tokens, 1), shape.bytes_per_param)
+    """`kv_bytes_per_sequence` for a measured ModelShape."""
+    return kv_bytes_per_sequence(shape.layers, shape.kv_heads, shape.head_dim, max(tokens, 1), shape.bytes_per_param)
 
 
 def _point(phase: str, x: int, ms: float, flops: float, moved: float) -> dict:
-    return dict(
-        phase=phase, x=x, ms=ms, flops=flops, bytes=moved, intensity=flops / moved, flops_per_s=flops / ms * 1e3
-    )
+    per_s = flops / ms * 1e3
+    intensity = arithmetic_intensity(flops, moved)
+    return dict(phase=phase, x=x, ms=ms, flops=flops, bytes=moved, intensity=intensity, flops_per_s=per_s)
 
 
 def decode_point(shape, batch: int, context: int, ms: float) -> dict:
@@ -166,16 +163,23 @@ def roofline_points(m) -> list[dict]:
     return points + [decode_point(m.shape, s.x, m.batch_context + 1, s.median_ms) for s in m.batch]
 
 
+def time_per_output_token(ttft_ms: float, e2e_ms: float, output_tokens: int) -> float:
+    """TPOT as vLLM's benchmarks and the references define it: the mean time per output token after the
+    first, (end-to-end - TTFT) / (N - 1). NaN until there are two output tokens."""
+    if output_tokens < 2:
+        return float("nan")
+    return (e2e_ms - ttft_ms) / (output_tokens - 1)
+
+
 def request_numbers(loop) -> dict:
     """TTFT, time per output token, end-to-end and decode's share of it, for one measured request."""
     prefill, decode = loop.ms[0], loop.ms[1:]
     total = prefill + sum(decode)
-    tpot = sorted(decode)[len(decode) // 2] if decode else float("nan")
     return dict(
         prompt_tokens=loop.context[0],
         output_tokens=len(loop.ms),
         ttft_ms=prefill,
-        tpot_ms=tpot,
+        tpot_ms=time_per_output_token(prefill, total, len(loop.ms)),
         e2e_ms=total,
         decode_share=sum(decode) / total,
     )

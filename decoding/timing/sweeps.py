@@ -1,6 +1,6 @@
 """Prefill vs decode, measured on the loaded model: the sweeps behind the timing lab.
 
-1) the machine's limits (probes.py): copy bandwidth and matmul FLOP/s in the model's dtype;
+1) the machine's limits (limits.py): copy bandwidth and matmul FLOP/s in the model's dtype;
 2) context sweep: prefill time at each prompt length, and one decode step on that cache;
 3) KV cache vs none: the naive loop re-runs the whole sequence every step, the cached loop one token;
 4) batch sweep: one decode step for 1, 2, 4 … 64 sequences at once (the weights are read once for all);
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import forward
+from decoding.loop import forward, forward_one
 from decoding.models import LoadedModel
 from decoding.timing.limits import (
     Probe,
@@ -58,13 +58,30 @@ class Plan:
 PLANS = {
     "quick": Plan("quick"),
     "thorough": Plan(
-        "thorough", (8, 16, 32, 64, 128, 256, 512, 1024), 5, 2, 10, 32, 64, request_prompt=500, request_tokens=200
+        "thorough",
+        prefill_lengths=(8, 16, 32, 64, 128, 256, 512, 1024),
+        repeats=5,
+        warmup=2,
+        decode_steps=10,
+        naive_prompt=32,
+        naive_tokens=64,
+        request_prompt=500,
+        request_tokens=200,
     ),
     "gpu": Plan(
-        "gpu", (16, 64, 128, 256, 512, 1024), 10, 3, 20, 64, 128, request_prompt=500, request_tokens=200,
-        copy_mb=1024, matmul_n=8192,
+        "gpu",
+        prefill_lengths=(16, 64, 128, 256, 512, 1024),
+        repeats=10,
+        warmup=3,
+        decode_steps=20,
+        naive_prompt=64,
+        naive_tokens=128,
+        request_prompt=500,
+        request_tokens=200,
+        copy_mb=1024,
+        matmul_n=8192,
     ),
-}  # fmt: skip
+}
 
 
 def default_plan(device: torch.device) -> Plan:
@@ -80,7 +97,7 @@ def filler_ids(lm: LoadedModel, n: int) -> list[int]:
 
 
 @dataclass
-class Loop:
+class TimedLoop:
     """Per-step forward times of one generation loop: step 0 is the prompt, later steps one token each."""
 
     ms: list[float]
@@ -97,53 +114,48 @@ def context_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[list[Sampl
         ids, out = filler_ids(lm, n), {}
 
         def run_prefill(ids=ids, out=out):
-            out["logits"], out["cache"] = forward(lm, ids, None, 0)
+            out["logits"], out["cache"] = forward_one(lm, ids, None, 0)
 
         prefill.append(Sample(n, repeat_timed(lm.device, run_prefill, plan.repeats, plan.warmup, watch)))
         cache, token = out["cache"], int(out["logits"].argmax())
 
         def run_decode(cache=cache, token=token, n=n):
-            forward(lm, [token], cache, n)
+            forward_one(lm, [token], cache, n)
             cache.crop(-1)  # back to n tokens, so every timed step sees the same context
 
         decode.append(Sample(n + 1, repeat_timed(lm.device, run_decode, plan.decode_steps, plan.warmup, watch)))
     return prefill, decode
 
 
-def cached_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch) -> Loop:
+def cached_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch) -> TimedLoop:
     """Greedy generation with a KV cache: one prefill, then one token per forward pass."""
+    return _greedy_loop(lm, prompt, new_tokens, watch, cached=True)
+
+
+def naive_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch) -> TimedLoop:
+    """Greedy generation without a cache: every step re-runs the whole sequence so far."""
+    return _greedy_loop(lm, prompt, new_tokens, watch, cached=False)
+
+
+def _greedy_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch, cached: bool) -> TimedLoop:
     ms, context, ids, cache = [], [], list(prompt), None
     for step in range(new_tokens):
         watch.check()
-        feed = ids if step == 0 else ids[-1:]
+        feed = ids[-1:] if cached and step > 0 else ids
         with Timer(lm.device) as t:
-            logits, cache = forward(lm, feed, cache, len(ids) - len(feed))
+            logits, cache = forward_one(lm, feed, cache if cached else None, len(ids) - len(feed))
             token = int(logits.argmax())
         ms.append(t.ms)
         context.append(len(ids))
         ids.append(token)
-    return Loop(ms, context, ids[len(prompt) :])
+    return TimedLoop(ms, context, ids[len(prompt) :])
 
 
-def naive_loop(lm: LoadedModel, prompt: list[int], new_tokens: int, watch: Watch) -> Loop:
-    """Greedy generation without a cache: every step re-runs the whole sequence so far."""
-    ms, context, ids = [], [], list(prompt)
-    for _ in range(new_tokens):
-        watch.check()
-        with Timer(lm.device) as t:
-            logits, _ = forward(lm, ids, None, 0)
-            token = int(logits.argmax())
-        ms.append(t.ms)
-        context.append(len(ids))
-        ids.append(token)
-    return Loop(ms, context, ids[len(prompt) :])
-
-
-def cache_vs_nocache(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[Loop, Loop]:
+def cache_vs_nocache(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[TimedLoop, TimedLoop]:
     """The same greedy run twice: re-running everything (naive) and with the KV cache."""
     prompt = filler_ids(lm, plan.naive_prompt)
     for _ in range(plan.warmup):
-        forward(lm, prompt, None, 0)
+        forward_one(lm, prompt, None, 0)
     return naive_loop(lm, prompt, plan.naive_tokens, watch), cached_loop(lm, prompt, plan.naive_tokens, watch)
 
 
@@ -151,7 +163,7 @@ def cache_vs_nocache(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[Loop, L
 def batch_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> list[Sample]:
     """One decode step for B sequences sharing a `batch_context`-token cache; stops early if memory runs out."""
     ids = filler_ids(lm, plan.batch_context)
-    logits, prompt_cache = forward(lm, ids, None, 0)
+    logits, prompt_cache = forward_one(lm, ids, None, 0)
     token = int(logits.argmax())
     samples = []
     for i, b in enumerate(plan.batches):
@@ -162,7 +174,7 @@ def batch_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> list[Sample]:
             step_ids = torch.full((b, 1), token, device=lm.device)  # (B, 1)
 
             def run_step(cache=cache, step_ids=step_ids):
-                lm.model(input_ids=step_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                forward(lm, step_ids, cache, plan.batch_context)
                 cache.crop(-1)
 
             samples.append(Sample(b, repeat_timed(lm.device, run_step, plan.repeats, plan.warmup, watch)))
@@ -187,11 +199,11 @@ class Measurements:
     peak: Probe | None = None
     prefill: list[Sample] = field(default_factory=list)  # x = prompt tokens
     decode: list[Sample] = field(default_factory=list)  # x = context tokens, batch 1
-    naive: Loop | None = None
-    cached: Loop | None = None
+    naive: TimedLoop | None = None
+    cached: TimedLoop | None = None
     batch: list[Sample] = field(default_factory=list)  # x = batch size
     batch_context: int = 0
-    request: Loop | None = None
+    request: TimedLoop | None = None
     cancelled: bool = False
     seconds: float = 0.0
 
@@ -200,30 +212,42 @@ def measure_all(lm: LoadedModel, plan: Plan | None = None, watch: Watch | None =
     """Run every measurement of `plan` in order; on cancel, return what was measured so far."""
     plan, watch, start = plan or default_plan(lm.device), watch or Watch(), time.perf_counter()
     m = Measurements(
-        str(lm.device), device_name(lm.device), lm.dtype_name, lm.model_id, lm.label, plan.name, model_shape(lm),
-        device_memory_bytes(lm.device),
-    )  # fmt: skip
-    m.batch_context = plan.batch_context
-    phases = (  # (share of the progress bar, what it says, what it does)
-        (0.05, "memory bandwidth", lambda w: setattr(m, "bandwidth", _bandwidth(lm, plan, w))),
-        (0.05, "peak matmul FLOP/s", lambda w: setattr(m, "peak", _peak(lm, plan, w))),
-        (0.40, "prefill and decode vs context", lambda w: _set(m, ("prefill", "decode"), context_sweep(lm, plan, w))),
-        (0.25, "KV cache vs no cache", lambda w: _set(m, ("naive", "cached"), cache_vs_nocache(lm, plan, w))),
-        (0.15, "batch sizes", lambda w: setattr(m, "batch", batch_sweep(lm, plan, w))),
-        (0.10, "one request", lambda w: setattr(m, "request", _request(lm, plan, w))),
+        device=str(lm.device),
+        device_name=device_name(lm.device),
+        dtype=lm.dtype_name,
+        model=lm.model_id,
+        model_label=lm.label,
+        plan=plan.name,
+        shape=model_shape(lm),
+        memory_bytes=device_memory_bytes(lm.device),
+        batch_context=plan.batch_context,
     )
-    done = 0.0
+    phases = _Phases(watch)
     try:
-        for share, label, run in phases:
-            watch.on_progress(done, label)
-            inner = Watch(lambda f, msg, d=done, s=share: watch.on_progress(d + s * f, msg), watch.should_stop)
-            run(inner)
-            done += share
+        m.bandwidth = _bandwidth(lm, plan, phases.next(0.05, "memory bandwidth"))
+        m.peak = _peak(lm, plan, phases.next(0.05, "peak matmul FLOP/s"))
+        m.prefill, m.decode = context_sweep(lm, plan, phases.next(0.40, "prefill and decode vs context"))
+        m.naive, m.cached = cache_vs_nocache(lm, plan, phases.next(0.25, "KV cache vs no cache"))
+        m.batch = batch_sweep(lm, plan, phases.next(0.15, "batch sizes"))
+        m.request = _request(lm, plan, phases.next(0.10, "one request"))
         watch.on_progress(1.0, "done")
     except Cancelled:
         m.cancelled = True
     m.seconds = time.perf_counter() - start
     return m
+
+
+class _Phases:
+    """One progress bar split into phases: each phase gets a Watch whose 0..1 fills its share of the bar."""
+
+    def __init__(self, watch: Watch):
+        self.watch, self.done = watch, 0.0
+
+    def next(self, share: float, label: str) -> Watch:
+        start = self.done
+        self.watch.on_progress(start, label)
+        self.done += share
+        return Watch(lambda f, msg: self.watch.on_progress(start + share * f, msg), self.watch.should_stop)
 
 
 def _bandwidth(lm, plan, watch):
@@ -237,8 +261,3 @@ def _peak(lm, plan, watch):
 def _request(lm, plan, watch):
     prompt_len = min(plan.request_prompt, lm.context_length - plan.request_tokens - 1)
     return cached_loop(lm, filler_ids(lm, prompt_len), plan.request_tokens, watch)
-
-
-def _set(m: Measurements, names: tuple[str, ...], values: tuple) -> None:
-    for name, value in zip(names, values, strict=True):
-        setattr(m, name, value)

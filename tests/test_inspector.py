@@ -1,0 +1,34 @@
+"""The step tab's inspectors: what the penalties moved on the pending logits, what each engine order keeps."""
+
+from decoding.inspector import MAX_DIFFERING, inspect_step
+from decoding.loop import Run
+from decoding.pipeline import ORDERS, SamplerSettings
+from decoding.prompts import encode_prompt
+from decoding.sandbox import compare_orders
+
+
+def _run(tiny) -> Run:
+    run = Run(tiny, encode_prompt(tiny.tokenizer, "abcabc", chat=False))
+    run.prefill()
+    return run
+
+
+def test_penalties_move_only_tokens_in_the_context_and_say_so(tiny):
+    run = _run(tiny)
+    found = inspect_step(run, SamplerSettings(repetition_penalty=1.5))
+    assert found.penalties_on and found.moved
+    assert all(m.id in run.ids and m.after != m.before for m in found.moved)
+    assert [m.before for m in found.moved] == sorted((m.before for m in found.moved), reverse=True)
+
+
+def test_no_penalty_means_nothing_moved(tiny):
+    found = inspect_step(_run(tiny), SamplerSettings(top_p=0.6))
+    assert not found.penalties_on and found.moved == []
+
+
+def test_the_orders_are_the_sandbox_comparison_with_token_texts(tiny):
+    run, settings = _run(tiny), SamplerSettings(top_p=0.6, min_p=0.3, top_k=40)
+    found = inspect_step(run, settings)
+    expected = compare_orders(run.logits, settings, run.ids, run.generated, max_rows=MAX_DIFFERING)
+    assert found.kept_by_order == {o.order: o.kept for o in expected.orders} and set(found.kept_by_order) == set(ORDERS)
+    assert [keepers for _, keepers in found.differing] == [keepers for _, _, keepers in expected.differing]
