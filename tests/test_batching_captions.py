@@ -34,8 +34,8 @@ FLIPPED = row(8, [" upon", " a", " moment", " ago", " the", " sea"], noise=[0.01
 
 def experiment(condition: str, dtype: str = "bfloat16", rows=(SAME, FLIPPED)) -> BatchingExperiment:
     speed = {"batched": 40.0, "invariant": 16.0, "batch_size": 8, "slowdown": 2.5}
-    return BatchingExperiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, list(rows), [row(8, invariant=True)],
-                      speed, 1.0)  # fmt: skip
+    invariant = [row(8, invariant=True)]
+    return BatchingExperiment("tiny", "cpu", dtype, "Once", [1], condition, 6, SOLO, list(rows), invariant, speed, 1.0)
 
 
 def causes(exp: BatchingExperiment) -> str:
