@@ -16,12 +16,14 @@ import gradio as gr
 
 from decoding.models import BUNDLED_DIST, load_model
 from ui.context import AppConfig
+from ui.serving_tab import server_note
 
 # (tab title, module in ui/ with a build(config) function), in teaching order
 TABS = (
     ("Step by step", "ui.step_tab"),
     ("Sampler sandbox", "ui.sandbox_tab"),
     ("Prefill vs decode", "ui.timing_tab"),
+    ("Continuous batching", "ui.serving_tab"),
     ("Temperature 0 & batching", "ui.batching_tab"),
     ("Beam search & repetition", "ui.beams_tab"),
 )
@@ -39,6 +41,9 @@ CSS = """
 def build_app(config: AppConfig) -> gr.Blocks:
     with gr.Blocks(title="Decoding Lab") as demo:
         gr.Markdown("# Decoding Lab\nWatch a real language model write one token at a time, and see why.")
+        # what the shared model is busy with, when it is busy with something long (a measurement holds it alone)
+        note = gr.Markdown(elem_id="server-note")
+        gr.Timer(2.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
         for title, module in TABS:
             with gr.Tab(title):
                 importlib.import_module(module).build(config)
@@ -82,5 +87,11 @@ demo = build_app(config)
 if __name__ == "__main__":
     preload(config)
     demo.queue(default_concurrency_limit=1).launch(
-        server_name=args.host, server_port=args.port, share=args.share, css=CSS, theme=THEME, max_file_size="5mb"
+        server_name=args.host,
+        server_port=args.port,
+        share=args.share,
+        css=CSS,
+        theme=THEME,
+        max_file_size="5mb",
+        max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
     )

@@ -9,6 +9,7 @@ and branch; `generate_steps` is the same loop as a generator.
 """
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 
@@ -44,10 +45,37 @@ def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
     return logits[0], cache  # (V,)
 
 
-class Run:
-    """One decoding run, stepped by the caller. Holds the KV cache, so it lives on the server."""
+@dataclass(frozen=True)
+class Pass:
+    """How the forward pass behind a distribution ran: alone, or packed with other sessions' tokens by a
+    scheduler (decoding.serving), where `noise` is how far that can move a logit from its solo value."""
 
-    def __init__(self, lm: LoadedModel, prompt: Prompt, *, seed=0, max_new_tokens=64, stop_strings=(), top_n=20):
+    ms: float  # wall time of the pass (of all its chunks, for a prompt prefilled in chunks)
+    rows: int = 1  # sessions that shared it
+    mode: str = "solo"  # "solo": nobody else in it; "packed": shared; "alone": kept alone on request
+    chunks: int = 1
+    noise: float = 0.0
+
+
+class Run:
+    """One decoding run, stepped by the caller. Holds the KV cache, so it lives on the server.
+
+    With a `scheduler` (decoding.serving.scheduler.Scheduler) its forward passes ride in the scheduler's ticks,
+    batched with other sessions' steps; `alone` asks the scheduler to give them a pass of their own (bit-exact
+    with generate()). Sampling always happens here, with this run's own generator."""
+
+    def __init__(
+        self,
+        lm: LoadedModel,
+        prompt: Prompt,
+        *,
+        seed=0,
+        max_new_tokens=64,
+        stop_strings=(),
+        top_n=20,
+        scheduler=None,
+        alone: bool = False,
+    ):
         if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
             raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
         if len(prompt.ids) + max_new_tokens > lm.context_length:
@@ -74,7 +102,8 @@ class Run:
         self.ids = list(prompt.ids)
         self.cache = None
         self.logits = None  # (V,) float32: the distribution the next step chooses from
-        self._forward_ms, self._phase = 0.0, "prefill"
+        self.scheduler, self.alone = scheduler, alone
+        self.last_pass, self._phase = Pass(0.0), "prefill"
         self._rng_states = []  # generator state before each step, so Back can replay a draw
 
     @property
@@ -86,10 +115,9 @@ class Run:
         return self.ids[len(self.prompt.ids) :]
 
     def prefill(self) -> None:
-        # 1) prefill: the whole prompt in one pass
-        with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward_one(self.lm, self.ids, None, 0)
-        self.trace.prefill_ms = self._forward_ms = t.ms
+        # 1) prefill: the whole prompt in one pass (or in chunks, beside other sessions' steps)
+        self._forward(self.ids, None, 0)
+        self.trace.prefill_ms = self.last_pass.ms
         self._phase = "prefill"
 
     def preview(self, settings: SamplerSettings) -> Processed:
@@ -122,9 +150,16 @@ class Run:
         return step
 
     def _decode(self, token_id: int) -> None:
+        self._forward([token_id], self.cache, len(self.ids) - 1)
+        self._phase = "decode"
+
+    def _forward(self, ids: list[int], cache, past: int) -> None:
+        if self.scheduler is not None:
+            self.logits, self.cache, self.last_pass = self.scheduler.forward(ids, cache, past, alone=self.alone)
+            return
         with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward_one(self.lm, [token_id], self.cache, len(self.ids) - 1)
-        self._forward_ms, self._phase = t.ms, "decode"
+            self.logits, self.cache = forward_one(self.lm, ids, cache, past)
+        self.last_pass = Pass(t.ms)
 
     def back(self) -> None:
         """Undo the last step: trim the KV cache and recompute only the last position's logits."""
@@ -164,7 +199,10 @@ class Run:
     def _record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
         timings = Timings(
             phase=self._phase,
-            forward_ms=self._forward_ms,
+            forward_ms=self.last_pass.ms,
+            rows=self.last_pass.rows,
+            pass_mode=self.last_pass.mode,
+            noise=self.last_pass.noise,
             sample_ms=sample_ms,
             kv_bytes=kv_cache_bytes(self.cache),
             context_len=len(self.ids),

@@ -25,6 +25,9 @@ class Timings:
     sample_ms: float
     kv_bytes: int  # KV cache size after that forward pass
     context_len: int  # tokens the model had seen
+    rows: int = 1  # sessions that shared that forward pass
+    pass_mode: str = "solo"  # decoding.loop.Pass.mode
+    noise: float = 0.0  # how far sharing it could move a logit
 
 
 def record_step(
@@ -61,6 +64,9 @@ def record_step(
         sample_ms=timings.sample_ms,
         kv_bytes=timings.kv_bytes,
         context_len=timings.context_len,
+        rows=timings.rows,
+        pass_mode=timings.pass_mode,
+        noise=timings.noise,
     )
 
 

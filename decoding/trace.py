@@ -40,6 +40,9 @@ class Step:
     sample_ms: float
     kv_bytes: int  # KV cache size after the forward pass that produced this distribution
     context_len: int  # tokens the model had seen when it produced this distribution
+    rows: int = 1  # sessions whose tokens shared that forward pass (decoding.serving batches them)
+    pass_mode: str = "solo"  # "solo", "packed" (shared) or "alone" (kept alone on request)
+    noise: float = 0.0  # how far sharing the pass could move a logit (0 when computed alone)
 
     def candidate(self, token_id: int) -> Candidate | None:
         return next((c for c in self.top if c.id == token_id), None)

@@ -79,11 +79,12 @@ def test_noise_caption_quotes_the_largest_noise_and_its_batch():
 
 def test_scatter_caption_counts_points_below_the_line_and_the_flips():
     text = scatter_caption(experiment("padded"))
-    assert "1 had a gap smaller than twice the noise" in text and "1 of those flipped" in text
+    assert "1 had a gap no larger than twice the noise" in text and "1 of those flipped" in text
 
 
 def test_tally_caption_counts_runs_and_distinct_completions():
-    t = tally({"Once": ["a", "a", "b"], "Twice": ["c", "c", "c"]}, seconds=2.0)
+    runs = [(1, "solo"), (2, "same-length"), (2, "padded")]
+    t = tally({"Once": ["a", "a", "b"], "Twice": ["c", "c", "c"]}, runs, seconds=2.0)
     text = tally_caption(t, sizes=2)
     assert text.startswith("6 greedy runs (2 prompts") and "gave 3 distinct completions" in text
     assert "“Once”: 2 distinct in 3 runs" in text

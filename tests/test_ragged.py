@@ -5,7 +5,7 @@ import copy
 
 import torch
 
-from decoding.loop import forward
+from decoding.loop import forward_one
 from decoding.serving import ragged
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3])
@@ -15,23 +15,23 @@ TOLERANCE = 1e-4  # float32: packed and solo sums are ordered differently, by ~1
 def prefilled(lm, prompts=PROMPTS):
     out = []
     for ids in prompts:
-        logits, cache = forward(lm, ids, None, 0)
+        logits, cache = forward_one(lm, ids, None, 0)
         out.append((list(ids), cache, int(logits.argmax())))
     return out
 
 
 def test_installing_the_dispatcher_leaves_solo_passes_bit_identical(tiny):
-    before = forward(tiny, list(PROMPTS[2]), None, 0)[0]
+    before = forward_one(tiny, list(PROMPTS[2]), None, 0)[0]
     ragged.install(tiny)
     ragged.install(tiny)  # idempotent
     assert tiny.model.config._attn_implementation == ragged.NAME
-    assert torch.equal(forward(tiny, list(PROMPTS[2]), None, 0)[0], before)
+    assert torch.equal(forward_one(tiny, list(PROMPTS[2]), None, 0)[0], before)
 
 
 def test_packed_decode_rows_match_each_session_alone(tiny):
     ragged.install(tiny)
     sessions = prefilled(tiny)
-    solo = [forward(tiny, [tok], copy.deepcopy(cache), len(ids))[0] for ids, cache, tok in sessions]
+    solo = [forward_one(tiny, [tok], copy.deepcopy(cache), len(ids))[0] for ids, cache, tok in sessions]
     segments = [ragged.Segment(cache, [tok], len(ids)) for ids, cache, tok in sessions]
     packed = ragged.packed_forward(tiny, segments)  # (S, V)
     assert packed.shape == (len(PROMPTS), tiny.vocab_size)
@@ -44,7 +44,7 @@ def test_packed_decode_rows_match_each_session_alone(tiny):
 def test_a_prefill_chunk_rides_with_decode_rows_and_stays_causal(tiny):
     ragged.install(tiny)
     prompt = [4, 7, 1, 9, 3, 3, 8, 2, 6, 5, 10, 11]
-    whole = forward(tiny, prompt, None, 0)[0]
+    whole = forward_one(tiny, prompt, None, 0)[0]
     sessions = prefilled(tiny, PROMPTS[:2])
     cache = ragged.new_cache(tiny)
     for start in range(0, len(prompt), 5):  # chunks of 5, 5, 2 beside two decode rows each time
@@ -63,7 +63,7 @@ def test_a_session_cache_written_by_packed_passes_serves_a_later_solo_step(tiny)
     ragged.packed_forward(
         tiny, [ragged.Segment(cache, [tok], len(ids)), ragged.Segment(ragged.new_cache(tiny), [1, 2], 0)]
     )
-    forward(tiny, [tok], reference, len(ids))
+    forward_one(tiny, [tok], reference, len(ids))
     for mine, theirs in zip(cache.layers, reference.layers):
         assert torch.allclose(mine.keys, theirs.keys, atol=TOLERANCE)
         assert torch.allclose(mine.values, theirs.values, atol=TOLERANCE)

@@ -6,7 +6,7 @@ import threading
 import pytest
 import torch
 
-from decoding.loop import forward
+from decoding.loop import forward_one
 from decoding.serving.scheduler import Scheduler
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3], [2, 4, 6, 8, 10, 12, 14])
@@ -14,12 +14,12 @@ TOLERANCE = 1e-4
 
 
 def greedy_alone(lm, ids, steps):
-    logits, cache = forward(lm, ids, None, 0)
+    logits, cache = forward_one(lm, ids, None, 0)
     out, seen = [], []
     for _ in range(steps):
         seen.append(logits)
         out.append(int(logits.argmax()))
-        logits, cache = forward(lm, [out[-1]], cache, len(ids) + len(out) - 1)
+        logits, cache = forward_one(lm, [out[-1]], cache, len(ids) + len(out) - 1)
     return out, seen
 
 
@@ -91,7 +91,7 @@ def test_a_long_prompt_is_prefilled_in_chunks_while_others_step(tiny, scheduler)
     )
     logits, cache, passed = results[0]
     assert passed.chunks > 1 and cache.get_seq_length() == 40
-    assert (logits - forward(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
+    assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
     assert any(t.prefill_tokens and t.decode_rows for t in scheduler.log.recent()), "no chunk rode with a decode row"
 
 
@@ -100,7 +100,7 @@ def test_a_long_prompt_alone_is_cut_until_the_rest_fits_one_pass(tiny, scheduler
     logits, cache, passed = scheduler.forward(long_prompt, None, 0)
     assert passed.chunks == (300 - 256) // 4 + 1 and passed.mode == "solo"
     assert cache.get_seq_length() == 300
-    assert (logits - forward(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
+    assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
 
 
 def test_a_failing_row_fails_only_its_own_session(tiny, scheduler):

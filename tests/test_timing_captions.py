@@ -3,7 +3,7 @@ it (no model, no clock)."""
 
 from decoding.timing.limits import Probe, Sample
 from decoding.timing.shape import ModelShape
-from decoding.timing.sweeps import Loop, Measurements
+from decoding.timing.sweeps import Measurements, TimedLoop
 from visuals.timing_captions import captions, headline
 
 SHAPE = ModelShape(body_params=100_000_000, head_params=25_000_000, layers=4, q_heads=4, kv_heads=2, head_dim=16,
@@ -22,11 +22,11 @@ FULL = dict(
     peak=Probe(0.1, "TFLOP/s", [1.0], 1e9, "matmul"),
     prefill=[Sample(16, [200.0]), Sample(64, [640.0])],
     decode=[Sample(16, [50.0]), Sample(64, [60.0])],
-    naive=Loop(ms=[100.0, 200.0, 300.0], context=[4, 5, 6], ids=[1, 2, 3]),
-    cached=Loop(ms=[100.0, 100.0, 100.0], context=[4, 5, 6], ids=[1, 2, 3]),
+    naive=TimedLoop(ms=[100.0, 200.0, 300.0], context=[4, 5, 6], ids=[1, 2, 3]),
+    cached=TimedLoop(ms=[100.0, 100.0, 100.0], context=[4, 5, 6], ids=[1, 2, 3]),
     batch=[Sample(1, [20.0]), Sample(4, [40.0])],
     batch_context=8,
-    request=Loop(ms=[100.0, 20.0, 20.0, 20.0], context=[8, 9, 10, 11], ids=[1, 2, 3, 4]),
+    request=TimedLoop(ms=[100.0, 20.0, 20.0, 20.0], context=[8, 9, 10, 11], ids=[1, 2, 3, 4]),
 )
 
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-from decoding.batching.experiment import flip_possible
 from decoding.serving.scheduler import Noise
 from decoding.serving.traffic import Tick, summary
 from visuals import serving as vis
@@ -159,9 +158,3 @@ def test_pass_caption_warns_when_the_gap_is_within_twice_the_noise_boundary_incl
     # alone or solo, nobody shared the pass: nothing to warn about whatever the gap
     assert "flipped" not in vis.pass_caption(1, 35, "solo", noise, gap=0.0)
     assert "flipped" not in vis.pass_caption(1, 35, "alone", noise, gap=0.0)
-
-
-@pytest.mark.parametrize(("gap", "noise"), [(0.25, 0.125), (0.2500001, 0.125), (0.0, 0.0), (1.0, None), (0.1, 0.3)])
-def test_within_noise_is_the_temperature_zero_flip_rule(gap, noise):
-    assert vis.within_noise(gap, noise) == flip_possible(gap, noise)
-    assert vis.within_noise(0.25, 0.125) and not vis.within_noise(0.2500001, 0.125)

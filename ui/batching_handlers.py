@@ -10,7 +10,7 @@ from decoding.batching import experiment as lab
 from decoding.batching.tally import many_runs
 from decoding.watch import Cancelled
 from ui import validate
-from ui.context import AppConfig, get_model
+from ui.context import AppConfig, get_model, model_turn, pass_turn
 from ui.events import CancelFlags
 from visuals import batching as vis
 from visuals import batching_captions as captions
@@ -35,10 +35,12 @@ def _model(config: AppConfig, dtype: str):
 def run_lab(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, invariant, progress, request):
     """Run button: the experiment, then every view of it."""
     prompt, condition, dtype, sizes, new_tokens = checked(prompt, condition, dtype, sizes, new_tokens)
-    watch = CANCEL.watch(request, progress)
+    app_model = get_model(config)
+    watch = CANCEL.watch(request, progress, between_passes=pass_turn(app_model))
     try:
-        exp = lab.run_batching_experiment(_model(config, dtype), prompt, sizes, condition, new_tokens, bool(invariant),
-                                 watch.on_progress, watch)  # fmt: skip
+        with model_turn(app_model, "the temperature-0 experiment"):
+            exp = lab.run_batching_experiment(_model(config, dtype), prompt, sizes, condition, new_tokens,
+                                              bool(invariant), watch.on_progress, watch)  # fmt: skip
     except Cancelled:
         gr.Warning("Run cancelled: the charts still show the previous run.")
         return (gr.skip(),) * len(empty_views())
@@ -48,11 +50,13 @@ def run_lab(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, inva
 def many(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, progress, request):
     """Many runs button: several prompts x batch sizes x both conditions, distinct completions counted."""
     prompt, _, dtype, sizes, new_tokens = checked(prompt, condition, dtype, sizes, new_tokens)
-    watch = CANCEL.watch(request, progress)
+    app_model = get_model(config)
+    watch = CANCEL.watch(request, progress, between_passes=pass_turn(app_model))
     prompts = [prompt, *[p for p in lab.DEFAULTS["many_prompts"] if p != prompt]][: len(lab.DEFAULTS["many_prompts"])]
     try:
-        tally = many_runs(_model(config, dtype), prompts, sizes, batchmates.CONDITIONS, new_tokens,
-                          watch.on_progress, watch)  # fmt: skip
+        with model_turn(app_model, "the temperature-0 tally"):
+            tally = many_runs(_model(config, dtype), prompts, sizes, batchmates.CONDITIONS, new_tokens,
+                              watch.on_progress, watch)  # fmt: skip
     except Cancelled:
         gr.Warning("Many runs cancelled.")
         return gr.skip(), gr.skip()

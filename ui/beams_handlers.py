@@ -15,7 +15,7 @@ from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui import validate
-from ui.context import CHAT, AppConfig, get_model
+from ui.context import CHAT, AppConfig, get_model, model_turn
 from ui.events import PROGRESS
 from ui.sessions import Expiring
 from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
@@ -95,14 +95,15 @@ def _advance(config: AppConfig, search: Search) -> None:
     """One beam step; when it was the last, collect the result and score greedy beside it."""
     if search.result is not None:
         return
-    record = next(search.gen)
-    search.steps.append(record)
-    if record.last:
-        try:
-            next(search.gen)
-        except StopIteration as stop:
-            search.result = stop.value
-        _compare(config, search)
+    with model_turn(get_model(config), "a beam search step"):  # between the scheduler's ticks
+        record = next(search.gen)
+        search.steps.append(record)
+        if record.last:
+            try:
+                next(search.gen)
+            except StopIteration as stop:
+                search.result = stop.value
+            _compare(config, search)
 
 
 def _compare(config: AppConfig, search: Search) -> None:

@@ -4,9 +4,13 @@ The model is loaded once per (id, device, dtype) and shared read-only by every s
 are wired with `ui.events.model_event`.
 """
 
+import contextlib
 from dataclasses import dataclass
 
 from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model
+from decoding.serving import scheduler as serving
+from decoding.serving.students import SimulatedClass
+from ui.events import ZEROGPU
 
 # the "Prompt format" choices of the step and beam tabs: the text as typed, or one user turn in the chat template
 RAW, CHAT = "raw text", "chat template"
@@ -30,3 +34,35 @@ def get_model(config: AppConfig, model_id: str | None = None) -> LoadedModel:
         return load_model(model_id, config.device, config.dtype)
     except (ModelLoadError, ValueError) as err:
         raise gr.Error(str(err)) from None
+
+
+def scheduler_for(lm: LoadedModel) -> serving.Scheduler | None:
+    """The scheduler that batches every session's steps on this model; None on ZeroGPU (the GPU exists only inside
+    each request there) or for a model whose attention cannot be packed: then each request runs on its own."""
+    if ZEROGPU:
+        return None
+    try:
+        return serving.scheduler_for(lm)
+    except ValueError:
+        return None
+
+
+def model_turn(lm: LoadedModel, label: str, exclusive: bool = False, eta_s: float | None = None):
+    """`with model_turn(lm, "beam search"):` for model work that is not a session's step: it waits its turn
+    between the scheduler's ticks (a no-op where there is no scheduler)."""
+    scheduler = scheduler_for(lm)
+    return contextlib.nullcontext() if scheduler is None else scheduler.turns.turn(label, exclusive, eta_s)
+
+
+def pass_turn(lm: LoadedModel):
+    """What a long job calls between its forward passes (Watch.between_passes) so steps can go in between."""
+    scheduler = scheduler_for(lm)
+    return (lambda: None) if scheduler is None else scheduler.turns.pass_turn
+
+
+_CLASSES: dict[int, SimulatedClass] = {}
+
+
+def simulated_class(scheduler: serving.Scheduler) -> SimulatedClass:
+    """The server's one class of simulated students on this scheduler."""
+    return _CLASSES.setdefault(id(scheduler), SimulatedClass(scheduler))

@@ -15,17 +15,23 @@ from decoding.watch import Watch
 
 PROGRESS = gr.Progress()  # the default of a handler's `progress` argument: gradio fills it in for that handler
 MODEL_QUEUE = "model"
-# the options of every model event: one shared queue, one event at a time
-MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": 1}
 
 try:  # on a ZeroGPU Space, functions that run the model must ask for the GPU
     import spaces
 
-    gpu = spaces.GPU
+    gpu, ZEROGPU = spaces.GPU, True
 except ImportError:
+    ZEROGPU = False
 
     def gpu(fn=None, **_):
         return fn if fn is not None else (lambda f: f)
+
+
+# the options of every model event. With the shared scheduler (decoding.serving) many run at once: their steps
+# are batched into the scheduler's ticks and everything else takes turns on the model. On ZeroGPU the GPU exists
+# only inside each `spaces.GPU` call, so there each event runs on its own, one at a time.
+CONCURRENT_MODEL_EVENTS = 1 if ZEROGPU else 64
+MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MODEL_EVENTS}
 
 
 def teach(fn):
@@ -74,11 +80,12 @@ class CancelFlags:
     def __init__(self):
         self._flags: dict[str, threading.Event] = {}
 
-    def watch(self, request: gr.Request | None, progress: gr.Progress) -> Watch:
-        """A Watch for this session's new run (its flag cleared) that reports to the progress bar."""
+    def watch(self, request: gr.Request | None, progress: gr.Progress, between_passes=None) -> Watch:
+        """A Watch for this session's new run (its flag cleared) that reports to the progress bar; between two
+        forward passes it calls `between_passes` (to let other sessions use the model)."""
         flag = self._flag(request)
         flag.clear()
-        return Watch(lambda f, msg: progress(f, desc=msg), flag.is_set)
+        return Watch(lambda f, msg: progress(f, desc=msg), flag.is_set, between_passes or (lambda: None))
 
     def cancel(self, request: gr.Request = None) -> None:
         self._flag(request).set()

@@ -5,7 +5,7 @@ import gradio as gr
 
 from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_repetition_experiment
 from ui import validate
-from ui.context import AppConfig, get_model
+from ui.context import AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS, CancelFlags, model_event
 from visuals.repetition import CSS, findings_markdown, repetition_figure, texts_html
 from visuals.repetition_captions import headline
@@ -88,8 +88,10 @@ def run_settings(config: AppConfig, message, chat, words_text, keys, tokens, n_s
     n_seeds = validate.whole("seeds", n_seeds, *SEEDS_RANGE)
     seed = validate.whole("first seed", seed, 0, MAX_SEED)
     lm, words = get_model(config), parse_words(words_text)
-    exp = run_repetition_experiment(lm, message, keys, max_new_tokens=tokens, seed=seed, n_seeds=n_seeds, chat=chat,
-                         must_repeat=words, watch=CANCEL.watch(request, progress))  # fmt: skip
+    watch = CANCEL.watch(request, progress, between_passes=pass_turn(lm))
+    with model_turn(lm, "the repetition runs"):
+        exp = run_repetition_experiment(lm, message, keys, max_new_tokens=tokens, seed=seed, n_seeds=n_seeds,
+                                        chat=chat, must_repeat=words, watch=watch)  # fmt: skip
     if exp.cancelled:
         gr.Warning(f"Cancelled after {exp.seconds:.0f} s: the settings that finished are shown.")
     rows = exp.summaries()

@@ -62,6 +62,22 @@ def traffic(config: AppConfig) -> dict:
     return {"scheduler": True, "noise": noise, **summary(scheduler.log.recent(WINDOW_S), WINDOW_S)}
 
 
+def server_note(config: AppConfig) -> str:
+    """A line for the top of every page while long work holds the model alone (a timing measurement)."""
+    try:
+        scheduler = scheduler_for(get_model(config))
+    except gr.Error:  # the model failed to load: the tabs say so when used
+        return ""
+    holder = scheduler.turns.holder if scheduler is not None else None
+    if holder is None or not holder.exclusive:
+        return ""
+    left = holder.left_s(time.monotonic())
+    about = f": about {left:.0f} s left" if left else ": almost done"
+    return (
+        f"⏳ **{holder.label.capitalize()} is running for everyone on this server{about}.** Steps wait until it ends."
+    )
+
+
 def open_students(config: AppConfig, students, seconds):
     students = validate.whole("Simulated students", students, 1, MAX_STUDENTS)
     seconds = validate.whole("Seconds", seconds, 5, 300)

@@ -18,7 +18,7 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
 from ui import validate
-from ui.context import CHAT, AppConfig, get_model
+from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
 from ui.step_lessons import PRESETS
 from ui.step_view import TOP_N, empty_view, view
@@ -66,7 +66,8 @@ def prompt_view(config: AppConfig, model_id: str, message: str, template: str):
     return p.text, sequence.chips_html(p.tokens, p.ids, [])
 
 
-def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, *knobs):
+def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, *knobs, alone=False):
+    """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution."""
     lm = get_model(config, model_id)
     settings = settings_from(*knobs, vocab_size=lm.vocab_size)
     seed = validate.whole("seed", seed, 0, MAX_SEED)
@@ -75,12 +76,22 @@ def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_ne
         raise ValueError(f"{lm.label} has no chat template: choose raw text")
     prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
     stops, max_new = validate.stop_strings(stops), validate.integral(max_new)
-    run = Run(lm, prompt, seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
+    kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
+    run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
     run.prefill()
     entry = Entry(trace=run.trace, run=run)
     run_id = STORE.put(entry, replace=run_id)
     _show_preview(entry, settings)
     return view(entry, run_id, mode, settings.order)
+
+
+def set_alone(run_id, alone) -> None:
+    """Run my steps alone: the session's next forward passes get a pass of their own (bit-exact with generate())."""
+    if run_id is None:
+        return
+    entry = STORE.get(run_id)
+    if entry.run is not None:
+        entry.run.alone = bool(alone)
 
 
 def step(run_id, mode, *knobs, force_id=None):

@@ -75,6 +75,13 @@ def build(config: AppConfig) -> None:
                 end_btn = gr.Button("Run to end", elem_id="btn-run-end")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="btn-stop")
                 reset_btn = gr.Button("Reset", elem_id="btn-reset")
+            alone = gr.Checkbox(
+                value=False,
+                label="Run my steps alone",
+                info="off: your steps share forward passes with everyone's (continuous batching); on: a pass of "
+                "your own, bit-exact with generate()",
+                elem_id="step-alone",
+            )
             loop = gr.HTML(sequence.loop_html("context", 0, 0), elem_id="step-loop")
             chips = gr.HTML(elem_id="step-chips")
             stop_reason = gr.HTML(elem_id="step-stop")
@@ -129,8 +136,13 @@ def build(config: AppConfig) -> None:
     prompt_triggers = [model.change, prompt.blur, template.change, preset.change]
     on_model(prompt_triggers, partial(h.prompt_view, config), [model, prompt, template], [templated, prompt_chips],
              api_name="prompt_view")  # fmt: skip
-    prefill_inputs = [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs]
-    then_side(on_model(prefill_btn.click, partial(h.prefill, config), prefill_inputs, api_name="prefill"))
+    prefill_inputs = [run_id, model, prompt, template, seed, max_new, stops, mode, *knobs, alone]
+
+    def prefill(*values):
+        return h.prefill(config, *values[:-1], alone=values[-1])
+
+    then_side(on_model(prefill_btn.click, prefill, prefill_inputs, api_name="prefill"))
+    alone.change(teach(h.set_alone), [run_id, alone], None, show_progress="hidden")
     then_side(on_model(step_btn.click, h.step, live))
     then_side(on_model(back_btn.click, h.back, live))
     then_side(on_model(force_btn.click, h.force, [run_id, candidate, mode, *knobs]))

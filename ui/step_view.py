@@ -10,7 +10,7 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import token_texts
 from decoding.sandbox import each_strategy_alone
 from ui.sessions import STORE, Entry
-from visuals import distribution, penalties, sandbox, sequence, strategies, timeline
+from visuals import distribution, penalties, sandbox, sequence, serving, strategies, timeline
 from visuals.theme import empty_figure
 
 TOP_N = 20
@@ -45,10 +45,18 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
         entry.draw_ms.append((time.perf_counter() - start) * 1e3)
     numbers = timeline.request_numbers(trace.prefill_ms, *_times(steps))
     text = numbers.markdown() if numbers else ""
+    if live and entry.shown is not None:
+        text = (text + "  \n" if text else "") + f"**this distribution's forward pass:** {_pass_line(entry.shown)}"
     if started is not None:
         server_ms = (time.perf_counter() - started) * 1e3
         text += f" · server time for this step: <span id='server-ms'>{server_ms:.1f}</span> ms"
     return (*out, text, run_id)
+
+
+def _pass_line(step) -> str:
+    """How the pass behind `step` ran: alone, or with whom; and whether a batchmate could have flipped its pick."""
+    gap = step.top[0].logit - step.top[1].logit if len(step.top) > 1 else None
+    return serving.pass_caption(step.rows, step.forward_ms, step.pass_mode, step.noise, gap)
 
 
 def side_view(run_id, settings: SamplerSettings | None) -> tuple:

@@ -3,9 +3,11 @@
 import gradio as gr
 
 from decoding.timing import roofline as rl
+from decoding.timing.limits import device_name
+from decoding.timing.shared import SharedMeasurements
 from decoding.timing.sweeps import PLANS, Measurements, measure_all
 from ui import validate
-from ui.context import AppConfig, get_model
+from ui.context import AppConfig, get_model, model_turn
 from ui.events import PROGRESS, CancelFlags, model_event, teach
 from visuals.roofline import roofline_figure
 from visuals.theme import empty_figure
@@ -15,6 +17,8 @@ from visuals.timing_captions import captions, headline
 TRY_THIS = """
 **Try this**
 1. Press **Measure** (about a minute on a CPU). It times the loaded model on this machine; nothing is quoted.
+   The first measurement is kept for everyone on this server (it needs the machine to itself while it runs);
+   **Re-measure** takes a new one.
 2. On the roofline, find **b=1** (decode, one sequence): far left, on the bandwidth slope. The sentence under
    the chart says what share of this machine's memory bandwidth it used.
 3. Follow the decode dots as the batch grows: they move right and up, because one read of the weights now
@@ -41,6 +45,8 @@ RESULTS = ("model", "hardware", "weights_gb", "floor_ms", "measured_ms", "mbu", 
            "sequences_fit")  # fmt: skip
 INTEGERS = ("layers", "kv_heads", "head_dim", "context")
 CANCEL = CancelFlags()
+SHARED = SharedMeasurements()  # one per server: a measurement is the machine's, not a student's
+FIRST_ESTIMATE_S = 60  # how long a first quick measurement is announced to take on a CPU
 
 
 def table_values(rows: list[rl.CalculatorRow], columns: tuple[str, ...]) -> list[list]:
@@ -103,6 +109,7 @@ def build(config: AppConfig) -> None:
     with gr.Row():
         plan = gr.Radio(PLAN_CHOICES, value="quick", label="How much to measure", scale=3)
         measure_btn = gr.Button("Measure", variant="primary", scale=1)
+        again_btn = gr.Button("Re-measure", scale=1)
         cancel_btn = gr.Button("Cancel", variant="stop", scale=1)
     summary_md = gr.Markdown("*No measurement yet: press **Measure**.*")
     plots, notes = [], []
@@ -131,19 +138,34 @@ def build(config: AppConfig) -> None:
     def run(plan_name, progress=PROGRESS, request: gr.Request = None):
         return measure(config, plan_name, progress, request)
 
+    def run_again(plan_name, progress=PROGRESS, request: gr.Request = None):
+        return measure(config, plan_name, progress, request, again=True)
+
     outputs = [summary_md, *plots, *notes, inputs, results, measured]
     model_event(measure_btn.click, run, plan, outputs, gpu_s=180)
+    model_event(again_btn.click, run_again, plan, outputs, gpu_s=180)
     CANCEL.wire(cancel_btn)
     inputs.input(recalculate, inputs=[inputs, measured], outputs=results, show_progress="hidden")
 
 
-def measure(config: AppConfig, plan_name, progress, request) -> tuple:
-    """Measure button: every measurement of the plan, then the headline, charts, captions and both tables."""
+def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> tuple:
+    """Measure button: the server's kept measurement of this plan when there is one (Re-measure: a new one), then
+    the headline, charts, captions and both tables. Measuring holds the model alone: it needs a quiet machine."""
     plan = PLANS[validate.choice("the plan", plan_name, PLANS)]
-    m = measure_all(get_model(config), plan, CANCEL.watch(request, progress))
+    lm = get_model(config)
+    key = SHARED.key(device_name(lm.device), lm.model_id, lm.dtype_name, plan.name)
+    kept = SHARED.get(key)
+    if kept is None or again:
+        eta = kept.measurements.seconds if kept else FIRST_ESTIMATE_S
+        with model_turn(lm, "a timing measurement", exclusive=True, eta_s=eta):
+            m = measure_all(lm, plan, CANCEL.watch(request, progress))
+        kept, note = SHARED.keep(key, m), "measured just now"
+    else:
+        m, note = kept.measurements, f"measured at {kept.when()} on this machine, shared with everyone here"
+    note = f"*{note.capitalize()}: press **Re-measure** for a new measurement.*\n\n" if kept is not None else ""
     mine = [rl.measured_row(m)] if m.bandwidth else []
     rows = mine + list(rl.REFERENCE_ROWS)
     if m.cancelled:
         gr.Warning(f"Measurement cancelled after {m.seconds:.0f} s: the charts show what was measured.")
     tables = table_values(rows, EDITABLE), table_values(rows, RESULTS)
-    return (headline(m), *figures(m), *captions(m), *tables, {r.model: r.measured_ms for r in mine})
+    return (note + headline(m), *figures(m), *captions(m), *tables, {r.model: r.measured_ms for r in mine})

@@ -111,7 +111,7 @@ def scatter_caption(exp: BatchingExperiment) -> str:
     below = [p for p in points if flip_possible(p["gap"], p["noise"])]
     flips = [p for p in points if p["flip"]]
     text = (
-        f"{len(points)} tokens compared across {len(exp.rows)} batch sizes; {len(below)} had a gap smaller than "
+        f"{len(points)} tokens compared across {len(exp.rows)} batch sizes; {len(below)} had a gap no larger than "
         f"twice the noise (below the dashed line), and {len(flips)} of those flipped (★)."
     )
     if zero:

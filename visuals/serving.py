@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from decoding.batching.flips import flip_possible
 from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
 
 if TYPE_CHECKING:
@@ -26,12 +27,6 @@ WINDOW_S = 120.0  # the tick figure's look-back
 MIN_BAR_S = 0.4  # a 30 ms pass still shows as a bar two minutes wide
 MODES = ("packed", "solo", "alone")
 NO_TRAFFIC = "No traffic yet: press Step in another tab, or open simulated students below"
-
-
-def within_noise(gap: float, noise: float | None) -> bool:
-    """The temperature-0 flip rule: one logit up by at most noise, the other down by at most noise, so the
-    top two can swap only when their gap is at most twice the noise (the boundary counts)."""
-    return noise is not None and gap <= 2 * noise
 
 
 def ticks_figure(ticks: list[Tick], now: float, window_s: float = WINDOW_S) -> go.Figure:
@@ -150,7 +145,7 @@ def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: floa
         return f"computed alone (nobody else was stepping): {_num(ms)} ms"
     others = rows - 1
     text = f"computed with {others} other session{'' if others == 1 else 's'}: batch {rows}, {_num(ms)} ms"
-    if gap is not None and within_noise(gap, noise):
+    if gap is not None and flip_possible(gap, noise):
         text += (f" — the top two were {_small(gap)} apart, within the batching noise: "
                  "a batchmate could have flipped this pick")  # fmt: skip
     return text

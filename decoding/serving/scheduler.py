@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import forward
+from decoding.loop import Pass, forward_one
 from decoding.models import LoadedModel
 from decoding.serving import ragged
 from decoding.serving.traffic import Tick, TickLog
@@ -34,17 +34,6 @@ MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
 GATHER_S = 0.004
-
-
-@dataclass(frozen=True)
-class Pass:
-    """How the forward pass that produced a session's logits ran."""
-
-    ms: float  # wall time of that pass (the last one, for a chunked prefill)
-    rows: int  # sessions in it (1: alone)
-    mode: str  # "packed", "solo" or "alone"
-    chunks: int = 1  # passes a prefill took
-    noise: float = 0.0  # the batching noise that could have moved these logits (0 when computed alone)
 
 
 @dataclass
@@ -59,6 +48,7 @@ class _Work:
     passed: Pass | None = None
     error: BaseException | None = None
     chunks: int = 0
+    ms: float = 0.0  # passes it was in so far
 
 
 @dataclass(frozen=True)
@@ -111,15 +101,23 @@ class Scheduler:
             self._thread.start()
 
     def _loop(self) -> None:
-        self.calibrate()
+        try:
+            self.calibrate()
+        except Exception:  # noqa: BLE001 -- without a measured noise the steps still run; the page says "unknown"
+            self.noise = None
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._pending)
                 self._cond.wait_for(lambda: len(self._pending) >= self._last_rows, timeout=GATHER_S)
                 taken = list(self._pending)
                 self._pending.clear()
-            with self.turns.turn("batched step"):
-                leftover = self._tick(taken)
+            try:
+                with self.turns.turn("batched step"):
+                    leftover = self._tick(taken)
+            except Exception as err:  # noqa: BLE001 -- a bug in a tick fails its sessions, never the server
+                for work in taken:
+                    self._fail(work, err)
+                leftover = []
             self._last_rows = len(taken)
             with self._cond:
                 self._pending.extendleft(reversed(leftover))  # unfinished prefills keep their place
@@ -139,12 +137,12 @@ class Scheduler:
     def _solo(self, work: _Work, mode: str) -> None:
         with Timer(self.lm.device) as t:
             try:
-                logits, work.cache = forward(self.lm, work.ids, work.cache, work.start)
+                logits, work.cache = forward_one(self.lm, work.ids, work.cache, work.start)
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)
         self.log.add(Tick(time.time(), t.ms, 1, int(work.decode), prompt, mode))
-        self._answer(work, logits, Pass(t.ms, 1, mode, work.chunks + 1))
+        self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
 
     def _packed(self, shared: list[_Work]) -> list[_Work]:
         rows, budget, later = [], self.chunk_tokens, []
@@ -170,11 +168,11 @@ class Scheduler:
         self.log.add(Tick(time.time(), t.ms, len(rows), sum(w.decode for w, _ in rows), prefill, "packed"))
         noise = self.noise.value if self.noise else 0.0
         for i, (work, n) in enumerate(rows):
-            work.ids, work.start, work.chunks = work.ids[n:], work.start + n, work.chunks + 1
+            work.ids, work.start, work.chunks, work.ms = work.ids[n:], work.start + n, work.chunks + 1, work.ms + t.ms
             if work.ids:
                 later.append(work)  # more of its prompt next tick
             else:
-                self._answer(work, logits[i], Pass(t.ms, len(rows), "packed", work.chunks, noise))
+                self._answer(work, logits[i], Pass(work.ms, len(rows), "packed", work.chunks, noise))
         return later
 
     def _answer(self, work: _Work, logits: torch.Tensor, passed: Pass) -> None:
@@ -193,12 +191,25 @@ class Scheduler:
             caches, last = [], []
             for text in prompts:
                 ids = self.lm.tokenizer(text).input_ids
-                logits, cache = forward(self.lm, ids, None, 0)
+                logits, cache = forward_one(self.lm, ids, None, 0)
                 caches.append((cache, len(ids)))
                 last.append(int(logits.argmax()))
-            solo = [forward(self.lm, [tok], copy.deepcopy(c), n)[0] for (c, n), tok in zip(caches, last)]
+            solo = [forward_one(self.lm, [tok], copy.deepcopy(c), n)[0] for (c, n), tok in zip(caches, last)]
             segments = [ragged.Segment(c, [tok], n) for (c, n), tok in zip(caches, last)]
             packed = ragged.packed_forward(self.lm, segments)  # (S, V)
             diff = max(float((p - s).abs().max()) for p, s in zip(packed, solo))
             self.noise = Noise(diff, len(prompts), self.lm.dtype_name)
         return self.noise
+
+
+_SCHEDULERS: dict[tuple, Scheduler] = {}
+_SCHEDULERS_LOCK = threading.Lock()
+
+
+def scheduler_for(lm: LoadedModel) -> Scheduler:
+    """The server's one scheduler for this loaded model (made on first use)."""
+    key = (lm.model_id, str(lm.device), lm.dtype_name)
+    with _SCHEDULERS_LOCK:
+        if key not in _SCHEDULERS:
+            _SCHEDULERS[key] = Scheduler(lm)
+        return _SCHEDULERS[key]
