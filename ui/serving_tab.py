@@ -59,7 +59,10 @@ def traffic(config: AppConfig) -> dict:
     if scheduler is None:
         return {"scheduler": False}
     noise = scheduler.noise.value if scheduler.noise else None
-    return {"scheduler": True, "noise": noise, **summary(scheduler.log.recent(WINDOW_S), WINDOW_S)}
+    numbers = summary(scheduler.log.recent(WINDOW_S), WINDOW_S)
+    for name in ("rows_histogram", "median_ms_by_rows"):  # JSON keys are text
+        numbers[name] = {str(rows): v for rows, v in numbers[name].items()}
+    return {"scheduler": True, "noise": noise, **numbers}
 
 
 def server_note(config: AppConfig) -> str:
@@ -112,7 +115,11 @@ def build(config: AppConfig) -> None:
     outputs = [ticks, cost, status]
     read = lambda: refresh(config)
     gr.on([timer.tick, open_btn.click], read, outputs=outputs, concurrency_limit=None, show_progress="hidden")
-    gr.api(lambda: traffic(config), api_name="traffic", concurrency_limit=None)
+
+    def traffic_numbers() -> dict:
+        return traffic(config)
+
+    gr.api(traffic_numbers, api_name="traffic", concurrency_limit=None)
     open_btn.click(lambda n, s: open_students(config, n, s), [students, seconds], concurrency_limit=None)
     stop_btn.click(lambda: stop_students(config), concurrency_limit=None)
     live.change(lambda on: gr.Timer(active=on), live, timer)

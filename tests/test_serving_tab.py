@@ -1,0 +1,71 @@
+"""The continuous-batching tab and the server note read the scheduler's own state; the timing tab hands a kept
+measurement to the next person and holds the model alone while it measures."""
+
+import threading
+import time
+
+import pytest
+
+from decoding.models import TINY
+from tests.test_timing_captions import FULL, measured
+from ui import serving_tab, timing_tab
+from ui.context import AppConfig, scheduler_for
+
+CONFIG = AppConfig(TINY, "cpu")
+
+
+def test_the_tab_reads_the_traffic_of_this_server(tiny):
+    scheduler = scheduler_for(tiny)
+    scheduler.forward([3, 4, 5], None, 0)
+    ticks, cost, text = serving_tab.refresh(CONFIG)
+    assert ticks.data and cost.data and "forward pass" in text
+    numbers = serving_tab.traffic(CONFIG)
+    assert numbers["scheduler"] and numbers["ticks"] >= 1 and numbers["prefill_tokens"] >= 3
+    assert all(isinstance(k, str) for k in numbers["rows_histogram"])  # JSON keys
+
+
+def test_the_server_note_says_what_holds_the_model_and_for_how_long(tiny):
+    turns = scheduler_for(tiny).turns
+    assert serving_tab.server_note(CONFIG) == ""
+    held, release = threading.Event(), threading.Event()
+
+    def measurement():
+        with turns.turn("a timing measurement", exclusive=True, eta_s=30):
+            held.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=measurement)
+    worker.start()
+    held.wait(10)
+    try:
+        note = serving_tab.server_note(CONFIG)
+    finally:
+        release.set()
+        worker.join(10)
+    assert note.startswith("⏳ **A timing measurement is running for everyone on this server: about")
+    assert "s left.** Steps wait until it ends." in note
+
+
+def test_opening_a_class_of_zero_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"Simulated students must be a whole number in \[1, 32\]"):
+        serving_tab.open_students(CONFIG, 0, 60)
+
+
+def test_a_kept_measurement_is_handed_out_at_once_and_re_measure_takes_a_new_one(tiny, monkeypatch):
+    calls = []
+
+    def fake_measure_all(lm, plan, watch):
+        holder = scheduler_for(lm).turns.holder
+        calls.append((holder.label, holder.exclusive))
+        time.sleep(0.01)
+        return measured(**FULL)
+
+    monkeypatch.setattr(timing_tab, "SHARED", type(timing_tab.SHARED)())
+    monkeypatch.setattr(timing_tab, "measure_all", fake_measure_all)
+    quiet = lambda *a, **k: None  # noqa: E731
+    first = timing_tab.measure(CONFIG, "quick", quiet, None)[0]
+    second = timing_tab.measure(CONFIG, "quick", quiet, None)[0]
+    again = timing_tab.measure(CONFIG, "quick", quiet, None, again=True)[0]
+    assert calls == [("a timing measurement", True)] * 2  # the second press measured nothing
+    assert first.startswith("*Measured just now") and again.startswith("*Measured just now")
+    assert second.startswith("*Measured at ") and "shared with everyone here" in second
