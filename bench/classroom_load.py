@@ -7,9 +7,14 @@ worst case), or after a pause to read (`--think-ms`, varied by +-50% per click s
 Step latency is what the student sees: one model queue serialises every session, so it includes the wait
 behind the others. Afterwards each student's trace is downloaded, their run released (Reset), and the same
 runs are done again alone, one after another: a student whose tokens differ is a mismatched session (state
-leaking between sessions). A warm-up run comes first and is not counted. Prints one JSON object as its last line.
+leaking between sessions). A warm-up run comes first and is not counted. With `--long-runner` one more session
+presses Run to end on 200 tokens while the class steps. The server's own tick log (`/traffic`) gives the batch
+sizes its forward passes had. When the benchmark starts the app itself, it also starts it once with batching off
+(DECODING_LAB_BATCHING=0: each request runs the model on its own) and times one student alone there: the solo path.
+Prints one JSON object as its last line.
 
-    .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--url URL | --port 7867]
+    .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--long-runner]
+                                             [--url URL | --port 7867]
 """
 
 import argparse
@@ -101,15 +106,45 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
 
 
-def classroom(url: str, students: int, steps: int, think_ms: float = 0.0) -> dict:
+def long_run(url: str, downloads: str, start: threading.Barrier, tokens: int = 200) -> dict:
+    """One more session: Prefill, then Run to end on `tokens` tokens, while the class steps."""
+    student = Student(url, len(TOPICS), downloads)
+    start.wait()
+    t0 = time.perf_counter()
+    try:
+        student.client.predict(
+            None, student.prompt, RAW, 0, tokens, "", MODES[0], *GREEDY, api_name=student.prefill_api
+        )
+        student.client.predict(MODES[0], *GREEDY, api_name="/run_to_end")
+    except Exception as err:  # noqa: BLE001 -- reported, like a student's error
+        return {"long_runner_error": f"{type(err).__name__}: {err}"}
+    return {"long_runner_seconds": round(time.perf_counter() - t0, 1)}
+
+
+def traffic(url: str) -> dict:
+    """The server's tick log over the last minute (batch sizes of its forward passes), if it has a scheduler."""
+    try:
+        numbers = Client(url, verbose=False, analytics_enabled=False).predict(api_name="/traffic")
+    except Exception as err:  # noqa: BLE001 -- an app without the batching tab
+        return {"traffic_error": str(err)}
+    keep = ("ticks", "mean_rows", "rows_histogram", "tokens_per_s", "busy", "noise")
+    return {f"server_{k}": numbers.get(k) for k in keep} if numbers.get("scheduler") else {"server_scheduler": False}
+
+
+def classroom(url: str, students: int, steps: int, think_ms: float = 0.0, long_runner: bool = False) -> dict:
     downloads = tempfile.mkdtemp(prefix="classroom-")
     Student(url, 0, downloads).run(2)  # warm-up: the model load and first-call costs are not counted
-    with ThreadPoolExecutor(max_workers=students) as pool:
+    extra = {}
+    with ThreadPoolExecutor(max_workers=students + 1) as pool:
         class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms), range(students)))
-        start = threading.Barrier(students)
+        start = threading.Barrier(students + int(long_runner))
         t0 = time.perf_counter()
+        runner = pool.submit(long_run, url, downloads, start) if long_runner else None
         class_ = list(pool.map(lambda s: s.run(steps, start), class_))
         seconds = time.perf_counter() - t0
+        if runner is not None:
+            extra = runner.result()
+    extra |= traffic(url)
     # the same runs alone, one student after another, in one session
     alone = Student(url, 0, downloads)
     mismatched, alone_ms = 0, []
@@ -138,7 +173,24 @@ def classroom(url: str, students: int, steps: int, think_ms: float = 0.0) -> dic
         "model": first.get("model_id"),
         "cpu_count": os.cpu_count(),
         "error_messages": errors[:5],
+        "long_runner": long_runner,
+        **extra,
     }
+
+
+def solo_path(port: int, steps: int) -> float:
+    """One student alone on the app started with batching off (each request runs the model itself): p50 step ms."""
+    proc = start_app(port, DECODING_LAB_BATCHING="0")
+    try:
+        url, downloads = f"http://127.0.0.1:{port}/", tempfile.mkdtemp(prefix="classroom-solo-")
+        Student(url, 0, downloads).run(2)  # warm-up
+        ms = []
+        for i in range(3):
+            ms += Student(url, i, downloads).run(steps).step_ms
+        return round(percentile(ms, 0.50), 1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def main(argv=None) -> None:
@@ -148,18 +200,23 @@ def main(argv=None) -> None:
     parser.add_argument("--think-ms", type=float, default=0.0, help="pause after each step, as a reader would")
     parser.add_argument("--url", default=None, help="a running app; otherwise one is started on --port")
     parser.add_argument("--port", type=int, default=7867)
+    parser.add_argument("--long-runner", action="store_true", help="one more session runs 200 tokens to the end")
     args = parser.parse_args(argv)
     proc = None if args.url else start_app(args.port)
     try:
-        result = classroom(args.url or f"http://127.0.0.1:{args.port}/", args.students, args.steps, args.think_ms)
+        url = args.url or f"http://127.0.0.1:{args.port}/"
+        result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
+    if not args.url:
+        result["solo_path_p50_step_ms"] = solo_path(args.port + 1, args.steps)
+        result["alone_vs_solo_path"] = round(result["alone_p50_step_ms"] / result["solo_path_p50_step_ms"], 3)
     print(
         f"{result['students']} students x {result['steps']} steps: step p50 {result['p50_step_ms']} ms, "
         f"p95 {result['p95_step_ms']} ms (alone {result['alone_p50_step_ms']} ms); errors {result['errors']}, "
-        f"mismatched {result['mismatched_sessions']}",
+        f"mismatched {result['mismatched_sessions']}; batch sizes {result.get('server_rows_histogram')}",
         file=sys.stderr,
     )
     print(json.dumps(result))

@@ -33,9 +33,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(port: int, timeout_s: float = 180) -> subprocess.Popen:
-    """`python app.py --port PORT`, returned once it answers HTTP."""
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+def start_app(port: int, timeout_s: float = 180, **env_vars: str) -> subprocess.Popen:
+    """`python app.py --port PORT` (with `env_vars` in its environment), returned once it answers HTTP."""
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env_vars}
     cmd = [sys.executable, "app.py", "--port", str(port)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s

@@ -2,6 +2,7 @@
 
 from decoding.batching.experiment import RowResult
 from visuals import batching as vis
+from visuals.tally import tally_figure
 
 SOLO_TEXTS = [" upon", " a", " time", ",", " there", " lived"]
 GAP = [2.0, 0.5, 0.1, 3.0, 1.0, 0.8]
@@ -110,13 +111,13 @@ def test_noise_line_ends_at_the_divergence_and_zeros_sit_on_the_bottom_line():
 
 
 def test_empty_figures_say_what_to_press():
-    for fig in (vis.noise_figure(None, []), vis.scatter_figure([]), vis.tally_figure([])):
+    for fig in (vis.noise_figure(None, []), vis.scatter_figure([]), tally_figure([])):
         assert not fig.data and "Press" in fig.layout.annotations[0].text
 
 
 def test_tally_puts_the_most_common_completion_first_within_each_prompt():
     groups = [("Once", [("a cat sat.", 2), ("a cat ran away.", 7), ("a dog.", 1)]), ("Hi", [("hello", 3)])]
-    fig = vis.tally_figure(groups)
+    fig = tally_figure(groups)
     first, second = fig.data
     assert list(first.x) == [7, 2, 1] and list(second.x) == [3]
     assert first.y[0].startswith("P1 #1") and "ran away" in first.customdata[0]
@@ -128,12 +129,11 @@ def test_tally_puts_the_most_common_completion_first_within_each_prompt():
 def test_tally_labels_show_where_a_completion_leaves_the_most_common_one():
     common = "Once upon a time there was a little girl who lived by the sea with her grandmother."
     other = common[:60] + " and her dog."
-    fig = vis.tally_figure([("prompt", [(common, 5), (other, 1)])])
+    fig = tally_figure([("prompt", [(common, 5), (other, 1)])])
     assert "her dog" in fig.data[0].y[1] and fig.data[0].y[1].startswith("P1 #2 …")
 
 
 def test_tally_hover_names_the_runs_behind_each_completion():
-    from visuals.tally import tally_figure
 
     groups = [("Once", [("a cat sat.", 1), ("a cat ran away.", 2)])]
     sources = [[[(4, "padded")], [(1, "solo"), (2, "same-length")]]]

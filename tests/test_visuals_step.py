@@ -138,7 +138,7 @@ def test_time_per_output_token_shows_a_dash_until_there_are_two_tokens():
     one = timeline.request_numbers(100.0, [100.0], [1.0])
     assert "time per output token** —" in one.markdown() and "nan" not in one.markdown()
     two = timeline.request_numbers(100.0, [100.0, 50.0], [1.0, 1.0]).markdown()
-    assert "**time per output token** 50.0 ms" in two
+    assert "**time per output token** 51.0 ms" in two
 
 
 def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():

@@ -5,6 +5,7 @@ are wired with `ui.events.model_event`.
 """
 
 import contextlib
+import os
 from dataclasses import dataclass
 
 from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model
@@ -38,8 +39,9 @@ def get_model(config: AppConfig, model_id: str | None = None) -> LoadedModel:
 
 def scheduler_for(lm: LoadedModel) -> serving.Scheduler | None:
     """The scheduler that batches every session's steps on this model; None on ZeroGPU (the GPU exists only inside
-    each request there) or for a model whose attention cannot be packed: then each request runs on its own."""
-    if ZEROGPU:
+    each request there), with DECODING_LAB_BATCHING=0, or for a model whose attention cannot be packed: then each
+    request runs the model on its own, one at a time."""
+    if ZEROGPU or os.environ.get("DECODING_LAB_BATCHING", "1") == "0":
         return None
     try:
         return serving.scheduler_for(lm)
