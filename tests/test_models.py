@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from decoding import models
+from decoding import models, tiny
 from decoding.models import BUNDLED, TINY, ModelLoadError, load_model, resolve_device, resolve_dtype
 
 
@@ -19,8 +19,8 @@ def test_loading_the_same_model_twice_returns_the_same_object(tiny):
 
 
 def test_tiny_model_is_the_same_every_time_it_is_built():
-    a, _ = models.tiny_model()
-    b, _ = models.tiny_model()
+    a, _ = tiny.tiny_model()
+    b, _ = tiny.tiny_model()
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 

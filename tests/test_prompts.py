@@ -2,8 +2,8 @@
 
 import pytest
 
-from decoding.models import tiny_tokenizer
 from decoding.prompts import MAX_PROMPT_CHARS, encode_prompt
+from decoding.tiny import tiny_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ import torch
 
 from decoding.beams.scoring import greedy_sequence, score_sequence
 from decoding.beams.search import beam_search, beam_steps, check_settings
-from decoding.models import LoadedModel, tiny_model
+from decoding.models import LoadedModel
 from decoding.prompts import encode_prompt
+from decoding.tiny import tiny_model
 
 # each of k = 1..8 meets every early-stopping mode, the length penalties cycling through -1, 0, 1, 2
 CASES = [(k, [-1.0, 0.0, 1.0, 2.0][(k + i) % 4], e) for k in range(1, 9) for i, e in enumerate((True, False, "never"))]

@@ -81,3 +81,31 @@ def test_toggling_alone_mid_run_changes_only_how_the_next_passes_run(tiny, sched
     later = [run.step(SamplerSettings(temperature=0)) for _ in range(3)]
     assert [s.pass_mode for s in later[1:]] == ["alone", "alone"]
     assert run.generated == run_to_end(tiny, prompt, SamplerSettings(temperature=0), max_new_tokens=6).token_ids[:4]
+
+
+@pytest.mark.bundled
+def test_bundled_model_sessions_stepped_together_match_each_alone(bundled):
+    scheduler = Scheduler(bundled)
+    messages = ("Here is one fact about the moon:", "The capital of France is", "def add(a, b):", "Once upon a time")
+    prompts_ = [encode_prompt(bundled.tokenizer, m, chat=False) for m in messages]
+    settings = [(SamplerSettings(temperature=0), 0), (SamplerSettings(temperature=0.8, top_p=0.9), 4)] * 2
+    runs = [
+        Run(bundled, p, seed=seed, max_new_tokens=12, scheduler=scheduler) for p, (_, seed) in zip(prompts_, settings)
+    ]
+    barrier = threading.Barrier(len(runs))
+
+    def student(run, s):
+        barrier.wait()
+        run.prefill()
+        while not run.done:
+            run.step(s)
+
+    threads = [threading.Thread(target=student, args=(r, s)) for r, (s, _) in zip(runs, settings)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    for run, p, (s, seed) in zip(runs, prompts_, settings):
+        assert run.generated == run_to_end(bundled, p, s, seed=seed, max_new_tokens=12).token_ids
+    assert max(s.rows for run in runs for s in run.trace.steps) > 1
+    assert 0 < scheduler.noise.value < 1e-3  # float32: packed and solo logits differ by float noise only

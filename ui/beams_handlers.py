@@ -24,6 +24,8 @@ from visuals.theme import empty_figure
 EARLY = {"false": False, "true": True, "never": "never"}
 MAX_BEAMS_UI, MAX_NEW_UI = 8, 64
 TTL_S, MAX_SEARCHES = 20 * 60, 24
+
+
 STOP_WORDS = {
     "max_new_tokens": "it reached max new tokens",
     "all_finished": "early stopping = True and the finished set holds num_beams hypotheses",
@@ -64,6 +66,11 @@ class SearchStore(Expiring):
 
 
 SEARCHES = SearchStore()
+
+
+def release_search(sid: str | None) -> None:
+    """gr.State's delete_callback: a plain function, so gradio's config copy never deep-copies the searches."""
+    SEARCHES.release(sid)
 
 
 def settings(k, penalty, early, max_new) -> tuple:

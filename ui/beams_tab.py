@@ -77,7 +77,7 @@ def build(config: AppConfig) -> None:
     gr.Markdown(INTRO)
     with gr.Accordion("Try this (five steps)", open=True):
         gr.Markdown(TRY_THIS)
-    sid = gr.State(None, delete_callback=h.SEARCHES.release)
+    sid = gr.State(None, delete_callback=h.release_search)
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             preset = gr.Dropdown(

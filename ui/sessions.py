@@ -147,3 +147,9 @@ class RunStore(Expiring):
 
 
 STORE = RunStore()  # the app's one store, shared by every session
+
+
+def release_run(run_id: str | None) -> None:
+    """gr.State's delete_callback for a run id. A plain function, not the bound `STORE.release`: gradio deep-copies
+    its config on every page load, and a bound method would copy the whole store with every run's model and cache."""
+    STORE.release(run_id)

@@ -9,7 +9,7 @@ from ui import step_handlers as h
 from ui import step_view, validate
 from ui.context import AppConfig
 from ui.events import model_event, teach
-from ui.sessions import STORE
+from ui.sessions import release_run
 from ui.step_controls import prompt_controls, sampler_controls
 from ui.step_lessons import WALKTHROUGH
 from ui.strategy_code import code_view
@@ -60,7 +60,7 @@ def build(config: AppConfig) -> None:
     gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=FORCE_ON_CLICK_JS)
     with gr.Accordion("Try this (five steps)", open=True):
         gr.Markdown(WALKTHROUGH, elem_classes="step-walk")
-    run_id = gr.State(None, delete_callback=STORE.release)
+    run_id = gr.State(None, delete_callback=release_run)
     with gr.Row():
         with gr.Column(scale=1, min_width=320):
             model, preset, preset_note, prompt, template, templated, prompt_chips = prompt_controls(config)
