@@ -9,8 +9,9 @@ behind the others. Afterwards each student's trace is downloaded, their run rele
 runs are done again alone, one after another: a student whose tokens differ is a mismatched session (state
 leaking between sessions). A warm-up run comes first and is not counted. With `--long-runner` one more session
 presses Run to end on 200 tokens while the class steps. The server's own tick log (`/traffic`) gives the batch
-sizes its forward passes had. When the benchmark starts the app itself, it also starts it once with batching off
-(DECODING_LAB_BATCHING=0: each request runs the model on its own) and times one student alone there: the solo path.
+sizes its forward passes had. When the benchmark starts the app itself, it also starts a second one with batching off
+(DECODING_LAB_BATCHING=0: each request runs the model on its own) and times one student alone on each, their runs
+interleaved: `alone_vs_solo_path` is what the scheduler costs a student who is alone.
 Prints one JSON object as its last line.
 
     .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--long-runner]
@@ -184,19 +185,23 @@ def classroom(url: str, students: int, steps: int, think_ms: float = 0.0, long_r
     }
 
 
-def solo_path(port: int, steps: int) -> float:
-    """One student alone on the app started with batching off (each request runs the model itself): p50 step ms."""
+def alone_vs_solo_path(url: str, port: int, steps: int, rounds: int = 3) -> dict:
+    """One student alone on this app (steps through the scheduler) and one on a second app with batching off (each
+    request runs the model itself), their runs interleaved so both see the machine in the same state."""
     proc = start_app(port, DECODING_LAB_BATCHING="0")
     try:
-        url, downloads = f"http://127.0.0.1:{port}/", tempfile.mkdtemp(prefix="classroom-solo-")
-        Student(url, 0, downloads).run(2)  # warm-up
-        ms = []
-        for i in range(3):
-            ms += Student(url, i, downloads).run(steps).step_ms
-        return round(percentile(ms, 0.50), 1)
+        solo_url, downloads = f"http://127.0.0.1:{port}/", tempfile.mkdtemp(prefix="classroom-solo-")
+        Student(solo_url, 0, downloads).run(2)  # warm-up
+        ms = {"scheduler": [], "solo": []}
+        for i in range(rounds):
+            ms["scheduler"] += Student(url, i, downloads).run(steps).step_ms
+            ms["solo"] += Student(solo_url, i, downloads).run(steps).step_ms
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    alone, solo = percentile(ms["scheduler"], 0.50), percentile(ms["solo"], 0.50)
+    return {"alone_interleaved_p50_step_ms": round(alone, 1), "solo_path_p50_step_ms": round(solo, 1),
+            "alone_vs_solo_path": round(alone / solo, 3)}  # fmt: skip
 
 
 def main(argv=None) -> None:
@@ -212,13 +217,12 @@ def main(argv=None) -> None:
     try:
         url = args.url or f"http://127.0.0.1:{args.port}/"
         result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner)
+        if proc is not None:
+            result |= alone_vs_solo_path(url, args.port + 1, args.steps)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
-    if not args.url:
-        result["solo_path_p50_step_ms"] = solo_path(args.port + 1, args.steps)
-        result["alone_vs_solo_path"] = round(result["alone_p50_step_ms"] / result["solo_path_p50_step_ms"], 3)
     print(
         f"{result['students']} students x {result['steps']} steps: step p50 {result['p50_step_ms']} ms, "
         f"p95 {result['p95_step_ms']} ms (alone {result['alone_p50_step_ms']} ms); errors {result['errors']}, "

@@ -41,3 +41,13 @@ def test_beam_search_run_to_end_finds_a_more_probable_sequence_than_greedy(page)
     page.get_by_text("found a more probable sequence").first.wait_for(timeout=60_000)
     page.locator("#beam-tree .js-plotly-plot").wait_for(timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "e2e-beams.png"), full_page=True)
+
+
+def test_simulated_students_fill_the_continuous_batching_charts(page):
+    page.get_by_role("tab", name="Continuous batching").click()
+    page.get_by_role("button", name="Open simulated students").click()
+    # the live view refreshes every 2 s; with 8 students stepping, passes shared by several appear
+    page.get_by_text("students per pass on average").first.wait_for(timeout=60_000)
+    page.locator("#serving-ticks .js-plotly-plot").wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "e2e-serving.png"), full_page=True)
+    page.get_by_role("button", name="Stop them").click()

@@ -103,8 +103,8 @@ def build(config: AppConfig) -> None:
         gr.Markdown(TRY)
     status = gr.Markdown()
     with gr.Row():
-        ticks = gr.Plot(label="forward passes")
-        cost = gr.Plot(label="time per pass")
+        ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
+        cost = gr.Plot(label="time per pass", elem_id="serving-cost")
     with gr.Row():
         students = gr.Slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
         seconds = gr.Slider(5, 300, value=60, step=5, label="Seconds")
