@@ -42,7 +42,7 @@ def test_the_server_note_says_what_holds_the_model_and_for_how_long(tiny):
     finally:
         release.set()
         worker.join(10)
-    assert note.startswith("⏳ **A timing measurement is running for everyone on this server: about")
+    assert note.startswith("**Please wait: a timing measurement is running for everyone on this server: about")
     assert "s left.** Steps wait until it ends." in note
 
 

@@ -30,8 +30,9 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     assert "prefill: one forward pass over the whole prompt (5 tokens)" in loop and "<b>running</b>" in stop
     assert bars(chart).keys() == {"kept"} and len(bars(chart)["kept"]) == step_view.TOP_N  # a preview: none chosen
     assert len(picker["choices"]) == step_view.TOP_N and "transformers" in orders
-    # no token yet, so no time per token: only how the prompt's forward pass ran (alone here)
-    assert numbers.startswith("**this distribution's forward pass:** computed alone (nobody else was stepping)")
+    assert numbers == ""  # no token yet, so no time per token
+    # under the chart: how the prompt's forward pass ran (alone here), then the engine orders
+    assert orders.startswith("**Forward pass:** computed alone (nobody else was stepping)")
 
     chips, loop, _, chart, picker, _, numbers, _ = h.step(run_id, MODES[0], *GREEDY)
     first = STORE.get(run_id).trace.token_ids[0]

@@ -46,7 +46,7 @@ def test_each_pass_is_a_bar_of_its_students_split_into_decoding_and_prompt_readi
     assert [x + w / 2 for x, w in zip(decoding.x, decoding.width)] == pytest.approx([-10, -5, -1])
     assert list(decoding.width) == pytest.approx([0.4, 0.4, 0.4])  # short passes still show
     assert fig.layout.barmode == "stack"
-    chunks = trace(fig, "prompt tokens in the pass")
+    chunks = trace(fig, "prompt tokens (right axis)")
     assert list(chunks.y) == [64] and chunks.yaxis == "y2"
     assert fig.layout.yaxis2.title.text == "prompt tokens"
     assert fig.layout.xaxis.title.text == "seconds before now" and list(fig.layout.xaxis.range) == [-120, 0]

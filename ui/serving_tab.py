@@ -76,9 +76,7 @@ def server_note(config: AppConfig) -> str:
         return ""
     left = holder.left_s(time.monotonic())
     about = f": about {left:.0f} s left" if left else ": almost done"
-    return (
-        f"⏳ **{holder.label.capitalize()} is running for everyone on this server{about}.** Steps wait until it ends."
-    )
+    return f"**Please wait: {holder.label} is running for everyone on this server{about}.** Steps wait until it ends."
 
 
 def open_students(config: AppConfig, students, seconds):

@@ -33,6 +33,8 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     phase = "sample" if entry.preview else ("append" if steps else "context")
     choices = distribution.candidate_choices(entry.shown, TOP_N) if entry.shown is not None else []
     orders = sandbox.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
+    if live and entry.shown is not None:
+        orders = f"**Forward pass:** {_pass_line(entry.shown)}  \n{orders}"
     out = (
         sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held),
         sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
@@ -45,8 +47,6 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
         entry.draw_ms.append((time.perf_counter() - start) * 1e3)
     numbers = timeline.request_numbers(trace.prefill_ms, *_times(steps))
     text = numbers.markdown() if numbers else ""
-    if live and entry.shown is not None:
-        text = (text + "  \n" if text else "") + f"**this distribution's forward pass:** {_pass_line(entry.shown)}"
     if started is not None:
         server_ms = (time.perf_counter() - started) * 1e3
         text += f" · server time for this step: <span id='server-ms'>{server_ms:.1f}</span> ms"

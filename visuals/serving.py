@@ -52,15 +52,17 @@ def ticks_figure(ticks: list[Tick], now: float, window_s: float = WINDOW_S) -> g
         fig.add_scatter(
             x=[xi for xi, _ in chunks], y=[t.prefill_tokens for _, t in chunks], mode="markers",
             marker={"symbol": "diamond", "size": 9, "color": PREFILL, "line": {"width": 1, "color": "white"}},
-            name="prompt tokens in the pass (right axis)", secondary_y=True,
+            name="prompt tokens (right axis)", secondary_y=True,
             hovertemplate="%{y} prompt tokens<extra></extra>",
         )  # fmt: skip
         fig.update_yaxes(title_text="prompt tokens", rangemode="tozero", showgrid=False, secondary_y=True)
     fig.update_layout(barmode="stack", bargap=0)
     fig.update_xaxes(title_text="seconds before now", range=[-window_s, 0])
     fig.update_yaxes(title_text="students", rangemode="tozero", secondary_y=False)
-    fig = styled(fig, "Each forward pass: how many students shared it", height=320)
-    fig.update_layout(margin={"r": 70 if prefilling else 20}, legend={"y": -0.3})
+    fig = styled(fig, "Each forward pass: how many students shared it", height=380)
+    # the legend below the x-axis title, in one row where it fits
+    legend = {"orientation": "h", "x": 0, "y": -0.32, "yanchor": "top"}
+    fig.update_layout(margin={"r": 70 if prefilling else 20, "b": 110}, legend=legend)
     return fig
 
 

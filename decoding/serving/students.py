@@ -1,7 +1,7 @@
 """Simulated students: a class on this server for one person alone, so the batching lesson has traffic to read.
 
 Each simulated student is a thread that does what a student does in the Step tab: prefill a prompt of its own,
-then press Step after a pause to read (drawn between `pause_s`), sampling at temperature 0.8 with its own seed,
+then press Step after a short pause (drawn between `pause_s`), sampling at temperature 0.8 with its own seed,
 and start a new prompt when a run ends. Their steps go through the same scheduler as everyone's, so the real
 students' steps share passes with them. They stop by themselves after `seconds`, or when asked.
 """
@@ -21,6 +21,8 @@ TOPICS = ("the moon", "rivers", "bread", "volcanoes", "owls", "the piano", "glac
           "chess", "lighthouses", "coral reefs", "thunderstorms", "maps", "tea", "deserts", "comets", "windmills",
           "octopuses", "libraries", "trains", "whales", "clocks", "salt", "bridges", "penguins")  # fmt: skip
 SETTINGS = SamplerSettings(temperature=0.8, top_p=0.95)
+# eager students: a short pause between Steps, so a class of 8 shares passes often enough to see it
+PAUSE_S = (0.1, 0.6)
 
 
 @dataclass
@@ -40,7 +42,7 @@ class SimulatedClass:
         self._steps, self._ends = 0, 0.0
         self._lock = threading.Lock()
 
-    def start(self, students: int = 8, seconds: float = 60, pause_s: tuple[float, float] = (1.0, 3.0)) -> None:
+    def start(self, students: int = 8, seconds: float = 60, pause_s: tuple[float, float] = PAUSE_S) -> None:
         if not (isinstance(students, int) and 1 <= students <= MAX_STUDENTS):
             raise ValueError(f"simulated students must be a whole number in [1, {MAX_STUDENTS}], got {students!r}")
         if not (isinstance(seconds, (int, float)) and 1 <= seconds <= MAX_SECONDS):
