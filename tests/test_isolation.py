@@ -77,8 +77,11 @@ def test_closing_the_page_releases_its_run():
 
     with gr.Blocks() as demo:
         step_tab.build(CONFIG)
-    states = [b for b in demo.blocks.values() if isinstance(b, gr.State)]
-    assert any(s.delete_callback == STORE.release for s in states)
+    (callback,) = [b.delete_callback for b in demo.blocks.values() if isinstance(b, gr.State) and b.delete_callback]
+    run_id = prefill("alpha", 1)
+    callback(run_id)  # what gradio calls when the page closes
+    with pytest.raises(ValueError, match="there is no run in this session"):
+        STORE.get(run_id)
 
 
 def server_paths() -> list[str]:
