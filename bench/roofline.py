@@ -15,8 +15,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from decoding.models import BUNDLED, load_model
+from decoding.timing.plans import PLANS, default_plan
 from decoding.timing.roofline import roofline_points, summary
-from decoding.timing.sweeps import PLANS, default_plan, measure_all
+from decoding.timing.sweeps import measure_all
 from decoding.watch import Watch
 
 

@@ -5,8 +5,9 @@ import torch
 
 from decoding.timing import roofline as rl
 from decoding.timing.limits import measure_bandwidth, measure_peak_flops, repeat_timed
+from decoding.timing.plans import Plan, filler_ids
 from decoding.timing.shape import model_shape
-from decoding.timing.sweeps import Plan, batch_sweep, cache_vs_nocache, context_sweep, filler_ids, measure_all
+from decoding.timing.sweeps import batch_sweep, cache_vs_nocache, context_sweep, measure_all
 from decoding.watch import Watch
 
 CPU = torch.device("cpu")

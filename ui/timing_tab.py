@@ -4,8 +4,9 @@ import gradio as gr
 
 from decoding.timing import roofline as rl
 from decoding.timing.limits import device_name
+from decoding.timing.plans import PLANS
 from decoding.timing.shared import SharedMeasurements
-from decoding.timing.sweeps import PLANS, Measurements, measure_all
+from decoding.timing.sweeps import Measurements, measure_all
 from ui import validate
 from ui.context import AppConfig, get_model, model_turn
 from ui.events import PROGRESS, CancelFlags, model_event, teach
