@@ -11,7 +11,7 @@ import math
 import plotly.graph_objects as go
 
 from decoding.trace import Step
-from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, REMOVED_OPACITY, STAGE_LABELS, fate_colour, styled
+from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, REMOVED_OPACITY, STAGE_LABELS, fate_colour, figure_from, look
 from visuals.tokens import visible_token
 
 MODES = ("model probability", "after the pipeline", "raw logits")
@@ -47,36 +47,40 @@ def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n
     values = [bar_value(c, mode) for c in top]
     labels = [f"{visible_token(c.text)} " + ("" if i < n else f"(#{step.rank})") for i, c in enumerate(top)]
     labels = _unique(labels)
-    fig = go.Figure()
     # one trace per fate, so the legend names each colour (never colour alone)
-    for fate in _fates(top, step, chosen):
-        idx = [i for i, c in enumerate(top) if _fate(c, step, chosen) == fate]
-        removed = fate not in ("kept", "chosen", "forced")
-        fig.add_bar(
-            x=[labels[i] for i in idx],
-            y=[values[i] for i in idx],
-            name=_FATE_NAMES.get(fate, f"removed by {STAGE_LABELS.get(fate, fate)}"),
-            marker={
-                "color": _fate_colour(fate),
-                "opacity": REMOVED_OPACITY if removed else 1.0,
-                "pattern": {"shape": "/" if removed else ""},
-                "line": {"width": 0},
-            },
-            customdata=[[top[i].id, top[i].prob_before, top[i].prob_after, top[i].logit] for i in idx],
-            hovertemplate="id %{customdata[0]}<br>model p %{customdata[1]:.4f}<br>after %{customdata[2]:.4f}"
-            "<br>logit %{customdata[3]:.2f}<extra></extra>",
-        )
-    fig.update_xaxes(
-        categoryorder="array", categoryarray=labels, tickangle=-45, tickfont={"size": 15, "family": "monospace"}
-    )
-    fig.update_yaxes(title_text=_AXIS[mode])
+    data = [_bars(fate, top, values, labels, step, chosen) for fate in _fates(top, step, chosen)]
+    layout = look(_title(step, chosen), height=440)
+    layout["xaxis"] |= dict(categoryorder="array", categoryarray=labels, tickangle=-45,
+                            tickfont={"size": 15, "family": "monospace"})  # fmt: skip
+    layout["yaxis"] |= {"title": {"text": _AXIS[mode]}}
+    layout["shapes"], layout["annotations"] = [], []
     if mode != MODES[2]:
-        _draw_thresholds(fig, step, top, values, labels)
-    fig = styled(fig, _title(step, chosen), height=440)
-    legend = {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"}
+        _draw_thresholds(data, layout, step, top, values, labels)
+    legend = {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "bgcolor": "rgba(0,0,0,0)"}
     # hovermode x: a click anywhere in a bar's column picks it, even a bar a few pixels tall
-    fig.update_layout(barmode="overlay", bargap=0.15, legend=legend, margin={"t": 120, "b": 90}, hovermode="x")
-    return fig
+    layout |= dict(barmode="overlay", bargap=0.15, legend=legend, hovermode="x")
+    layout["margin"] |= {"t": 120, "b": 90}
+    return figure_from(data, layout)
+
+
+def _bars(fate: str, top, values: list[float], labels: list[str], step: Step, chosen: bool) -> dict:
+    idx = [i for i, c in enumerate(top) if _fate(c, step, chosen) == fate]
+    removed = fate not in ("kept", "chosen", "forced")
+    return dict(
+        type="bar",
+        x=[labels[i] for i in idx],
+        y=[values[i] for i in idx],
+        name=_FATE_NAMES.get(fate, f"removed by {STAGE_LABELS.get(fate, fate)}"),
+        marker={
+            "color": _fate_colour(fate),
+            "opacity": REMOVED_OPACITY if removed else 1.0,
+            "pattern": {"shape": "/" if removed else ""},
+            "line": {"width": 0},
+        },
+        customdata=[[top[i].id, top[i].prob_before, top[i].prob_after, top[i].logit] for i in idx],
+        hovertemplate="id %{customdata[0]}<br>model p %{customdata[1]:.4f}<br>after %{customdata[2]:.4f}"
+        "<br>logit %{customdata[3]:.2f}<extra></extra>",
+    )
 
 
 def _unique(labels: list[str]) -> list[str]:
@@ -110,41 +114,42 @@ def _fate_colour(fate: str) -> str:
     return fate_colour(fate)
 
 
-def _draw_thresholds(fig: go.Figure, step: Step, top, values: list[float], labels: list[str]) -> None:
+def _draw_thresholds(data: list, layout: dict, step: Step, top, values: list[float], labels: list[str]) -> None:
     s = step.settings
     if s.get("temperature", 1.0) == 0:
         return
+    shapes, notes = layout["shapes"], layout["annotations"]
     k = s.get("top_k", 0)
     if 0 < k < len(top):
-        fig.add_vline(x=k - 0.5, line={"color": REMOVED["top_k"], "dash": "dash", "width": 2})
-        fig.add_annotation(x=k - 0.5, y=1, yref="paper", text=f"top-k = {k}", showarrow=False, xanchor="left")
+        shapes.append(_line(x=k - 0.5, colour=REMOVED["top_k"], dash="dash", width=2))
+        notes.append(dict(x=k - 0.5, y=1, yref="paper", text=f"top-k = {k}", showarrow=False, xanchor="left"))
     top_p = s.get("top_p", 1.0)
     if top_p < 1.0:
         cumulative, total = [], 0.0
         for v in values:
             total += v
             cumulative.append(total)
-        fig.add_scatter(
-            x=labels,
-            y=cumulative,
-            yaxis="y2",
-            mode="lines+markers",
-            name="cumulative mass",
-            line={"color": REMOVED["top_p"], "width": 2},
-            hoverinfo="skip",
-        )
-        fig.add_hline(y=top_p, yref="y2", line={"color": REMOVED["top_p"], "dash": "dot"})
-        fig.add_annotation(
-            x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False, xanchor="right"
-        )
-        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False})
+        line = {"color": REMOVED["top_p"], "width": 2}
+        data.append(dict(type="scatter", x=labels, y=cumulative, yaxis="y2", mode="lines+markers",
+                         name="cumulative mass", line=line, hoverinfo="skip"))  # fmt: skip
+        shapes.append(_line(y=top_p, colour=REMOVED["top_p"], dash="dot", yref="y2"))
+        notes.append(dict(x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False,
+                          xanchor="right"))  # fmt: skip
+        layout["yaxis2"] = look()["yaxis"] | {"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False}
     min_p = s.get("min_p", 0.0)
     if min_p > 0 and values:
         floor = min_p * max(values)
-        fig.add_hline(y=floor, line={"color": REMOVED["min_p"], "dash": "dash", "width": 2})
-        fig.add_annotation(
-            x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False, yanchor="bottom"
-        )
+        shapes.append(_line(y=floor, colour=REMOVED["min_p"], dash="dash", width=2))
+        notes.append(dict(x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False,
+                          yanchor="bottom"))  # fmt: skip
+
+
+def _line(colour: str, dash: str, width: float | None = None, x=None, y=None, yref: str = "y") -> dict:
+    """A full-height line at `x` or a full-width line at `y` (what plotly's add_vline / add_hline draw)."""
+    line = {"color": colour, "dash": dash} | ({"width": width} if width else {})
+    if x is not None:
+        return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref=yref, line=line)
 
 
 def _title(step: Step, chosen: bool) -> str:
