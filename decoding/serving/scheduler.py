@@ -89,10 +89,6 @@ class Scheduler:
             raise work.error
         return work.logits, work.cache, work.passed
 
-    def pending(self) -> int:
-        with self._cond:
-            return len(self._pending)
-
     # --- the tick loop ---
 
     def _start(self) -> None:

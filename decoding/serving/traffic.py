@@ -43,10 +43,6 @@ class TickLog:
         with self._lock:
             return [t for t in self._ticks if now - t.at <= window_s]
 
-    def clear(self) -> None:
-        with self._lock:
-            self._ticks.clear()
-
 
 def summary(ticks: list[Tick], window_s: float) -> dict:
     """What the ticks say together: passes, batch sizes, tokens per second, and the time per pass at each size."""
