@@ -6,7 +6,7 @@ import pytest
 from gradio.helpers import special_args
 
 from decoding.watch import Cancelled
-from ui.events import CONCURRENT_MODEL_EVENTS, MODEL_EVENT, MODEL_QUEUE, ZEROGPU, CancelFlags, model_event, teach
+from ui.events import BATCHING, CONCURRENT_MODEL_EVENTS, MODEL_EVENT, MODEL_QUEUE, CancelFlags, model_event, teach
 
 PROGRESS = gr.Progress()
 
@@ -52,7 +52,7 @@ def test_model_events_share_one_queue_and_its_concurrency():
     assert len(queued) == 2 and len(demo.fns) == 3
     # many at once with the scheduler (it batches their steps; other model work takes turns), one on ZeroGPU
     assert all(fn.concurrency_limit == MODEL_EVENT["concurrency_limit"] == CONCURRENT_MODEL_EVENTS for fn in queued)
-    assert (1 if ZEROGPU else 64) == CONCURRENT_MODEL_EVENTS
+    assert (64 if BATCHING else 1) == CONCURRENT_MODEL_EVENTS
 
 
 def test_a_model_event_teaches_and_still_gets_the_request_and_the_progress_bar():

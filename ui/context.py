@@ -5,13 +5,12 @@ are wired with `ui.events.model_event`.
 """
 
 import contextlib
-import os
 from dataclasses import dataclass
 
 from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model
 from decoding.serving import scheduler as serving
 from decoding.serving.students import SimulatedClass
-from ui.events import ZEROGPU
+from ui.events import BATCHING
 
 # the "Prompt format" choices of the step and beam tabs: the text as typed, or one user turn in the chat template
 RAW, CHAT = "raw text", "chat template"
@@ -41,7 +40,7 @@ def scheduler_for(lm: LoadedModel) -> serving.Scheduler | None:
     """The scheduler that batches every session's steps on this model; None on ZeroGPU (the GPU exists only inside
     each request there), with DECODING_LAB_BATCHING=0, or for a model whose attention cannot be packed: then each
     request runs the model on its own, one at a time."""
-    if ZEROGPU or os.environ.get("DECODING_LAB_BATCHING", "1") == "0":
+    if not BATCHING:
         return None
     try:
         return serving.scheduler_for(lm)
@@ -67,4 +66,6 @@ _CLASSES: dict[int, SimulatedClass] = {}
 
 def simulated_class(scheduler: serving.Scheduler) -> SimulatedClass:
     """The server's one class of simulated students on this scheduler."""
-    return _CLASSES.setdefault(id(scheduler), SimulatedClass(scheduler))
+    if id(scheduler) not in _CLASSES:
+        _CLASSES[id(scheduler)] = SimulatedClass(scheduler)
+    return _CLASSES[id(scheduler)]

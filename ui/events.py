@@ -31,7 +31,8 @@ except ImportError:
 # the options of every model event. With the shared scheduler (decoding.serving) many run at once: their steps
 # are batched into the scheduler's ticks and everything else takes turns on the model. On ZeroGPU the GPU exists
 # only inside each `spaces.GPU` call, so there each event runs on its own, one at a time.
-CONCURRENT_MODEL_EVENTS = 1 if ZEROGPU or os.environ.get("DECODING_LAB_BATCHING", "1") == "0" else 64
+BATCHING = not ZEROGPU and os.environ.get("DECODING_LAB_BATCHING", "1") != "0"
+CONCURRENT_MODEL_EVENTS = 64 if BATCHING else 1
 MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MODEL_EVENTS}
 
 
