@@ -43,7 +43,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
         gr.Markdown("# Decoding Lab\nWatch a real language model write one token at a time, and see why.")
         # what the shared model is busy with, when it is busy with something long (a measurement holds it alone)
         note = gr.Markdown(elem_id="server-note")
-        gr.Timer(2.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
+        gr.Timer(5.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
         for title, module in TABS:
             with gr.Tab(title):
                 importlib.import_module(module).build(config)

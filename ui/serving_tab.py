@@ -25,7 +25,8 @@ nobody waits for a batch to fill. That is **continuous batching**, as vLLM and T
 """
 TRY = """
 **Try this**
-1. Press **Open simulated students** (8 students, 60 s). Watch the bars grow: several students per pass.
+1. Press **Open simulated students** (8 students, 60 s); the charts go live. Watch the bars grow: several
+   students per pass. (Tick **Live** to watch the real class's traffic.)
 2. Read the second chart: a pass for 8 students costs far less than 8 passes for one.
 3. Go to **Step by step** and press Step a few times: under the chart it says how many others shared your pass.
 4. Tick **Run my steps alone** there: your steps become bit-exact with `generate()`, at the price of their own pass.
@@ -108,16 +109,20 @@ def build(config: AppConfig) -> None:
         seconds = gr.Slider(5, 300, value=60, step=5, label="Seconds")
         open_btn = gr.Button("Open simulated students", variant="primary")
         stop_btn = gr.Button("Stop them")
-        live = gr.Checkbox(value=True, label="Live (refresh every 2 s)")
-    timer = gr.Timer(2.0)
+        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)")
+    # off until asked for: a timer ticks on every open page, whichever tab it shows, and thirty pages redrawing
+    # two charts every 2 s would cost the class's server more than their steps do
+    timer = gr.Timer(2.0, active=False)
     outputs = [ticks, cost, status]
     read = lambda: refresh(config)
-    gr.on([timer.tick, open_btn.click], read, outputs=outputs, concurrency_limit=None, show_progress="hidden")
+    gr.on([timer.tick, open_btn.click, live.change], read, outputs=outputs, concurrency_limit=None,
+          show_progress="hidden")  # fmt: skip
 
     def traffic_numbers() -> dict:
         return traffic(config)
 
     gr.api(traffic_numbers, api_name="traffic", concurrency_limit=None)
-    open_btn.click(lambda n, s: open_students(config, n, s), [students, seconds], concurrency_limit=None)
+    opened = open_btn.click(lambda n, s: open_students(config, n, s), [students, seconds], concurrency_limit=None)
+    opened.success(lambda: True, outputs=live, show_progress="hidden")  # watching them is the point
     stop_btn.click(lambda: stop_students(config), concurrency_limit=None)
     live.change(lambda on: gr.Timer(active=on), live, timer)
