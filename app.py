@@ -15,7 +15,7 @@ import threading
 import gradio as gr
 
 from decoding.models import BUNDLED_DIST, load_model
-from ui.context import AppConfig
+from ui.context import AppConfig, scheduler_for
 from ui.serving_tab import server_note
 
 # (tab title, module in ui/ with a build(config) function), in teaching order
@@ -72,8 +72,15 @@ def install_bundled_on_space() -> None:
 
 
 def preload(config: AppConfig) -> None:
-    """Load (and on first run dequantize) the default model in the background, so the page opens at once."""
-    threading.Thread(target=lambda: load_model(config.model_id, config.device, config.dtype), daemon=True).start()
+    """In the background, so the page opens at once: load (on first run, dequantize) the default model, and start its
+    scheduler, which measures the batching noise before the first student's step rather than during it."""
+
+    def load() -> None:
+        scheduler = scheduler_for(load_model(config.model_id, config.device, config.dtype))
+        if scheduler is not None:
+            scheduler.start()
+
+    threading.Thread(target=load, daemon=True).start()
 
 
 # gradio's run history copies every event's inputs and outputs (figures included) into the browser's storage:

@@ -80,8 +80,8 @@ class Scheduler:
             raise ValueError("a forward pass needs at least one token")
         fresh = cache if cache is not None else ragged.new_cache(self.lm)
         work = _Work(fresh, list(ids), position, alone, decode=len(ids) == 1 and position > 0)
+        self.start()
         with self._cond:
-            self._start()
             self._pending.append(work)
             self._cond.notify()
         work.done.wait()
@@ -91,15 +91,18 @@ class Scheduler:
 
     # --- the tick loop ---
 
-    def _start(self) -> None:
-        if self._thread is None:
+    def start(self) -> None:
+        """Start the tick thread (it first measures the batching noise); idempotent, and the first step starts it."""
+        with self._cond:
+            if self._thread is not None:
+                return
             self._thread = threading.Thread(target=self._loop, name="decoding-lab-scheduler", daemon=True)
             self._thread.start()
 
     def _loop(self) -> None:
         try:
             self.calibrate()
-        except Exception:  # noqa: BLE001 -- without a measured noise the steps still run; the page says "unknown"
+        except Exception:  # noqa: BLE001 -- without a measured noise the steps still run; the page leaves it out
             self.noise = None
         while True:
             with self._cond:
