@@ -53,5 +53,7 @@ def test_llama_cpp_resamples_with_the_grammar_first_when_its_draw_is_illegal():
 
 def test_llama_cpp_keeps_a_legal_draw_without_resampling():
     legal = torch.tensor([True, False, False, True])
-    choice = choose(LOGITS, SamplerSettings(top_k=1, order="llama.cpp"), [], [], legal, torch.Generator().manual_seed(0))
+    choice = choose(
+        LOGITS, SamplerSettings(top_k=1, order="llama.cpp"), [], [], legal, torch.Generator().manual_seed(0)
+    )
     assert choice.token == 0 and choice.resampled_from is None and choice.processed.stages == ("top_k", "grammar")

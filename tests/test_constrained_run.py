@@ -89,6 +89,19 @@ def test_back_then_step_gives_the_same_tokens_as_a_fresh_run(tiny, prompt):
     assert run.trace.token_ids == fresh
 
 
+def test_back_from_the_end_token_then_step_ends_the_same_way(tiny, prompt):
+    fresh = run_constrained(tiny, prompt, PERSON, SAMPLED, seed=6, max_new_tokens=40)
+    run = ConstrainedRun(tiny, prompt, PERSON, seed=6, max_new_tokens=40)
+    run.prefill()
+    while not run.done:
+        run.step(SAMPLED)
+    for _ in range(4):
+        run.back()
+    while not run.done:
+        run.step(SAMPLED)
+    assert run.trace.token_ids == fresh.token_ids and run.trace.text == fresh.text
+
+
 def test_back_to_the_start_rolls_the_matcher_back_to_its_first_state(tiny, prompt):
     run = ConstrainedRun(tiny, prompt, DATE, seed=1, max_new_tokens=20)
     run.prefill()

@@ -6,7 +6,7 @@ when the model already wanted a legal token, and when it did not (a truncation c
 an illegal favourite) it recovers by running the whole thing again with the grammar first, a second draw.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from decoding.pipeline import GRAMMAR_ORDERS, Processed, SamplerSettings, process, select
 
@@ -43,3 +43,25 @@ def survivors_without_grammar(logits, settings: SamplerSettings, all_ids, genera
     p = process(logits, settings, all_ids, generated_ids)
     survived = p.removed_by == -1  # (V,)
     return int(survived.sum()), int((survived & keep).sum())
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one engine does with the pending distribution under the grammar."""
+
+    engine: str
+    order: tuple[str, ...]  # its stages, the grammar among them
+    truncated: int  # tokens the samplers alone keep (before any grammar)
+    legal_left: int  # how many of those are legal: 0 is where running the grammar last fails
+    recovery: str
+
+
+def outcomes(logits, settings: SamplerSettings, all_ids, generated_ids, keep) -> list[Outcome]:
+    """Every engine's order on the same logits and grammar, with the same knobs."""
+    result = []
+    for engine, order in GRAMMAR_ORDERS.items():
+        s = replace(settings, order=engine)
+        enabled = tuple(name for name in order if name == "grammar" or s.enabled(name))
+        result.append(Outcome(engine, enabled, *survivors_without_grammar(logits, s, all_ids, generated_ids, keep),
+                              RECOVERY[engine]))  # fmt: skip
+    return result

@@ -44,10 +44,12 @@ class GrammarState:
         self.matcher = LLMatcher(view, compile_grammar(constraint, view), log_level=0)
         self.tokenizer, self.eos = tokenizer, view.eos_token
         self.consumed = 0
+        self.ended = False  # the end-of-sequence token was taken: it ends the run and never enters the matcher
         self._mask: tuple[int, torch.Tensor, float] | None = None  # (consumed, mask, ms), for the current state
 
     def keep_mask(self) -> tuple[torch.Tensor, float]:
         """The (V,) bool mask of legal next tokens on the run's device, and the ms it took (cached per state)."""
+        assert not self.ended, "the answer has ended: nothing comes after the end token"
         if self._mask is None or self._mask[0] != self.consumed:
             with Timer(self.device) as t:
                 mask = unpack_bitmask(self.matcher.compute_bitmask(), self.vocab_size).to(self.device)  # (V,)
@@ -67,6 +69,10 @@ class GrammarState:
     def consume(self, token_id: int) -> None:
         if not self.legal(token_id):
             raise ValueError(self.refusal(token_id))
+        # llguidance does not count an end token in what it can roll back, so it stays out of the matcher
+        if token_id == self.eos:
+            self.ended, self.consumed = True, self.consumed + 1
+            return
         if not self.matcher.consume_token(token_id):
             raise RuntimeError(f"llguidance refused a token its mask allowed: {self.matcher.get_error()}")
         self.consumed += 1
@@ -74,6 +80,8 @@ class GrammarState:
     def rollback(self, n: int = 1) -> None:
         if not (0 <= n <= self.consumed):
             raise ValueError(f"can roll back 0..{self.consumed} tokens, got {n}")
+        if n and self.ended:
+            self.ended, self.consumed, n = False, self.consumed - 1, n - 1
         if n and not self.matcher.rollback(n):
             raise RuntimeError(f"llguidance could not roll back {n} tokens: {self.matcher.get_error()}")
         self.consumed -= n

@@ -12,12 +12,12 @@ from decoding.beams.scoring import score_sequence
 from decoding.constrained.checks import check_output
 from decoding.constrained.kinds import Constraint
 from decoding.constrained.matcher import GrammarState
-from decoding.constrained.run import ConstrainedRun
+from decoding.constrained.run import ConstrainedRun, calls_saved
 from decoding.loop import Run
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt
 from decoding.trace import Trace
-from decoding.watch import Watch
+from decoding.watch import Cancelled, Watch
 
 MAX_SAMPLES = 50
 
@@ -45,6 +45,8 @@ class Comparison:
     constrained: list[Sample] = field(default_factory=list)
     mask_ms: list[float] = field(default_factory=list)  # every sampled constrained step's mask
     forward_ms: list[float] = field(default_factory=list)  # the decode passes behind those steps
+    calls_saved: int = 0  # forward passes fast-forward saved over the constrained runs
+    cancelled: bool = False  # stopped early: the samples so far
 
     @property
     def mask_ms_p50(self) -> float:
@@ -87,21 +89,27 @@ def compare(
         raise ValueError(f"the number of samples must be an integer in [1, {MAX_SAMPLES}], got {n!r}")
     watch, check = watch or Watch(), validator(lm, constraint)
     result = Comparison(constraint, settings)
-    for i in range(2 * n):
-        constrained, s = i >= n, seed + i % n
-        label = "with" if constrained else "without"
-        watch.on_progress(i / (2 * n), f"{label} the constraint: sample {i % n + 1} of {n}")
-        kwargs = dict(seed=s, max_new_tokens=max_new_tokens, top_n=1)
-        run = ConstrainedRun(lm, prompt, constraint, **kwargs) if constrained else Run(lm, prompt, **kwargs)
-        trace = _to_end(run, settings, watch)
-        sample = _sample(lm, prompt, trace, check)
-        (result.constrained if constrained else result.unconstrained).append(sample)
-        if constrained:
-            sampled = [st for st in trace.steps if not st.grammar_forced]
-            result.mask_ms += [st.mask_ms for st in sampled]
-            result.forward_ms += [st.forward_ms for st in sampled if st.phase == "decode"]
-    watch.on_progress(1.0, "done")
+    try:
+        for i in range(2 * n):
+            half = "with" if i >= n else "without"
+            watch.on_progress(i / (2 * n), f"{half} the constraint: sample {i % n + 1} of {n}")
+            _one(lm, prompt, constraint, settings, result, i >= n, seed + i % n, max_new_tokens, watch, check)
+    except Cancelled:
+        result.cancelled = True
     return result
+
+
+def _one(lm, prompt, constraint, settings, result: Comparison, constrained, seed, max_new_tokens, watch, check):
+    kwargs = dict(seed=seed, max_new_tokens=max_new_tokens, top_n=1)
+    run = ConstrainedRun(lm, prompt, constraint, **kwargs) if constrained else Run(lm, prompt, **kwargs)
+    trace = _to_end(run, settings, watch)
+    sample = _sample(lm, prompt, trace, check)
+    (result.constrained if constrained else result.unconstrained).append(sample)
+    if constrained:
+        sampled = [st for st in trace.steps if not st.grammar_forced]
+        result.mask_ms += [st.mask_ms for st in sampled]
+        result.forward_ms += [st.forward_ms for st in sampled if st.phase == "decode"]
+        result.calls_saved += calls_saved(trace)
 
 
 def _to_end(run: Run, settings: SamplerSettings, watch: Watch) -> Trace:

@@ -14,7 +14,7 @@ from dataclasses import replace
 import torch
 
 from decoding.clock import Timer
-from decoding.constrained.engines import Choice, choose
+from decoding.constrained.engines import Choice, Outcome, choose, outcomes
 from decoding.constrained.kinds import Constraint
 from decoding.constrained.matcher import GrammarState
 from decoding.loop import Run, kv_cache_bytes
@@ -35,6 +35,12 @@ class ConstrainedRun(Run):
     def forced(self) -> list[int]:
         """The tokens fast-forward will append next without asking the model (empty when it is off)."""
         return self.grammar.forced() if self.fast_forward else []
+
+    def outcomes(self, settings: SamplerSettings) -> list[Outcome]:
+        """Each engine's order on the pending distribution (none when the next tokens are forced)."""
+        if self.logits is None or self.done or self.forced():
+            return []
+        return outcomes(self.logits, settings, self.ids, self.generated, self.grammar.keep_mask()[0])
 
     def preview(self, settings: SamplerSettings) -> Processed:
         assert self.logits is not None, "no pending distribution: the next tokens are forced, or the run is done"
