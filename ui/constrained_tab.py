@@ -22,8 +22,8 @@ the tokens are **forced**: nothing to sample, and no forward pass of their own (
 TRY_THIS = """**Try this**
 1. Preset **extract name and age as JSON**, press **Step**: `{"name":` arrives at once, forced by the grammar
    (dashed wine chips, no model call). Step on: the model only writes the name and the age.
-2. Preset **answer yes or no**, press **Step**: the chart shows the model's favourite, *Yes* with a capital, removed
-   by the grammar (wine bars); the mask rows say how much probability was on illegal tokens.
+2. Preset **answer yes or no**, press **Step**: the model's favourites, *No* and *Yes* with capitals, are removed by
+   the grammar (wine bars); the grammar's row says how much probability the model had put on illegal tokens.
 3. Preset **a date as YYYY-MM-DD**, set **top-k** to 1 and the **order** to *llama.cpp*: the table *Where each engine
    puts the grammar* shows that top-k alone keeps one token and none of it is legal. Press **Step**: llama.cpp drew
    it, found it illegal and resampled with the grammar first (↺ on the chip).
@@ -71,8 +71,8 @@ def build(config) -> None:
                 force_btn = gr.Button("Force", scale=1, elem_id="cd-force")
             status = gr.Markdown(elem_id="cd-status")
             answer = gr.HTML(answer_html([]), elem_id="cd-answer")
+            chart = gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="cd-chart")
             rows = gr.Markdown(elem_id="cd-rows")
-    chart = gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="cd-chart")
     orders = gr.Markdown(elem_id="cd-orders")
 
     gr.Markdown("### The same prompt, N times, without and with the constraint")

@@ -38,10 +38,11 @@ def answer_html(steps: list[Step], held: str = "") -> str:
         )
     if held:
         chips.append(f'<span class="tok held">{html.escape(held)}</span>')
+    pad = "padding:0 3px;margin:0 3px;"
     legend = (
-        f'<div class="tok-legend">shaded = sampled · <span style="outline:2px dashed {GRAMMAR}">dashed wine</span>'
-        f' = forced by the grammar (no sampling, no forward pass of its own) · <span style="outline:2px dashed'
-        f' {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
+        f'<div class="tok-legend">shaded = sampled · <span style="{pad}outline:2px dashed {GRAMMAR}">dashed wine'
+        f'</span> = forced by the grammar (no sampling, no forward pass of its own) · <span style="{pad}outline:2px '
+        f'dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
     )
     body = "".join(chips) or '<span class="tok-legend">no token yet: press Step</span>'
     return f'<div class="chips">{body}</div>{legend}'
@@ -93,14 +94,22 @@ def orders_markdown(outcomes: list, settings_note: str) -> str:
     rows = [
         f"**Where each engine puts the grammar** ({settings_note}):",
         "",
-        "| engine | order that ran | samplers alone keep | legal among them | recovery |",
+        "| engine | order (the grammar in bold) | samplers alone keep | legal among them | recovery |",
         "|---|---|---:|---:|---|",
     ]
     for o in outcomes:
-        order = " → ".join(f"**{s}**" if s == "grammar" else STAGE_LABELS.get(s, s) for s in o.order)
+        order = " → ".join(_stage(s, s in o.enabled) for s in o.order if s in SHOWN_STAGES)
         legal = "**0: nothing legal**" if o.legal_left == 0 else f"{o.legal_left:,}"
         rows.append(f"| {o.engine} | {order} | {o.truncated:,} | {legal} | {o.recovery} |")
     return "\n".join(rows)
+
+
+SHOWN_STAGES = ("grammar", "temperature", "top_k", "top_p", "min_p")  # the tab's knobs
+
+
+def _stage(name: str, on: bool) -> str:
+    label = STAGE_LABELS.get(name, name)
+    return f"**{label}**" if name == "grammar" else label if on else f"<span style='opacity:.5'>{label} (off)</span>"
 
 
 def comparison_figure(cmp) -> go.Figure:
@@ -148,12 +157,17 @@ def comparison_markdown(cmp) -> str:
 
     free, held = cmp.unconstrained, cmp.constrained
     share = cmp.mask_ms_p50 / cmp.forward_ms_p50 if cmp.forward_ms_p50 else float("nan")
-    best_free = max(free, key=lambda s: s.logprob)
-    note = (
-        "the model's most likely text was illegal here: the constraint made it write answers it found less likely"
-        if median(held) < median(free) and not best_free.valid
-        else "the constrained answers are about as likely as the free ones, or more: the model nearly wanted them"
-    )
+    best = max(free, key=lambda s: s.logprob) if free else None
+    if best is None:
+        verdict = ""
+    elif best.valid:
+        verdict = f"The most likely free answer (seed {best.seed}) is legal: the model already wanted a legal answer."
+    else:
+        verdict = (
+            f"The most likely free answer (seed {best.seed}, log p {best.logprob:.2f}) is `{best.text[:60]!r}`: "
+            f"illegal ({best.problem}). **The model's most likely text was illegal here**; the constraint picks "
+            "the most likely *legal* text it can reach one token at a time."
+        )
     return "\n".join(
         [
             "| | without | with the constraint |",
@@ -164,8 +178,7 @@ def comparison_markdown(cmp) -> str:
             f"| median tokens | {statistics.median(s.tokens for s in free):.0f} "
             f"| {statistics.median(s.tokens for s in held):.0f} |",
             "",
-            f"Most likely free answer (seed {best_free.seed}): `{best_free.text[:70]!r}`, "
-            f"{'valid' if best_free.valid else 'invalid: ' + (best_free.problem or '')}. So {note}.",
+            verdict,
             "",
             f"**Cost of the mask:** {cmp.mask_ms_p50:.2f} ms per step (median) beside a forward pass of "
             f"{cmp.forward_ms_p50:.1f} ms: **{share:.1%}** of it. **Forced tokens:** {cmp.forced_share:.0%} of the "

@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from decoding.pipeline import GRAMMAR_ORDERS, Processed, SamplerSettings, process, select
 
 RECOVERY = {
-    "transformers": "none needed: the grammar runs before top-k/top-p/min-p, so they cut among legal tokens only",
-    "vllm": "none needed: the bitmask is applied before the sampler, so every truncation sees legal tokens only",
-    "llama.cpp": "the chain draws first; an illegal draw is thrown away and the step is redone with the grammar first",
+    "transformers": "none needed: truncations only see legal tokens",
+    "vllm": "none needed: truncations only see legal tokens",
+    "llama.cpp": "an illegal draw is thrown away; the step is redone with the grammar first",
 }
 
 
@@ -51,6 +51,7 @@ class Outcome:
 
     engine: str
     order: tuple[str, ...]  # its stages, the grammar among them
+    enabled: tuple[str, ...]  # those that do something with these settings
     truncated: int  # tokens the samplers alone keep (before any grammar)
     legal_left: int  # how many of those are legal: 0 is where running the grammar last fails
     recovery: str
@@ -62,6 +63,6 @@ def outcomes(logits, settings: SamplerSettings, all_ids, generated_ids, keep) ->
     for engine, order in GRAMMAR_ORDERS.items():
         s = replace(settings, order=engine)
         enabled = tuple(name for name in order if name == "grammar" or s.enabled(name))
-        result.append(Outcome(engine, enabled, *survivors_without_grammar(logits, s, all_ids, generated_ids, keep),
-                              RECOVERY[engine]))  # fmt: skip
+        kept, legal = survivors_without_grammar(logits, s, all_ids, generated_ids, keep)
+        result.append(Outcome(engine, order, enabled, kept, legal, RECOVERY[engine]))
     return result

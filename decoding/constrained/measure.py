@@ -44,7 +44,7 @@ class Comparison:
     unconstrained: list[Sample] = field(default_factory=list)
     constrained: list[Sample] = field(default_factory=list)
     mask_ms: list[float] = field(default_factory=list)  # every sampled constrained step's mask
-    forward_ms: list[float] = field(default_factory=list)  # the decode passes behind those steps
+    forward_ms: list[float] = field(default_factory=list)  # every decode pass of both halves: the cost beside it
     calls_saved: int = 0  # forward passes fast-forward saved over the constrained runs
     cancelled: bool = False  # stopped early: the samples so far
 
@@ -105,10 +105,10 @@ def _one(lm, prompt, constraint, settings, result: Comparison, constrained, seed
     trace = _to_end(run, settings, watch)
     sample = _sample(lm, prompt, trace, check)
     (result.constrained if constrained else result.unconstrained).append(sample)
+    # one token's forward pass (a choice like yes/no may need none after the prompt's: the free runs have them)
+    result.forward_ms += [st.forward_ms for st in trace.steps if st.phase == "decode"]
     if constrained:
-        sampled = [st for st in trace.steps if not st.grammar_forced]
-        result.mask_ms += [st.mask_ms for st in sampled]
-        result.forward_ms += [st.forward_ms for st in sampled if st.phase == "decode"]
+        result.mask_ms += [st.mask_ms for st in trace.steps if not st.grammar_forced]
         result.calls_saved += calls_saved(trace)
 
 
