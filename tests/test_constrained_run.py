@@ -61,6 +61,17 @@ def test_grammar_mask_equals_llguidance_bitmask_at_every_step(tiny, prompt):
         assert step.allowed == int(keep.sum()) and step.candidate(step.token_id).removed_by is None
 
 
+def test_after_back_and_another_token_the_mask_is_the_new_states(tiny, prompt):
+    run = ConstrainedRun(tiny, prompt, DATE, seed=0, max_new_tokens=20, fast_forward=False)
+    run.prefill()
+    first = run.step(GREEDY).token_id
+    run.grammar.keep_mask()  # the mask after the first digit, computed and kept
+    run.back()
+    other = next(i for i in tiny.tokenizer("12", add_special_tokens=False).input_ids if i != first)
+    run.step(GREEDY, force_id=other)
+    assert torch.equal(run.grammar.keep_mask()[0], _llguidance_keep(run))
+
+
 def test_a_step_records_the_grammar_stage_and_the_mass_on_illegal_tokens(tiny, prompt):
     run = ConstrainedRun(tiny, prompt, DATE, seed=0, max_new_tokens=20)
     run.prefill()

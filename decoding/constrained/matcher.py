@@ -45,16 +45,16 @@ class GrammarState:
         self.tokenizer, self.eos = tokenizer, view.eos_token
         self.consumed = 0
         self.ended = False  # the end-of-sequence token was taken: it ends the run and never enters the matcher
-        self._mask: tuple[int, torch.Tensor, float] | None = None  # (consumed, mask, ms), for the current state
+        self._mask: tuple[torch.Tensor, float] | None = None  # (mask, ms) of the current state, until it changes
 
     def keep_mask(self) -> tuple[torch.Tensor, float]:
         """The (V,) bool mask of legal next tokens on the run's device, and the ms it took (cached per state)."""
         assert not self.ended, "the answer has ended: nothing comes after the end token"
-        if self._mask is None or self._mask[0] != self.consumed:
+        if self._mask is None:
             with Timer(self.device) as t:
                 mask = unpack_bitmask(self.matcher.compute_bitmask(), self.vocab_size).to(self.device)  # (V,)
-            self._mask = (self.consumed, mask, t.ms)
-        return self._mask[1], self._mask[2]
+            self._mask = (mask, t.ms)
+        return self._mask
 
     def forced(self) -> list[int]:
         """Tokens the grammar forces from here (one legal continuation of bytes, in its usual tokenization); once
@@ -70,6 +70,7 @@ class GrammarState:
         if not self.legal(token_id):
             raise ValueError(self.refusal(token_id))
         # llguidance does not count an end token in what it can roll back, so it stays out of the matcher
+        self._mask = None
         if token_id == self.eos:
             self.ended, self.consumed = True, self.consumed + 1
             return
@@ -80,6 +81,7 @@ class GrammarState:
     def rollback(self, n: int = 1) -> None:
         if not (0 <= n <= self.consumed):
             raise ValueError(f"can roll back 0..{self.consumed} tokens, got {n}")
+        self._mask = None
         if n and self.ended:
             self.ended, self.consumed, n = False, self.consumed - 1, n - 1
         if n and not self.matcher.rollback(n):
