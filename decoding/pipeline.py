@@ -68,6 +68,10 @@ class SamplerSettings:
             return False
         return _ENABLED[name](self)
 
+    def stages(self) -> tuple[str, ...]:
+        """The stages these settings run, in their order."""
+        return tuple(name for name in ORDERS[self.order] if self.enabled(name))
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -127,9 +131,7 @@ def process(logits: torch.Tensor, settings: SamplerSettings, all_ids, generated_
     x = raw
     removed_by = torch.full(raw.shape, -1, dtype=torch.int8, device=raw.device)  # (V,)
     stages, kept = [], []
-    for name in ORDERS[settings.order]:
-        if not settings.enabled(name):
-            continue
+    for name in settings.stages():
         ids = all_ids if name == "repetition" else generated_ids
         out = STAGES[name](x, ids, settings)
         if name in FILTERS:
