@@ -129,8 +129,8 @@ def build(config: AppConfig) -> None:
     def on_model(triggers, fn, inputs, outputs=view, **options):
         return model_event(triggers, fn, inputs, outputs, show_progress="minimal", **options)
 
-    def then_side(event):  # the panels below the chart follow, so they never delay it
-        return event.then(side_view, [run_id, *knobs], side, show_progress="hidden")
+    def then_side(event, **options):  # the panels below the chart follow, so they never delay it
+        return event.then(side_view, [run_id, *knobs], side, show_progress="hidden", **options)
 
     preset.change(h.apply_preset, preset, [prompt, template, *knobs[:5], max_new, preset_note])
     prompt_triggers = [model.change, prompt.blur, template.change, preset.change]
@@ -143,7 +143,7 @@ def build(config: AppConfig) -> None:
 
     then_side(on_model(prefill_btn.click, prefill, prefill_inputs, api_name="prefill"))
     alone.change(teach(h.set_alone), [run_id, alone], None, show_progress="hidden")
-    then_side(on_model(step_btn.click, h.step, live))
+    then_side(on_model(step_btn.click, h.step, live), api_name="step_side")
     then_side(on_model(back_btn.click, h.back, live))
     then_side(on_model(force_btn.click, h.force, [run_id, candidate, mode, *knobs]))
     then_side(on_model(click_btn.click, h.force, [run_id, click_box, mode, *knobs]))
