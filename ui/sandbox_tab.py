@@ -90,19 +90,19 @@ def build(config) -> None:
         )
     with gr.Row():
         temperature = gr.Slider(
-            0, 3, DEFAULTS["temperature"], step=0.05, label="temperature",
+            0, 3, DEFAULTS["temperature"], step=0.05, label="temperature", elem_id="sandbox-temperature",
             info="divides the logits: < 1 sharpens, > 1 flattens; 0 = greedy. Usual 0.7–1",
         )  # fmt: skip
         top_k = gr.Slider(
-            0, 200, DEFAULTS["top_k"], step=1, label="top-k",
+            0, 200, DEFAULTS["top_k"], step=1, label="top-k", elem_id="sandbox-topk",
             info="keep the k most likely (ties kept); 0 = off. Usual 40–50",
         )  # fmt: skip
         top_p = gr.Slider(
-            0.01, 1, DEFAULTS["top_p"], step=0.01, label="top-p",
+            0.01, 1, DEFAULTS["top_p"], step=0.01, label="top-p", elem_id="sandbox-topp",
             info="keep the most likely until their mass reaches p; 1 = off. Usual 0.9–0.95",
         )  # fmt: skip
         min_p = gr.Slider(
-            0, 0.99, DEFAULTS["min_p"], step=0.01, label="min-p",
+            0, 0.99, DEFAULTS["min_p"], step=0.01, label="min-p", elem_id="sandbox-minp",
             info="keep tokens with p ≥ min-p × the top p; 0 = off. Usual 0.05–0.1",
         )  # fmt: skip
     strategies = gr.Plot(first[0], label="Same logits, each strategy alone", elem_id="sandbox-strategies")

@@ -14,7 +14,7 @@ import math
 import plotly.graph_objects as go
 
 from visuals.beam_tree import Node, tree_nodes
-from visuals.theme import CHOSEN, GRID, KEPT, OTHER, REMOVED_OPACITY, SERIES, TEXT, styled
+from visuals.theme import CHOSEN, GRID, KEPT, OTHER, REMOVED_OPACITY, SERIES, TEXT, ink, styled
 from visuals.tokens import visible_text, visible_token
 
 FINISHED = SERIES[2]  # bluish green: a hypothesis in the finished set
@@ -54,10 +54,11 @@ def beam_tree_figure(steps, length_penalty: float = 1.0, done: bool = False, tit
         fig.add_scatter(
             x=[n.col + 1 for n in mine], y=[n.y for n in mine], mode="markers+text", name=name,
             marker={"color": colour, "size": [size + 4 * (n.fate == "finished") for n in mine], "line": {"width": 0},
-                    "symbol": [symbol if n.fate != "finished" or status == "dropped" else "diamond" for n in mine]},
-            opacity=opacity,
+                    "symbol": [symbol if n.fate != "finished" or status == "dropped" else "diamond" for n in mine],
+                    "opacity": opacity},
+            # the markers fade with their status, the labels never do: a faded label would not read on a projector
             text=[_label(n) for n in mine], textposition="top center", legendgroup=status,
-            textfont={"size": 13 if status == "pruned" else 14, "color": colour if status != "pruned" else TEXT},
+            textfont={"size": 13 if status == "pruned" else 14, "color": ink(colour) if status != "pruned" else TEXT},
             hovertext=[_hover(n) for n in mine], hoverinfo="text", legendrank=list(STYLES).index(status),
         )  # fmt: skip
     fig.add_scatter(
