@@ -45,10 +45,12 @@ THEME = gr.themes.Default(
     button_cancel_background_fill="*red_700",
     button_cancel_background_fill_hover="*red_800",
 )
-# the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour
+# the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
+# in dark mode the charts' dark grey text (visuals.theme.TEXT, #555555) turns light grey
 CSS = """
 .hint { font-size: 0.9em; }
 .cm-editor .cm-line span { color: var(--body-text-color) !important; }
+.dark .js-plotly-plot text[style*="fill: rgb(85, 85, 85)"] { fill: #d4d4d4 !important; }
 """
 
 
@@ -58,9 +60,11 @@ def build_app(config: AppConfig) -> gr.Blocks:
         # what the shared model is busy with, when it is busy with something long (a measurement holds it alone)
         note = gr.Markdown(elem_id="server-note")
         gr.Timer(5.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
-        for title, module in TABS:
-            with gr.Tab(title):
-                importlib.import_module(module).build(config)
+        # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
+        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs"):
+            for title, module in TABS:
+                with gr.Tab(title):
+                    importlib.import_module(module).build(config)
     return demo
 
 

@@ -82,7 +82,7 @@ def test_legend_names_each_fate_once():
 
 def test_top_k_title_explains_ties():
     tied = alone("top_k", [True, True, True, True], value=3)
-    assert "ties with the k-th kept" in strategies_figure([tied]).layout.annotations[0].text
+    assert "ties kept" in strategies_figure([tied]).layout.annotations[0].text
 
 
 def test_percent_reads_at_a_glance():

@@ -37,8 +37,8 @@ Verify by running it."
 """
 PANELS_NOTE = """Each panel applies **one** strategy to the same logits (temperature 1 for the truncations). Bars: the
 model's probability of the 20 most likely tokens, then **rest** = every other token together; hatched and pale =
-removed; the grey dash = the probability that strategy alone would sample it with. *(usual)* = your setting is off, so
-the panel shows the common value."""
+removed; the grey dash = the probability that strategy alone would sample it with. *(usual value)* = your setting is
+off, so the panel shows the common value."""
 DEFAULTS = {"preset": "reference exercise", "temperature": 1.0, "top_k": 0, "top_p": 0.9, "min_p": 0.1}
 KNOBS = ("temperature", "top_k", "top_p", "min_p")
 

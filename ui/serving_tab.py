@@ -100,7 +100,7 @@ def build(config: AppConfig) -> None:
     with gr.Row():
         gr.Markdown(INTRO)
         gr.Markdown(TRY)
-    status = gr.Markdown()
+    status = gr.Markdown(elem_id="serving-status")
     with gr.Row():
         ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
         cost = gr.Plot(label="time per pass", elem_id="serving-cost")
@@ -109,7 +109,7 @@ def build(config: AppConfig) -> None:
         seconds = gr.Slider(5, 300, value=60, step=5, label="Seconds")
         open_btn = gr.Button("Open simulated students", variant="primary")
         stop_btn = gr.Button("Stop them")
-        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)")
+        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
     # off until asked for: a timer ticks on every open page, whichever tab it shows, and thirty pages redrawing
     # two charts every 2 s would cost the class's server more than their steps do
     timer = gr.Timer(2.0, active=False)
