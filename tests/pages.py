@@ -9,7 +9,8 @@ id => {
   const plain = v => (ArrayBuffer.isView(v) ? Array.from(v) : v);
   return {
     data: gd.data.map(t => ({name: t.name, x: plain(t.x), y: plain(t.y), base: plain(t.base), xaxis: t.xaxis,
-                             text: plain(t.text), mode: t.mode, marker: t.marker, customdata: t.customdata})),
+                             text: plain(t.text), mode: t.mode, marker: t.marker, customdata: t.customdata,
+                             error_y: t.error_y})),
     annotations: ((gd.layout || {}).annotations || []).map(a => a.text),
     title: ((gd.layout || {}).title || {}).text || "",
   };

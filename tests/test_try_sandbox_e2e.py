@@ -29,11 +29,11 @@ def panel(fig: dict, name: str) -> str:
 
 
 def kept(fig: dict, name: str) -> int:
-    return int(re.search(r"keeps ([\d,]+) token", panel(fig, name)).group(1).replace(",", ""))
+    return int(re.search(r"keeps ([\d,]+)", panel(fig, name)).group(1).replace(",", ""))
 
 
 def mass(fig: dict, name: str) -> float:
-    return float(re.search(r"([\d.]+)% of the mass", panel(fig, name)).group(1))
+    return float(re.search(r"\(([\d.]+)% of mass\)", panel(fig, name)).group(1))
 
 
 def test_the_sandbox_try_this_steps_do_what_they_say(page):
@@ -50,10 +50,10 @@ def test_the_sandbox_try_this_steps_do_what_they_say(page):
     logits = page.locator("#sandbox-logits textarea")
     logits.fill("10, 9.9, 9.8, 5, 4, 0 x 95")
     logits.press("Enter")
-    wait_figure(page, "sandbox-strategies", "/top-p 0.9<\\/b><br>keeps 3 tokens/.test(f.annotations.join(' '))")
+    wait_figure(page, "sandbox-strategies", "/top-p 0.9<\\/b><br>keeps 3<br>/.test(f.annotations.join(' '))")
     # 4. the exercise again: in the sweep, top-p's count climbs with temperature, min-p's stays small
     pick(page, "sandbox-preset", "reference exercise")
-    wait_figure(page, "sandbox-strategies", "/keeps 22,\\d{3} tokens/.test(f.annotations.join(' '))")
+    wait_figure(page, "sandbox-strategies", "/keeps 22,\\d{3}<br>/.test(f.annotations.join(' '))")
     sweep = figure(page, "sandbox-sweep")
     top_p = next(t["y"] for t in sweep["data"] if t["name"].startswith("top-p"))
     min_p = next(t["y"] for t in sweep["data"] if t["name"].startswith("min-p"))

@@ -155,7 +155,7 @@ def build(config: AppConfig) -> None:
 def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> tuple:
     """Measure button: the server's kept measurement of this plan when there is one (Re-measure: a new one), then
     the headline, charts, captions and both tables. Measuring holds the model alone: it needs a quiet machine."""
-    plan = PLANS[validate.choice("the plan", plan_name, PLANS)]
+    plan = PLANS[validate.choice("How much to measure", plan_name, PLANS)]
     lm = get_model(config)
     key = SHARED.key(device_name(lm.device), lm.model_id, lm.dtype_name, plan.name)
     kept = SHARED.get(key)
