@@ -55,8 +55,9 @@ def test_the_repetition_try_this_steps_do_what_they_say(page):
     greedy = cards["greedy"]
     assert greedy["rep4"] > cards["temperature 1.0"]["rep4"] and greedy["rep4"] > cards["top-p 0.9"]["rep4"]
     assert greedy["loop"]
-    # 3. the penalties: repetition 1.3 repeats less than greedy
-    assert cards["repetition 1.3"]["rep4"] < greedy["rep4"]
+    # 3. the penalties: repetition 1.3 and presence 1.0 both stop greedy's loop
+    for penalty in ("repetition 1.3", "presence 1.0"):
+        assert not cards[penalty]["loop"] and cards[penalty]["rep4"] < greedy["rep4"]
     # 4. Mia and Max: every card counts both names; repetition 2.0 writes them less often than greedy
     pick(page, "rep-preset", "a story about Mia and Max")
     until(page, lambda: page.locator("#rep-words textarea").input_value() == "Mia, Max", 30, "the preset's words")

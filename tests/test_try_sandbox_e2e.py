@@ -62,7 +62,7 @@ def test_the_sandbox_try_this_steps_do_what_they_say(page):
     # 5. a two-way tie at temperature 1.5: transformers' and vLLM's orders keep different tokens
     pick(page, "sandbox-preset", "two-way tie")
     set_number(page, "sandbox-temperature", 1.5)
-    page.wait_for_function("document.querySelector('#sandbox-strategies').textContent.includes('temperature 1.5')")
+    wait_figure(page, "sandbox-strategies", "f.annotations.some(a => a.startsWith('<b>temperature</b><br><b>1.5<'))")
     orders = page.locator("#sandbox-orders")
     orders.get_by_text("The orders keep different tokens").wait_for()
     rows = {r.split("\t")[0]: r for r in orders.locator("tr").all_inner_texts()}
