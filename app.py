@@ -30,11 +30,27 @@ TABS = (
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
 # the full 700 face (shipped with gradio, so it works offline) keeps every heading in one font
+# every text at least 4.5:1 on its background (WCAG AA) so it reads on a projector: gradio's defaults put hints and
+# slider limits in neutral-400 (1.9:1 on white) and white on orange-500 buttons (2.8:1)
 THEME = gr.themes.Default(
     font=[gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"]
+).set(
+    body_text_color_subdued="*neutral_600",
+    input_placeholder_color="*neutral_500",
+    color_accent="*primary_700",
+    button_primary_background_fill="*primary_700",
+    button_primary_background_fill_hover="*primary_800",
+    button_primary_background_fill_dark="*primary_700",
+    button_primary_background_fill_hover_dark="*primary_800",
+    button_cancel_background_fill="*red_700",
+    button_cancel_background_fill_hover="*red_800",
 )
+# the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
+# in dark mode the charts' dark grey text (visuals.theme.TEXT, #555555) turns light grey
 CSS = """
-.hint { font-size: 0.9em; opacity: 0.8; }
+.hint { font-size: 0.9em; }
+.cm-editor .cm-line span { color: var(--body-text-color) !important; }
+.dark .js-plotly-plot text[style*="fill: rgb(85, 85, 85)"] { fill: #d4d4d4 !important; }
 """
 
 
@@ -44,9 +60,11 @@ def build_app(config: AppConfig) -> gr.Blocks:
         # what the shared model is busy with, when it is busy with something long (a measurement holds it alone)
         note = gr.Markdown(elem_id="server-note")
         gr.Timer(5.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
-        for title, module in TABS:
-            with gr.Tab(title):
-                importlib.import_module(module).build(config)
+        # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
+        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs"):
+            for title, module in TABS:
+                with gr.Tab(title):
+                    importlib.import_module(module).build(config)
     return demo
 
 

@@ -44,13 +44,16 @@ def percent(mass: float) -> str:
 
 
 def panel_title(r: Alone) -> str:
-    """'top-p = 0.9' over 'keeps N tokens, M% of the mass'."""
+    """'top-p 0.9' over 'keeps N' over '(M% of mass)', in lines of at most ~13 characters: at 800 px five panels
+    share the width, and a longer line would run into the next panel's title."""
     head = NAMES.get(r.name, r.name)
-    value = "" if r.value is None else f" {r.value:g}" + (" (usual)" if r.usual else "")
-    tokens = "token" if r.kept == 1 else "tokens"
+    value = "" if r.value is None else f"{r.value:g}"
+    label = f"{head} {value}".strip()
+    name = f"<b>{head}</b><br><b>{value}</b>" if len(label) > 13 else f"<b>{label}</b>"
+    usual = "<br><i>(usual value)</i>" if r.usual and r.value is not None else ""
     # top-k keeps every token tied with the k-th, so it can keep more than k
-    note = "<br><i>ties with the k-th kept</i>" if r.name == "top_k" and r.kept > (r.value or 0) else ""
-    return f"<b>{head}{value}</b><br>keeps {r.kept:,} {tokens},<br>{percent(r.mass)} of the mass{note}"
+    note = "<br><i>ties kept</i>" if r.name == "top_k" and r.kept > (r.value or 0) else ""
+    return f"{name}{usual}{note}<br>keeps {r.kept:,}<br>({percent(r.mass)} of mass)"
 
 
 def _fate_name(r: Alone, keep: bool) -> str:
@@ -109,7 +112,7 @@ def strategies_figure(results: list[Alone], labels: dict[int, str] | None = None
     layout |= {
         "barmode": "overlay",
         "bargap": 0.1,
-        "margin": {"t": 105, "b": 90, "l": 60, "r": 10},
+        "margin": {"t": 130, "b": 90, "l": 60, "r": 10},
         "legend": {**layout["legend"], "orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
     }
     shown: set[str] = set()
