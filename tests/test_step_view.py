@@ -19,7 +19,7 @@ GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]
 
 def bars(fig: go.Figure) -> dict[str, list[int]]:
     """The chart's token ids per trace (one trace per fate: chosen, kept, removed by ...)."""
-    return {t.name: [c[0] for c in t.customdata] for t in fig.data}
+    return {t.name: [c[0] for c in t.customdata] for t in fig.data if t.type == "bar"}
 
 
 def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):

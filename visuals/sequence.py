@@ -74,8 +74,8 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
     return f'{loop}<div class="loop-caption">{caption}</div>'
 
 
-def stop_html(stop_reason: str | None, held_text: str, text: str) -> str:
-    """Why the run stopped, in words; held-back text shown as such."""
+def stop_html(stop_reason: str | None, held_text: str, text: str, live: bool = True) -> str:
+    """Why the run stopped, in words, and what to press next; held-back text shown as such."""
     reasons = {
         "eos": "the model chose its end-of-sequence token",
         "max_new_tokens": "it reached max new tokens",
@@ -84,7 +84,8 @@ def stop_html(stop_reason: str | None, held_text: str, text: str) -> str:
     if stop_reason is None:
         head = "<b>running</b>: not stopped yet"
     else:
-        head = f"<b>stopped</b>: {html.escape(reasons.get(stop_reason, stop_reason))}"
+        again = "press Prefill to run again with the new settings" if live else "press Prefill to run it live"
+        head = f"<b>finished</b>: {html.escape(reasons.get(stop_reason, stop_reason))} · {again}"
     held = f' · <span class="held">held back: {_visible(held_text)}</span>' if held_text else ""
     return f'<div class="stop" data-stop="{html.escape(stop_reason or "")}">{head}{held}</div>'
 
