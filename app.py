@@ -38,7 +38,8 @@ CSS = """
 #app-title h1 { margin: 0; font-size: 1.6em; }
 #app-title p { margin: 0; }
 #server-note:not(:has(p)) { display: none; }
-#projector { flex-grow: 0; align-self: center; }
+#app-header { flex-wrap: nowrap; align-items: center; }
+#projector { flex: 0 0 200px; }
 /* projector mode: everything larger (type, controls and charts alike), for a room reading a 1920x1080 screen */
 body.projector .gradio-container { zoom: 1.3; }
 """
@@ -57,7 +58,7 @@ def open_link(request: gr.Request):
 
 def build_app(config: AppConfig) -> gr.Blocks:
     with gr.Blocks(title="Decoding Lab") as demo:
-        with gr.Row(equal_height=True):
+        with gr.Row(elem_id="app-header"):
             gr.Markdown(
                 "# Decoding Lab\nWatch a real language model write one token at a time, and see why.",
                 elem_id="app-title",

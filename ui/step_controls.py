@@ -60,7 +60,9 @@ def truncation_knobs():
     top_p = knob(
         "top_p", 1.0, "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95", elem_id="knob-top-p"
     )
-    min_p = knob("min_p", 0.0, "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1")
+    min_p = knob(
+        "min_p", 0.0, "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1", elem_id="knob-min-p"
+    )
     return top_k, top_p, min_p
 
 
@@ -78,7 +80,7 @@ def prompt_details(config: AppConfig):
         label="Prompt format",
         info="raw: the text as typed; chat: wrapped in the model's chat template",
     )
-    with gr.Accordion("What the model reads (exact text and tokens)", open=False, elem_id="step-reads"):
+    with gr.Accordion("What the model reads (exact text and tokens)", open=True, elem_id="step-reads"):
         templated = gr.Textbox(label="Exact text", lines=3, interactive=False, elem_id="step-templated")
         prompt_chips = gr.HTML(elem_id="step-prompt-chips")
     return model, template, templated, prompt_chips
