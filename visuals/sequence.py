@@ -9,7 +9,7 @@ import html
 
 from decoding.trace import Step
 from visuals.theme import CHOSEN, FORCED, KEPT
-from visuals.tokens import visible_token
+from visuals.tokens import BYTES_NOTE, has_bytes, visible_token
 
 PHASES = ("context", "logits", "softmax", "sample", "append")
 
@@ -44,7 +44,9 @@ def chips_html(prompt_tokens: list[str], prompt_ids: list[int], steps: list[Step
         )
     legend = (
         '<div class="tok-legend">grey = prompt · shaded = generated (darker = chosen with higher probability)'
-        f' · <span style="outline:2px dashed {FORCED}">dashed</span> = forced · ␣ = leading space · ↵ = newline</div>'
+        f' · <span style="outline:2px dashed {FORCED}">dashed</span> = forced · ␣ = leading space · ↵ = newline'
+        + (f" · {html.escape(BYTES_NOTE)}" if has_bytes([*prompt_tokens, *(s.token_text for s in steps)]) else "")
+        + "</div>"
     )
     return f'<div class="chips">{"".join(parts)}</div>{legend}'
 
