@@ -291,3 +291,10 @@ def test_a_whole_number_box_lets_nan_reach_the_check_that_names_the_box(bad):
 def test_a_whole_number_box_passes_whole_numbers_and_a_cleared_box_through():
     box = validate.whole_number_box(0)
     assert box.preprocess(5) == 5 and box.preprocess(None) is None
+
+
+def test_a_knob_slider_lets_an_out_of_range_typed_value_reach_the_check_that_names_it():
+    with pytest.raises(gr.Error, match="greater than maximum"):  # gradio's own slider: no control named
+        gr.Slider(0.01, 1, 1.0).preprocess(5)
+    assert validate.knob_slider(0.01, 1, 1.0).preprocess(5) == 5
+    assert_teaches(lambda: teach(h.settings_from)(1.0, 0, 5, 0.0, 1.0, 0.0, 0.0, "transformers"), "Top-p", "got 5")

@@ -19,6 +19,7 @@ from visuals.theme import empty_figure
 
 TOP_N = 20
 VIEW_SIZE = 8  # chips, loop, stop reason, chart, force picker, engine orders, numbers, run id
+GREEDY_NOTE = "*Temperature 0 is greedy: it takes the argmax, so top-k, top-p and min-p are skipped, as in generate()*"
 KEYS = "Keys: <kbd>P</kbd> Prefill · <kbd>→</kbd> Step · <kbd>←</kbd> Back"
 
 
@@ -75,6 +76,8 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     choices = distribution.candidate_choices(entry.shown, TOP_N) if entry.shown is not None else []
     orders = sandbox.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
     if live and entry.shown is not None:
+        if entry.shown.settings.get("temperature") == 0:  # why every engine "keeps" the whole vocabulary
+            orders = f"{GREEDY_NOTE}  \n{orders}"
         orders = f"**Forward pass:** {_pass_line(entry.shown)}  \n{orders}"
     out = (
         sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held),
