@@ -103,11 +103,13 @@ class Student:
                 t0 = time.perf_counter()
                 out = self.client.predict(*args, api_name="/step")
                 self.step_ms.append((time.perf_counter() - t0) * 1e3)
+                if out[-1]:  # the step tab says what went wrong in its message line, as a student would read it
+                    raise RuntimeError(out[-1])
                 if self.side_api:  # the panels under the chart, which the page asks for once the step is drawn
                     t0 = time.perf_counter()
                     self.client.predict(*GREEDY[:-1], GREEDY[-1], api_name=self.side_api)
                     self.side_ms.append((time.perf_counter() - t0) * 1e3)
-                if "<b>stopped</b>" in out[2]:  # an early end of sequence: nothing more to step
+                if 'data-stop=""' not in out[2]:  # an early end of sequence: nothing more to step
                     break
                 time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
             json_path = self.client.predict(api_name="/save_trace")[0]
