@@ -61,7 +61,7 @@ def test_strategies_panel_follows_the_pending_logits(tiny):
     assert [r.name for r in expected] == ["greedy", "temperature", "top_k", "top_p", "min_p"]
     assert kept[0] == 1 and kept[2] >= 5  # greedy keeps one; top-k keeps k (and ties)
     titles = [a.text for a in after.layout.annotations if "keeps" in (a.text or "")]
-    assert [f"keeps {n:,} " in t for n, t in zip(kept, titles)] == [True] * len(kept)
+    assert [f"keeps {n:,}<br>" in t for n, t in zip(kept, titles)] == [True] * len(kept)
     STORE.release(run_id)
 
 
