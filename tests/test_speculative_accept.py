@@ -50,7 +50,8 @@ def test_leviathan_rule_reproduces_the_pipelines_distribution():
 
 def test_accepting_whenever_q_exceeds_p_fails_the_same_check():
     p = target_after_pipeline()
-    broken = lambda p_x, q_x, u: q_x > p_x  # noqa: E731: the rule a learner might guess
+    # the rule a learner might guess: keep the guess whenever the draft was more confident than the target
+    broken = lambda p_x, q_x, u: q_x > p_x  # noqa: E731
     assert tv(first_tokens(p, draft_q(), broken), p) > TV_BOUND
 
 

@@ -20,11 +20,12 @@ too. So a cheap **draft** guesses K tokens, the model (the **target**) reads the
 A round writes 1 to K + 1 tokens for one pass of the model, and the text does not change. The speed comes from a
 draft that is **cheap and usually right**; this tab measures when it is and is not."""
 TRY_THIS = """**Try this**
-1. Preset **Copy-edit: prompt lookup shines**, press **Prefill**, then **Round**. Orange chips: the last two tokens
-   and their earlier occurrence in the prompt; the purple-outlined tokens after it are copied as the guesses (dashed
-   chips). Blue ✓ kept, red ✗ rejected, faded: never checked. The orange chip is the target's own token.
-2. Press **Round** three more times, then **Back**: the last round is undone (its tokens gone, the KV cache cropped
-   back), and **Round** replays it identically.
+1. Preset **Copy-edit: prompt lookup shines**, press **Prefill**, then **Round** three times. Round 3: the orange
+   chips are the last two tokens and their earlier occurrence in the prompt; the purple-outlined tokens after it are
+   copied as the guesses (dashed chips). Blue ✓ kept, red ✗ rejected, faded: never checked. The orange chip with
+   "+1 target" is the model's own token, free from the same pass.
+2. Press **Round** twice more (five guesses kept at once), then **Back**: the last round is undone (its tokens gone,
+   the KV cache cropped back), and **Round** replays it identically.
 3. Press **Run to end**: about 4 tokens per pass of the model, and plain decoding runs right after on the same
    prompt: the same tokens, and speculation several times faster (the time line shows why).
 4. Preset **Open story: nothing to copy**, **Run to end**: lookup rarely finds a match, about 1 token per pass, no

@@ -93,12 +93,13 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
             marker={"symbol": "diamond", "size": 14, "color": CHOSEN, "line": {"width": 1, "color": "#000"}},
             yaxis="y2",
         )  # fmt: skip
-    styled(fig, "Each guess, judged by the target", height=400)
+    styled(fig, None, height=400)
     fig.update_layout(
         barmode="group",
         yaxis={"domain": [0.55, 1.0], "range": [0, 1.05], "title": "probability"},
         yaxis2={"domain": [0.0, 0.4], "range": [0, 1.05], "title": "keep?", "anchor": "x"},
-        legend={"orientation": "h", "y": 1.12, "x": 0},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        margin={"t": 60},
     )
     return fig
 
@@ -118,8 +119,8 @@ def decisive_figure(rnd) -> go.Figure:
             y=labels, x=[res.get(t, 0.0) for t, *_ in check.top], name="residual max(0, p − q), renormalised",
             marker_color=SAMPLING, orientation="h",
         )  # fmt: skip
-    where = f"guess {check.index + 1} rejected" if check.accepted is False else "after the last kept guess"
-    styled(fig, f"Position {check.index + 1} ({where}): the bonus token {visible_token(rnd.bonus_text)}", 400)
+    where = "rejected here" if check.accepted is False else "bonus position"
+    styled(fig, f"Position {check.index + 1} ({where}) → {_esc(visible_token(rnd.bonus_text))}", 400)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(title="probability (after the sampler pipeline)")
