@@ -70,19 +70,20 @@ def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
 
 def verify_figure(rnd, greedy: bool) -> go.Figure:
     """Per verified position: p(guess) from the target beside q(guess) from the draft; below, the chance of keeping
-    it, min(1, p/q) (greedy: 1 if it is the target's argmax, else 0), with the uniform drawn against it."""
+    it, min(1, p/q), with the uniform drawn against it (greedy: whether it is the target's argmax)."""
     checks = [c for c in rnd.checks if c.draft_id is not None]
     if not checks:
         return empty_figure("No guesses this round: the verify pass was one plain decode step", 330)
     x = [f"{c.index + 1}: {visible_token(c.draft_text)}" for c in checks]
-    keep = [(1.0 if c.draft_id == c.target_id else 0.0) if greedy else min(1.0, c.p / c.q) for c in checks]
-    verdict = [{True: "kept", False: "rejected", None: "not reached"}[c.accepted] for c in checks]
+    # greedy: a full bar per checked guess, coloured by its verdict (an empty bar for a rejection would not show)
+    keep = [(1.0 if c.accepted is not None else 0.3) if greedy else min(1.0, c.p / c.q) for c in checks]
+    verdict = [{True: "kept", False: "rejected", None: "not checked"}[c.accepted] for c in checks]
     colours = [{True: KEPT, False: REJECTED, None: OTHER}[c.accepted] for c in checks]
     fig = go.Figure()
     fig.add_bar(x=x, y=[c.p for c in checks], name="p: target", marker_color=KEPT, yaxis="y")
     fig.add_bar(x=x, y=[c.q for c in checks], name="q: draft", marker_color=DRAFT, yaxis="y")
     fig.add_bar(
-        x=x, y=keep, name="chance to keep" if not greedy else "is the argmax", marker_color=colours, yaxis="y2",
+        x=x, y=keep, name="chance to keep" if not greedy else "verdict", marker_color=colours, yaxis="y2",
         text=verdict, textposition="inside", showlegend=False, opacity=0.85,
         hovertext=[f"target's argmax here: {visible_token(c.target_text)}" for c in checks], hoverinfo="text+y",
     )  # fmt: skip
@@ -97,7 +98,13 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
     fig.update_layout(
         barmode="group",
         yaxis={"domain": [0.55, 1.0], "range": [0, 1.05], "title": "probability"},
-        yaxis2={"domain": [0.0, 0.4], "range": [0, 1.05], "title": "keep?", "anchor": "x"},
+        yaxis2={
+            "domain": [0.0, 0.4],
+            "range": [0, 1.05],
+            "title": "argmax?" if greedy else "keep?",
+            "anchor": "x",
+            "showticklabels": not greedy,
+        },
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         margin={"t": 60},
     )

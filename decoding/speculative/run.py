@@ -156,7 +156,9 @@ class SpecRun:
         for i, x in enumerate(processed):
             d = drafted[i] if i < len(drafted) else None
             q = proposal.q[i] if proposal.q and d is not None else None
-            top = _top(x.probs_after) + (_top(q, 3) if q is not None else []) + ([d] if d is not None else [])
+            # the target's likeliest tokens that it can still pick, the draft's, and the guess itself
+            top = [t for t in _top(x.probs_after) if float(x.probs_after[t]) > 0]
+            top += (_top(q, 3) if q is not None else []) + ([d] if d is not None else [])
             q_of = (lambda t, q=q: float(q[t])) if q is not None else (lambda t, d=d: float(t == d))
             rows.append((d, q_of, int(torch.argmax(x.final)), list(dict.fromkeys(top))))
         residual_top = _top(decision.residual) if decision.residual is not None else []
