@@ -97,3 +97,9 @@ def test_the_exit_layer_is_not_checked_for_prompt_lookup():
     sid, *_ = h.prefill(CONFIG, None, *controls(layer=99))
     assert h.RUNS.get(sid).run.draft is None
     h.reset(sid)
+
+
+def test_a_prompt_longer_than_the_tabs_limit_is_refused_with_its_size(monkeypatch):
+    monkeypatch.setattr(h, "MAX_PROMPT_TOKENS", 10)  # the tiny model's context is shorter than the real limit
+    with pytest.raises(ValueError, match=r"the prompt is 20 tokens; this tab takes up to 10"):
+        h.prefill(CONFIG, None, *controls())

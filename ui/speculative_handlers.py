@@ -25,6 +25,7 @@ from visuals.theme import empty_figure
 
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
 MAX_K_UI, MAX_NEW_UI = 12, 160
+MAX_PROMPT_TOKENS = 2048  # a run's caches stay under ~100 MiB (the bundled model: 45 KiB per token in float32)
 TTL_S, MAX_RUNS = 20 * 60, 24
 LABEL = "speculative decoding"
 ROUND_BLANK = "<p class='spec-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
@@ -84,6 +85,8 @@ def _key(config: AppConfig, text, template, source, k, layer, max_new, temperatu
         repetition_penalty=validate.real(penalty), order=order,
     )  # fmt: skip
     prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
+    if len(prompt.ids) > MAX_PROMPT_TOKENS:
+        raise ValueError(f"the prompt is {len(prompt.ids):,} tokens; this tab takes up to {MAX_PROMPT_TOKENS:,}")
     return (lm.model_id, tuple(prompt.ids), source, k, layer, max_new, settings, seed)
 
 
