@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from decoding.pipeline import SamplerSettings
-from decoding.speculative.drafts import EarlyExit, check_exit_layer, first_layers, lookup
+from decoding.speculative.drafts import EarlyExit, check_exit_layer, first_layers, layer_count, lookup
 
 
 def test_lookup_proposes_what_followed_the_first_earlier_occurrence_of_the_last_two_tokens():
@@ -40,6 +40,11 @@ def test_early_exit_logits_equal_the_hidden_state_after_layer_l_through_the_fina
             cut = tiny.model(ids).logits[0, -1]
     torch.testing.assert_close(cut, ref)
     assert tiny.model.config.num_hidden_layers == 2  # restored
+
+
+def test_the_layer_count_does_not_change_while_a_draft_runs(tiny):
+    with first_layers(tiny, 1):
+        assert layer_count(tiny) == 2 and check_exit_layer(tiny, 1) == 1
 
 
 def test_the_model_gets_all_its_layers_back_even_when_the_draft_fails(tiny):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt, token_texts
 from decoding.speculative.baseline import Comparison, plain_decode
+from decoding.speculative.drafts import layer_count
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, acceptance_by_position, summary
 from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
@@ -72,7 +73,7 @@ def _key(config: AppConfig, text, template, source, k, layer, max_new, temperatu
     lm = get_model(config)
     source = SOURCES.get(validate.choice("draft source", source, list(SOURCES)))
     k = validate.whole("draft tokens K", k, 1, MAX_K_UI)
-    layers = int(lm.model.config.num_hidden_layers)
+    layers = layer_count(lm)
     layer = (
         validate.whole("exit layer L", layer, 1, layers - 1, f"the model has {layers} layers")
         if source == EARLY_EXIT

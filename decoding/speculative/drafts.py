@@ -116,8 +116,14 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
+def layer_count(lm: LoadedModel) -> int:
+    """The model's decoder layers, counted from the layers themselves: `config.num_hidden_layers` reads L while
+    another session's early-exit draft runs."""
+    return len(getattr(lm.model, lm.model.base_model_prefix).layers)
+
+
 def check_exit_layer(lm: LoadedModel, layers) -> int:
-    total = int(lm.model.config.num_hidden_layers)
+    total = layer_count(lm)
     if not (isinstance(layers, int) and not isinstance(layers, bool) and 1 <= layers <= total - 1):
         raise ValueError(
             f"exit layer L must be a whole number in [1, {total - 1}] (the model has {total} layers, and the draft "
