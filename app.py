@@ -26,6 +26,7 @@ TABS = (
     ("Continuous batching", "ui.serving_tab"),
     ("Temperature 0 & batching", "ui.batching_tab"),
     ("Beam search & repetition", "ui.beams_tab"),
+    ("Speculative decoding", "ui.speculative_tab"),
 )
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
