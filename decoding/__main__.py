@@ -6,6 +6,8 @@ penalties neutral), never transformers' implicit top_k=50; temperature defaults 
 generate(), and 0 means greedy. `--seed S` reproduces `torch.manual_seed(S)` before
 `generate(do_sample=True, ...)`. `--num-beams K` (K > 1) runs beam search instead, as
 `generate(num_beams=K, do_sample=False)` does; its `--json` result gives the best beam's ids as `token_ids`.
+`--speculative prompt-lookup|early-exit --draft-tokens K [--exit-layer L]` decodes speculatively (the same
+samplers); its `--json` gives the tokens and one record per round (drafted, accepted, bonus, times).
 `--json-schema FILE`, `--regex R`, `--choices a,b,c` or `--lark FILE` constrain the answer to a grammar (llguidance's
 mask as one more sampler stage; tokens the grammar forces are fast-forwarded).
 Bad values print one line to stderr and exit with status 2.
@@ -75,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--early-stopping", type=_early_stopping, default=False, metavar="{true,false,never}",
         help="true: stop once K hypotheses are done; false (default): when none can improve; never: at max length",
     )  # fmt: skip
+    sp = p.add_argument_group("speculative decoding (the same samplers; greedy output equals plain greedy)")
+    sp.add_argument("--speculative", choices=("prompt-lookup", "early-exit"), default=None, help="the draft source")
+    sp.add_argument("--draft-tokens", type=int, default=5, metavar="K", help="tokens drafted per round, 1-16")
+    sp.add_argument("--exit-layer", type=int, default=None, metavar="L", help="early exit: the draft's layers")
     c = p.add_argument_group("constrained decoding (one of these; the answer is always legal under it)")
     one = c.add_mutually_exclusive_group()
     one.add_argument("--json-schema", metavar="FILE", help="a JSON schema file the answer must validate against")
@@ -151,15 +157,30 @@ def beams(args: argparse.Namespace, lm, prompt):
     return beam_search(lm, prompt.ids, args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
 
 
+def speculative(args: argparse.Namespace, lm, prompt):
+    """Speculative decoding (decoding/speculative/): rounds of K drafted tokens verified in one pass each."""
+    from decoding.speculative.run import SpecRun
+
+    if args.stop or args.num_beams > 1:
+        raise ValueError("--speculative works without --stop and --num-beams; leave them out")
+    run = SpecRun(
+        lm, prompt.ids, settings_from(args), source=args.speculative, draft_tokens=args.draft_tokens,
+        exit_layer=args.exit_layer, seed=args.seed, max_new_tokens=args.max_new_tokens,
+    )  # fmt: skip
+    return run.run_to_end()
+
+
 def strategy(args: argparse.Namespace):
     """Which decoding strategy the arguments ask for. Each returns a result with `.text` and `.to_dict()`."""
     from decoding.beams.search import check_settings
 
     check_settings(args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
     if constraint_from(args) is not None:
-        if args.num_beams > 1:
-            raise ValueError("a constraint works with sampling or greedy here, not beam search: leave out --num-beams")
+        if args.num_beams > 1 or args.speculative:
+            raise ValueError("a constraint works with sampling or greedy here: leave out --num-beams and --speculative")
         return constrained
+    if args.speculative:
+        return speculative
     return beams if args.num_beams > 1 else sample
 
 

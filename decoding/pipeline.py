@@ -82,6 +82,10 @@ class SamplerSettings:
             return False
         return _ENABLED[name](self)
 
+    def stages(self) -> tuple[str, ...]:
+        """The stages these settings run, in their order."""
+        return tuple(name for name in ORDERS[self.order] if self.enabled(name))
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -145,8 +149,8 @@ def process(
     x = raw
     removed_by = torch.full(raw.shape, -1, dtype=torch.int8, device=raw.device)  # (V,)
     stages, kept = [], []
-    order = ORDERS if grammar is None else GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
-    for name in order[settings.order]:
+    with_grammar = GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
+    for name in settings.stages() if grammar is None else with_grammar[settings.order]:
         if name != "grammar" and not settings.enabled(name):
             continue
         ids = all_ids if name == "repetition" else generated_ids

@@ -3,9 +3,9 @@ illegal forced token is refused naming the legal ones, Back and Run to end work,
 shows every constrained answer valid. Screenshots go to artifacts/."""
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.test_app_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, app_url  # noqa: F401 (app_url is a fixture)
+from tests.contrast import contrast_problems
+from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -16,11 +16,10 @@ def _status_has(page, text: str, timeout: int = 180_000) -> None:
     )
 
 
-def test_step_force_back_run_to_end_and_measure_in_the_browser(app_url):  # noqa: F811
+def test_step_force_back_run_to_end_and_measure_in_the_browser(browser, app_url):
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
         page.goto(app_url)
         page.get_by_role("tab", name="Constrained decoding").click()
         page.locator("#cd-step").click()
@@ -43,4 +42,6 @@ def test_step_force_back_run_to_end_and_measure_in_the_browser(app_url):  # noqa
         page.locator("#cd-measure").click()
         page.get_by_text("20 of 20").first.wait_for(timeout=480_000)
         page.screenshot(path=str(ARTIFACTS / "e2e-constrained-measure.png"), full_page=True)
-        browser.close()
+        assert contrast_problems(page) == []
+    finally:
+        page.close()

@@ -109,7 +109,7 @@ SHOWN_STAGES = ("grammar", "temperature", "top_k", "top_p", "min_p")  # the tab'
 
 def _stage(name: str, on: bool) -> str:
     label = STAGE_LABELS.get(name, name)
-    return f"**{label}**" if name == "grammar" else label if on else f"<span style='opacity:.5'>{label} (off)</span>"
+    return f"**{label}**" if name == "grammar" else label if on else f"{label} (off)"
 
 
 def comparison_figure(cmp) -> go.Figure:
