@@ -27,6 +27,7 @@ TABS = (
     ("Temperature 0 & batching", "ui.batching_tab"),
     ("Beam search & repetition", "ui.beams_tab"),
     ("Speculative decoding", "ui.speculative_tab"),
+    ("Constrained decoding", "ui.constrained_tab"),
 )
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;

@@ -19,6 +19,7 @@ REMOVED = {  # removed by ...
     "typical": "#F0E442",  # yellow
     "epsilon": "#999999",
     "eta": "#666666",
+    "grammar": "#882255",  # wine: a constraint's grammar (decoding.constrained)
 }
 REMOVED_OPACITY = 0.45
 # phases and comparisons
@@ -47,6 +48,7 @@ STAGE_LABELS = {
     "typical": "typical-p",
     "epsilon": "epsilon",
     "eta": "eta",
+    "grammar": "grammar",
 }
 
 
