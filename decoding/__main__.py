@@ -175,12 +175,14 @@ def strategy(args: argparse.Namespace):
     from decoding.beams.search import check_settings
 
     check_settings(args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
-    if constraint_from(args) is not None:
-        if args.num_beams > 1 or args.speculative:
-            raise ValueError("a constraint works with sampling or greedy here: leave out --num-beams and --speculative")
-        return constrained
+    if args.speculative and constraint_from(args) is not None:
+        raise ValueError("--speculative and a constraint do not combine here: choose one")
     if args.speculative:
         return speculative
+    if constraint_from(args) is not None:
+        if args.num_beams > 1:
+            raise ValueError("a constraint works with sampling or greedy here, not beam search: leave out --num-beams")
+        return constrained
     return beams if args.num_beams > 1 else sample
 
 
