@@ -149,8 +149,8 @@ def process(
     x = raw
     removed_by = torch.full(raw.shape, -1, dtype=torch.int8, device=raw.device)  # (V,)
     stages, kept = [], []
-    with_grammar = GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
-    for name in settings.stages() if grammar is None else with_grammar[settings.order]:
+    order = ORDERS if grammar is None else GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
+    for name in order[settings.order]:
         if name != "grammar" and not settings.enabled(name):
             continue
         ids = all_ids if name == "repetition" else generated_ids
