@@ -8,7 +8,7 @@ clock read, after one warm-up of each. transformers' own `generate(prompt_lookup
 `generate(assistant_early_exit=L)` against `generate()` is measured the same way, for reference. Prints one JSON
 object as its last line.
 
-    .venv/bin/python bench/speculative.py [--tokens 60] [--repeats 3] [--draft-tokens 5] [--exit-layer 8]
+    .venv/bin/python bench/speculative.py [--tokens 60] [--repeats 3] [--draft-tokens 5] [--exit-layer 8] [--threads N]
 """
 
 import argparse
@@ -88,7 +88,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--draft-tokens", type=int, default=5)
     parser.add_argument("--exit-layer", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     lm = load_model(args.model, device="cpu")
     results = {}
     for name, text in (("copy_heavy", COPY), ("open_story", STORY)):
