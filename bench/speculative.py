@@ -9,6 +9,7 @@ clock read, after one warm-up of each. transformers' own `generate(prompt_lookup
 object as its last line.
 
     .venv/bin/python bench/speculative.py [--tokens 60] [--repeats 3] [--draft-tokens 5] [--exit-layer 8] [--threads N]
+        [--only copy_heavy/prompt-lookup]
 """
 
 import argparse
@@ -89,6 +90,7 @@ def main() -> None:
     parser.add_argument("--draft-tokens", type=int, default=5)
     parser.add_argument("--exit-layer", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
+    parser.add_argument("--only", default="", help="measure only the cases whose name contains this, e.g. copy")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -98,6 +100,8 @@ def main() -> None:
         ids = encode_prompt(lm.tokenizer, text, chat=True).ids
         for source, layer in ((PROMPT_LOOKUP, None), (EARLY_EXIT, args.exit_layer)):
             key = f"{name}/{source}"
+            if args.only not in key:
+                continue
             results[key] = measure(lm, ids, source, args.draft_tokens, layer, args.tokens, args.repeats)
             print(key, json.dumps(results[key]), file=sys.stderr)
     print(json.dumps({
