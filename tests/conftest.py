@@ -1,4 +1,7 @@
-"""Shared fixtures: the tiny random model (no downloads) and the bundled model (loaded once)."""
+"""Shared fixtures: the tiny random model (no downloads), the bundled model (loaded once), and for the browser tests
+one app server and one headless Chromium for the whole session (each module opens its own pages)."""
+
+from pathlib import Path
 
 import pytest
 
@@ -13,3 +16,28 @@ def tiny():
 @pytest.fixture(scope="session")
 def bundled():
     return load_model(BUNDLED, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    from tests.test_app_e2e import CHROMIUM, free_port, start_app
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (make browser)")
+    port = free_port()
+    proc = start_app(port)
+    yield f"http://127.0.0.1:{port}/"
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def browser(app_url):
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_app_e2e import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

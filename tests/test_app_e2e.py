@@ -51,17 +51,6 @@ def start_app(port: int, timeout_s: float = 180, **env_vars: str) -> subprocess.
     raise RuntimeError(f"the app did not answer on port {port} within {timeout_s} s")
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (make browser)")
-    port = free_port()
-    proc = start_app(port)
-    yield f"http://127.0.0.1:{port}/"
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
 def generated(page) -> int:
     return page.locator("#step-chips .tok.gen").count()
 
@@ -73,32 +62,28 @@ def click_and_wait(page, button: str, expect_generated: int) -> None:
     )
 
 
-def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url):
-    from playwright.sync_api import sync_playwright
-
+def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.goto(app_url)
-        page.click("#btn-prefill")
-        page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)
-        page.wait_for_selector("#step-dist .js-plotly-plot .bars path")
-        assert "not chosen yet" in page.inner_text("#step-dist")
-        for n in (1, 2, 3):
-            click_and_wait(page, "#btn-step", n)
-        page.screenshot(path=str(ARTIFACTS / "e2e-three-steps.png"))
-        click_and_wait(page, "#btn-back", 2)
-        click_and_wait(page, "#btn-step", 3)
-        temperature = page.locator("#knob-temperature input[type=number]")
-        temperature.fill("0.5")
-        temperature.press("Enter")
-        page.click("#btn-run-end")
-        page.wait_for_selector("#step-stop [data-stop]:not([data-stop=''])", timeout=180_000)
-        assert "stopped" in page.inner_text("#step-stop")
-        assert generated(page) > 3
-        assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 1
-        assert "step" in page.inner_text("#step-dist")
-        assert "TTFT" in page.inner_text("#step-numbers")
-        page.screenshot(path=str(ARTIFACTS / "e2e-run-to-end.png"), full_page=True)
-        browser.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(app_url)
+    page.click("#btn-prefill")
+    page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)
+    page.wait_for_selector("#step-dist .js-plotly-plot .bars path")
+    assert "not chosen yet" in page.inner_text("#step-dist")
+    for n in (1, 2, 3):
+        click_and_wait(page, "#btn-step", n)
+    page.screenshot(path=str(ARTIFACTS / "e2e-three-steps.png"))
+    click_and_wait(page, "#btn-back", 2)
+    click_and_wait(page, "#btn-step", 3)
+    temperature = page.locator("#knob-temperature input[type=number]")
+    temperature.fill("0.5")
+    temperature.press("Enter")
+    page.click("#btn-run-end")
+    page.wait_for_selector("#step-stop [data-stop]:not([data-stop=''])", timeout=180_000)
+    assert "finished" in page.inner_text("#step-stop")
+    assert generated(page) > 3
+    assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 1
+    assert "step" in page.inner_text("#step-dist")
+    assert "TTFT" in page.inner_text("#step-numbers")
+    page.screenshot(path=str(ARTIFACTS / "e2e-run-to-end.png"), full_page=True)
+    page.close()

@@ -30,8 +30,10 @@ def test_settings_from_the_browser_are_checked_with_the_allowed_range():
     assert h.settings(4.0, "0.5", "never", 20.0) == (4, 0.5, "never", 20)
     with pytest.raises(ValueError, match=r"number of beams must be a whole number in \[1, 8\], got 9"):
         h.settings(9, 1.0, "false", 20)
-    with pytest.raises(ValueError, match="length_penalty must be a number in"):
+    with pytest.raises(ValueError, match=r"length penalty must be a number between -2 and 3 .*, got None"):
         h.settings(4, None, "false", 20)
+    with pytest.raises(ValueError, match=r"length penalty must be a number between -2 and 3 .*, got 5"):
+        h.settings(4, 5, "false", 20)
 
 
 def test_steps_grow_the_tree_then_the_end_compares_with_greedy(tiny):

@@ -3,24 +3,21 @@ back, run to end; the guesses, the per-round chart and the side-by-side timing m
 to artifacts/."""
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.test_app_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, app_url  # noqa: F401 (app_url is a fixture)
+from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
 @pytest.fixture(scope="module")
-def page(app_url):  # noqa: F811
+def page(app_url, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.goto(app_url)
-        page.get_by_role("tab", name="Speculative decoding").click()
-        page.locator("#spec-buttons").wait_for(timeout=120_000)
-        yield page
-        browser.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(app_url)
+    page.get_by_role("tab", name="Speculative decoding").click()
+    page.locator("#spec-buttons").wait_for(timeout=120_000)
+    yield page
+    page.close()
 
 
 def test_prefill_rounds_back_and_run_to_end_show_guesses_and_the_measured_speedup(page):

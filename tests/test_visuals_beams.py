@@ -114,3 +114,39 @@ def test_comparison_figure_plots_cumulative_log_probability():
     fig = compare_figure(scored([1, 2], [-0.1, -3.0], "g"), scored([3, 4], [-0.5, -0.5], "b"))
     assert list(fig.data[0].y) == [-0.1, -3.1] and list(fig.data[1].y) == [-0.5, -1.0]
     assert fig.data[0].name == "greedy: -3.10"
+
+
+def _long_search(steps: int, finish_at: int) -> list[BeamStep]:
+    """One beam for `steps` steps, with a hypothesis that finishes at step `finish_at` and stays the best."""
+    out, hyps, score = [], [], 0.0
+    for i in range(steps):
+        cands = [
+            cand(0, 10 + i, f" w{i}", -0.1, score - 0.1, 0, "running", 0),
+            cand(0, 3, " x", -5, score - 5, 2, "pruned"),
+        ]
+        if i == finish_at:
+            cands.insert(0, cand(0, EOS, "<end>", -0.05, score - 0.05, 1, "finished"))
+            hyps = [Hypothesis([EOS], score - 0.05, (score - 0.05) / (i + 1), i)]
+        out.append(BeamStep(i, [([], score)], cands, list(hyps)))
+        score -= 0.1
+    return out
+
+
+def test_a_long_tree_opens_on_its_answer_and_scrolls_with_a_range_slider():
+    fig = beam_tree_figure(_long_search(20, finish_at=4), done=True)
+    assert fig.layout.xaxis.rangeslider.visible and list(fig.layout.xaxis.rangeslider.range) == [-1.1, 20.6]
+    left, right = fig.layout.xaxis.range
+    answer = next(t for t in fig.data if t.name == "the answer")
+    assert left < min(answer.x) and max(answer.x) < right <= max(answer.x) + 1, "the answer's last node is in view"
+    assert right - left <= 9, "a few steps at a time, each wide enough for its labels"
+    assert fig.layout.width is None, "the figure fills its box"
+
+
+def test_a_long_tree_still_searching_opens_on_its_newest_step():
+    fig = beam_tree_figure(_long_search(20, finish_at=25))
+    assert fig.layout.xaxis.range[1] == 20.6
+
+
+def test_a_short_tree_shows_every_step_without_a_slider():
+    fig = beam_tree_figure(_long_search(6, finish_at=2), done=True)
+    assert not fig.layout.xaxis.rangeslider.visible and list(fig.layout.xaxis.range) == [-1.1, 6.6]

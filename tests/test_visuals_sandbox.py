@@ -52,8 +52,8 @@ def test_one_panel_per_strategy_with_its_title():
     fig = strategies_figure(RESULTS)
     titles = [a.text for a in fig.layout.annotations]
     assert len(titles) == 3
-    assert "keeps 1 token,<br>50% of the mass" in titles[0]
-    assert titles[1].startswith("<b>top-k 2</b>") and "keeps 2 tokens" in titles[1]
+    assert "keeps 1<br>(50% of mass)" in titles[0]
+    assert titles[1].startswith("<b>top-k 2</b>") and "keeps 2<br>" in titles[1]
 
 
 def test_bars_are_coloured_by_fate():
@@ -82,7 +82,7 @@ def test_legend_names_each_fate_once():
 
 def test_top_k_title_explains_ties():
     tied = alone("top_k", [True, True, True, True], value=3)
-    assert "ties with the k-th kept" in strategies_figure([tied]).layout.annotations[0].text
+    assert "ties kept" in strategies_figure([tied]).layout.annotations[0].text
 
 
 def test_percent_reads_at_a_glance():

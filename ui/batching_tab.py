@@ -24,7 +24,8 @@ TRY_THIS = """1. Press **Run** with the defaults (padded batchmates, bfloat16; u
 3. On the **gap vs noise** scatter, find the ★: the top-1/top-2 gap there was under twice the noise (below the line).
 4. In **The fix**, batch-invariant mode gives the solo text everywhere with noise exactly 0; read what it cost.
 5. Switch to **same-length** and Run: no padding, only the batch size changes the kernels. Where is the noise exactly
-   0, and does a token still flip? Then pick **float32**: the noise falls to about 1e-4 or less. Try **Many runs**.
+   0, and does a token still flip? Then pick **float32** and Run: the noise falls to about 1e-4 or less.
+6. Press **Many runs**: three prompts, each alone and with batchmates; how many different texts did greedy write?
 """
 CONDITION_CHOICES = [
     ("same-length: copies of the prompt — only the batch size changes", "same-length"),
@@ -36,7 +37,7 @@ assert {v for _, v in CONDITION_CHOICES} == set(CONDITIONS)
 def build(config: AppConfig) -> None:
     gr.HTML(f"<style>{vis.CSS}</style>")
     gr.Markdown(INTRO)
-    with gr.Accordion("Try this (five steps)", open=True):
+    with gr.Accordion("Try this (six steps)", open=True):
         gr.Markdown(TRY_THIS)
     with gr.Row():
         with gr.Column(scale=3):
@@ -47,11 +48,12 @@ def build(config: AppConfig) -> None:
                 CONDITION_CHOICES,
                 value=DEFAULTS["condition"],
                 label="Batchmates (condition)",
+                elem_id="batching-condition",
                 info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
             )
             with gr.Row():
-                run_btn = gr.Button("Run", variant="primary")
-                many_btn = gr.Button("Many runs")
+                run_btn = gr.Button("Run", variant="primary", elem_id="batching-run")
+                many_btn = gr.Button("Many runs", elem_id="batching-many")
                 cancel_btn = gr.Button("Cancel", variant="stop")
             gr.Markdown(
                 "**Run**: solo vs each batch, token by token. **Many runs**: several prompts × your batch sizes × "
@@ -62,6 +64,7 @@ def build(config: AppConfig) -> None:
             sizes = gr.CheckboxGroup(
                 h.BATCH_CHOICES,
                 label="Batch sizes",
+                elem_id="batching-sizes",
                 value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
                 info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
             )
@@ -69,6 +72,7 @@ def build(config: AppConfig) -> None:
                 list(DTYPE_NAMES),
                 value=DEFAULTS["dtype"],
                 label="Precision (dtype)",
+                elem_id="batching-dtype",
                 info="the model's weights and activations; fewer bits, bigger rounding steps",
             )
             new_tokens = gr.Slider(
@@ -85,23 +89,23 @@ def build(config: AppConfig) -> None:
                 info="also run every batch with batch-1 shapes: the fix, and what it costs",
             )
     empty = h.empty_views()
-    headline = gr.Markdown(empty[0])
+    headline = gr.Markdown(empty[0], elem_id="batching-headline")
     gr.Markdown("### Side by side")
-    texts = gr.HTML(empty[1])
+    texts = gr.HTML(empty[1], elem_id="batching-texts")
     texts_note = gr.Markdown(elem_classes="hint")
     gr.Markdown("### How far the logits moved")
-    noise = gr.Plot(empty[3], show_label=False)
-    noise_note = gr.Markdown(elem_classes="hint")
+    noise = gr.Plot(empty[3], show_label=False, elem_id="batching-noise")
+    noise_note = gr.Markdown(elem_classes="hint", elem_id="batching-noise-note")
     gr.Markdown("### Why a token flips: the top-1/top-2 gap against the noise")
-    scatter = gr.Plot(empty[5], show_label=False)
+    scatter = gr.Plot(empty[5], show_label=False, elem_id="batching-scatter")
     scatter_note = gr.Markdown(elem_classes="hint")
     causes = gr.Markdown(empty[7])
     gr.Markdown("### The fix: batch-invariant mode")
-    fix = gr.HTML()
-    fix_note = gr.Markdown(empty[9])
+    fix = gr.HTML(elem_id="batching-fix")
+    fix_note = gr.Markdown(empty[9], elem_id="batching-fix-note")
     gr.Markdown("### Many runs: how many different texts does greedy give?")
-    tally = gr.Plot(tally_figure([]), show_label=False)
-    tally_note = gr.Markdown(elem_classes="hint")
+    tally = gr.Plot(tally_figure([]), show_label=False, elem_id="batching-tally")
+    tally_note = gr.Markdown(elem_classes="hint", elem_id="batching-tally-note")
 
     controls = [prompt, condition, dtype, sizes, new_tokens]
     outputs = [headline, texts, texts_note, noise, noise_note, scatter, scatter_note, causes, fix, fix_note]

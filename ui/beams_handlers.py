@@ -77,7 +77,7 @@ def settings(k, penalty, early, max_new) -> tuple:
     """The controls as (num_beams, length_penalty, early_stopping, max_new_tokens), or a ValueError naming one."""
     k = validate.whole("number of beams", k, 1, MAX_BEAMS_UI)
     max_new = validate.whole("max new tokens", max_new, 1, MAX_NEW_UI)
-    penalty = validate.real(penalty)
+    penalty = validate.number("length penalty", penalty, -2, 3, "a number between -2 and 3 (1 = per-token average)")
     early = EARLY.get(str(early).lower(), early)
     beams.check_settings(k, penalty, early, max_new)
     return k, float(penalty), early, max_new

@@ -26,8 +26,9 @@ TRY_THIS = """**Try this**
    −9.25, beam search's *2 + 2 = 4* −4.60, about 100× more probable, though greedy took the likeliest token each time.
 3. Set **length penalty** to 2 and run again: longer hypotheses now score better, and the answer is a 20-token text
    *less* probable than greedy's. Back at 1, set **early stopping** to True: the same answer, three steps sooner.
-4. Pick **open-ended story**, then **name a color**: beam search returns the model's most generic text, a fairy-tale
-   cliché and a stock "as an AI" refusal, far more probable and far blander than greedy's.
+4. Pick **open-ended story**, press **Run to end**, then the same with **name a color**: beam search returns the
+   model's most generic text, a fairy-tale cliché and a stock "as an AI" refusal, far more probable and far blander
+   than greedy's.
 5. Set **number of beams** to 1: one beam is greedy, the tree a single path with its pruned alternatives.
 """
 PRESETS = {  # name: (prompt, format, beams, length penalty, early stopping, max new tokens, what to watch)
@@ -38,7 +39,8 @@ PRESETS = {  # name: (prompt, format, beams, length penalty, early stopping, max
     ),
     "open-ended story: the cliché": (
         "Tell me a story.", CHAT, 4, 1.0, "false", 40,
-        "Beam search finds the most probable story opening the model knows. Compare how specific each text is.",
+        "Beam search finds the most probable story opening the model knows, a fairy-tale cliché (\"A long time ago, "
+        "in a land far, far away\"); greedy's own opening is less probable and more specific.",
     ),
     "name a color: the safe refusal": (
         "Name a color.", CHAT, 4, 1.0, "false", 24,
@@ -60,7 +62,6 @@ EARLY_CHOICES = [
     ("never: stop only when no beam could win at max length", "never"),
 ]
 CSS = """
-#beam-tree { overflow-x: auto !important; }
 #beam-buttons button { min-width: 90px; }
 """
 
@@ -92,8 +93,8 @@ def build(config: AppConfig) -> None:
             beams_n = gr.Slider(
                 1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beam-k"
             )
-            penalty = gr.Slider(-2, 3, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT)
-            early = gr.Radio(EARLY_CHOICES, value="false", label="Early stopping")
+            penalty = gr.Slider(-2, 3, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beam-penalty")
+            early = gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beam-early")
             max_new = gr.Slider(
                 1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beam-max-new"
             )

@@ -22,9 +22,11 @@ TRY_THIS = """1. Press **Run** with the defaults (about a minute on a CPU; the p
 2. In the chart, compare **greedy** with **temperature 1.0** and **top-p 0.9**: which repeats more, and where does
    greedy's loop start? Find the ⟳ marker in greedy's text below.
 3. Compare the penalties: does **repetition 1.3** or **presence 1.0** stop greedy's loop?
-4. Pick the preset **a story about Mia and Max** and run again: each card counts the two names. The names are in
-   the prompt, so a repetition penalty punishes them from the first token: does **repetition 2.0** still use them?
-5. Set **seeds** to 3: the sampled bars become the mean of three runs, with whiskers from the lowest to the highest.
+4. Pick the preset **a story about Mia and Max**, tick only **greedy** and **repetition 2.0**, and Run: each card
+   counts the two names. The names are in the prompt, so a repetition penalty punishes them from the first token:
+   does **repetition 2.0** still use them?
+5. Tick only **temperature 1.0** and **top-p 0.9**, set **seeds** to 3 and Run: the sampled bars become the mean of
+   three runs, with whiskers from the lowest to the highest.
 """
 PRESETS = {  # name: (message, words that should repeat)
     "a poem about the sea": ("Write a poem about the sea.", ""),
@@ -48,16 +50,16 @@ def build(config: AppConfig) -> None:
     with gr.Accordion("Try this (five steps)", open=True):
         gr.Markdown(TRY_THIS)
     with gr.Row():
-        preset = gr.Dropdown(list(PRESETS), value=DEFAULT_PRESET, label="Prompt preset", scale=2)
+        preset = gr.Dropdown(list(PRESETS), value=DEFAULT_PRESET, label="Prompt preset", scale=2, elem_id="rep-preset")
         chat = gr.Checkbox(True, label="wrap in the chat template", scale=1)
     message = gr.Textbox(PRESETS[DEFAULT_PRESET][0], label="Prompt (open-ended prompts loop more)", lines=2)
     words = gr.Textbox(PRESETS[DEFAULT_PRESET][1], label="Words the text should repeat (comma-separated, optional)",
-                       placeholder="e.g. Mia, Max: each card counts them")  # fmt: skip
+                       placeholder="e.g. Mia, Max: each card counts them", elem_id="rep-words")  # fmt: skip
     keys = gr.CheckboxGroup([(s.label, k) for k, s in SETTINGS.items()], value=list(DEFAULT_SETTINGS),
-                            label="Settings (the penalties run on greedy: T = 0)")  # fmt: skip
+                            label="Settings (the penalties run on greedy: T = 0)", elem_id="rep-settings")  # fmt: skip
     with gr.Row():
         tokens = gr.Slider(*TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting")
-        n_seeds = gr.Slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting")
+        n_seeds = gr.Slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting", elem_id="rep-seeds")
         seed = validate.whole_number_box(0, label="First seed")
     gr.Markdown(
         "Stops only at the end-of-sequence token or the token limit. Six settings × 150 tokens take about a minute "
@@ -65,12 +67,14 @@ def build(config: AppConfig) -> None:
         elem_classes=["hint"],
     )
     with gr.Row():
-        run_btn = gr.Button("Run", variant="primary")
+        run_btn = gr.Button("Run", variant="primary", elem_id="rep-run")
         cancel_btn = gr.Button("Cancel", variant="stop")
-    summary = gr.Markdown("*No run yet: press **Run**.*")
-    chart = gr.Plot(value=empty_figure("Press Run to measure each setting's repetition"), show_label=False)
-    findings = gr.Markdown()
-    texts = gr.HTML(texts_html([]))
+    summary = gr.Markdown("*No run yet: press **Run**.*", elem_id="rep-summary")
+    chart = gr.Plot(
+        value=empty_figure("Press Run to measure each setting's repetition"), show_label=False, elem_id="rep-chart"
+    )
+    findings = gr.Markdown(elem_id="rep-findings")
+    texts = gr.HTML(texts_html([]), elem_id="rep-texts")
 
     def run(message, chat, words_text, keys, tokens, n_seeds, seed, progress=PROGRESS, request: gr.Request = None):
         return run_settings(config, message, chat, words_text, keys, tokens, n_seeds, seed, progress, request)

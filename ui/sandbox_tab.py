@@ -37,8 +37,8 @@ Verify by running it."
 """
 PANELS_NOTE = """Each panel applies **one** strategy to the same logits (temperature 1 for the truncations). Bars: the
 model's probability of the 20 most likely tokens, then **rest** = every other token together; hatched and pale =
-removed; the grey dash = the probability that strategy alone would sample it with. *(usual)* = your setting is off, so
-the panel shows the common value."""
+removed; the grey dash = the probability that strategy alone would sample it with. *(usual value)* = your setting is
+off, so the panel shows the common value."""
 DEFAULTS = {"preset": "reference exercise", "temperature": 1.0, "top_k": 0, "top_p": 0.9, "min_p": 0.1}
 KNOBS = ("temperature", "top_k", "top_p", "min_p")
 
@@ -88,21 +88,21 @@ def build(config) -> None:
             scale=1,
             elem_id="sandbox-preset",
         )
-    with gr.Row():
+    with gr.Row():  # four abreast on a wide screen, two by two at 800 px (min_width)
         temperature = gr.Slider(
-            0, 3, DEFAULTS["temperature"], step=0.05, label="temperature",
+            0, 3, DEFAULTS["temperature"], step=0.05, label="temperature", elem_id="sandbox-temperature", min_width=260,
             info="divides the logits: < 1 sharpens, > 1 flattens; 0 = greedy. Usual 0.7–1",
         )  # fmt: skip
         top_k = gr.Slider(
-            0, 200, DEFAULTS["top_k"], step=1, label="top-k",
+            0, 200, DEFAULTS["top_k"], step=1, label="top-k", elem_id="sandbox-topk", min_width=260,
             info="keep the k most likely (ties kept); 0 = off. Usual 40–50",
         )  # fmt: skip
         top_p = gr.Slider(
-            0.01, 1, DEFAULTS["top_p"], step=0.01, label="top-p",
+            0.01, 1, DEFAULTS["top_p"], step=0.01, label="top-p", elem_id="sandbox-topp", min_width=260,
             info="keep the most likely until their mass reaches p; 1 = off. Usual 0.9–0.95",
         )  # fmt: skip
         min_p = gr.Slider(
-            0, 0.99, DEFAULTS["min_p"], step=0.01, label="min-p",
+            0, 0.99, DEFAULTS["min_p"], step=0.01, label="min-p", elem_id="sandbox-minp", min_width=260,
             info="keep tokens with p ≥ min-p × the top p; 0 = off. Usual 0.05–0.1",
         )  # fmt: skip
     strategies = gr.Plot(first[0], label="Same logits, each strategy alone", elem_id="sandbox-strategies")

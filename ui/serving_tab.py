@@ -25,7 +25,7 @@ nobody waits for a batch to fill. That is **continuous batching**, as vLLM and T
 """
 TRY = """
 **Try this**
-1. Press **Open simulated students** (8 students, 60 s); the charts go live. Watch the bars grow: several
+1. Press **Open simulated students** (8 students, 2 minutes); the charts go live. Watch the bars grow: several
    students per pass. (Tick **Live** to watch the real class's traffic.)
 2. Read the second chart: a pass for 8 students costs far less than 8 passes for one.
 3. Go to **Step by step** and press Step a few times: under the chart it says how many others shared your pass.
@@ -100,16 +100,16 @@ def build(config: AppConfig) -> None:
     with gr.Row():
         gr.Markdown(INTRO)
         gr.Markdown(TRY)
-    status = gr.Markdown()
+    status = gr.Markdown(elem_id="serving-status")
     with gr.Row():
         ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
         cost = gr.Plot(label="time per pass", elem_id="serving-cost")
     with gr.Row():
         students = gr.Slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
-        seconds = gr.Slider(5, 300, value=60, step=5, label="Seconds")
+        seconds = gr.Slider(5, 300, value=120, step=5, label="Seconds")
         open_btn = gr.Button("Open simulated students", variant="primary")
         stop_btn = gr.Button("Stop them")
-        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)")
+        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
     # off until asked for: a timer ticks on every open page, whichever tab it shows, and thirty pages redrawing
     # two charts every 2 s would cost the class's server more than their steps do
     timer = gr.Timer(2.0, active=False)

@@ -28,6 +28,8 @@ TRY_THIS = """
 5. In the calculator, change a row's bandwidth, or bytes per parameter (2 → 1 for INT8), and watch the floor
    per token move.
 """
+CHARTS = {"roofline": "The roofline", "phases": "Prefill and decode", "cache": "KV cache vs none",
+          "batch": "Batch size", "request": "One request"}  # fmt: skip
 PLAN_CHOICES = [
     ("quick (≈1 min on CPU)", "quick"),
     ("thorough (several minutes on CPU)", "thorough"),
@@ -109,15 +111,15 @@ def build(config: AppConfig) -> None:
     gr.Markdown(TRY_THIS)
     with gr.Row():
         plan = gr.Radio(PLAN_CHOICES, value="quick", label="How much to measure", scale=3)
-        measure_btn = gr.Button("Measure", variant="primary", scale=1)
+        measure_btn = gr.Button("Measure", variant="primary", scale=1, elem_id="timing-measure")
         again_btn = gr.Button("Re-measure", scale=1)
         cancel_btn = gr.Button("Cancel", variant="stop", scale=1)
-    summary_md = gr.Markdown("*No measurement yet: press **Measure**.*")
+    summary_md = gr.Markdown("*No measurement yet: press **Measure**.*", elem_id="timing-summary")
     plots, notes = [], []
-    for title in ("The roofline", "Prefill and decode", "KV cache vs none", "Batch size", "One request"):
+    for name, title in CHARTS.items():
         gr.Markdown(f"### {title}")
-        plots.append(gr.Plot(value=empty_figure("Press Measure"), show_label=False))
-        notes.append(gr.Markdown(elem_classes=["hint"]))
+        plots.append(gr.Plot(value=empty_figure("Press Measure"), show_label=False, elem_id=f"timing-{name}"))
+        notes.append(gr.Markdown(elem_classes=["hint"], elem_id=f"timing-{name}-note"))
     gr.Markdown(
         "### Back-of-envelope calculator\nFloor per token = weights ÷ bandwidth; KV cache = 2 × layers × KV heads × "
         "head dim × tokens × bytes; sequences that fit = (memory − weights − overhead) ÷ KV per sequence. "
@@ -127,12 +129,13 @@ def build(config: AppConfig) -> None:
     )
     inputs = gr.Dataframe(
         value=table_values(rl.REFERENCE_ROWS, EDITABLE), headers=[HEADERS[c] for c in EDITABLE], type="array",
-        interactive=True, label="inputs (editable)", column_widths=["22%", *["8.5%"] * 6, "16%", "7%", "8%"],
+        interactive=True, label="inputs (editable)", elem_id="timing-inputs",
+        column_widths=["22%", *["8.5%"] * 6, "16%", "7%", "8%"],
         datatype=["str", *["number"] * 6, "str", "number", "number"],
     )  # fmt: skip
     results = gr.Dataframe(
         value=table_values(rl.REFERENCE_ROWS, RESULTS), headers=[HEADERS[c] for c in RESULTS], type="array",
-        interactive=False, label="what follows", column_widths=["22%", "16%", *["9%"] * 7],
+        interactive=False, label="what follows", elem_id="timing-results", column_widths=["22%", "16%", *["9%"] * 7],
     )  # fmt: skip
     measured = gr.State(None)
 
@@ -152,7 +155,7 @@ def build(config: AppConfig) -> None:
 def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> tuple:
     """Measure button: the server's kept measurement of this plan when there is one (Re-measure: a new one), then
     the headline, charts, captions and both tables. Measuring holds the model alone: it needs a quiet machine."""
-    plan = PLANS[validate.choice("the plan", plan_name, PLANS)]
+    plan = PLANS[validate.choice("How much to measure", plan_name, PLANS)]
     lm = get_model(config)
     key = SHARED.key(device_name(lm.device), lm.model_id, lm.dtype_name, plan.name)
     kept = SHARED.get(key)

@@ -195,7 +195,7 @@ CSS = """
 .bl-badge { white-space:nowrap; font-size:12px; font-weight:600; border-radius:10px; padding:1px 8px; }
 .bl-same { background:rgba(0,158,115,.18); border:1px solid #009E73; }
 .bl-diff { background:rgba(230,159,0,.25); border:1px solid #E69F00; }
-.bl-shared { opacity:.55; }
+.bl-shared { opacity:.7; }  /* dimmed, still 5.6:1 on white (WCAG AA) */
 .bl-flip { background:#E69F00; color:#000; border-radius:3px; padding:0 2px; font-weight:700; }
 .bl-branch { text-decoration: underline; text-decoration-color:#E69F00; text-underline-offset:3px; }
 .bl-solo-went { font-size:14px; opacity:.7; margin-top:2px; }

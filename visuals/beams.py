@@ -14,11 +14,12 @@ import math
 import plotly.graph_objects as go
 
 from visuals.beam_tree import Node, tree_nodes
-from visuals.theme import CHOSEN, GRID, KEPT, OTHER, REMOVED_OPACITY, SERIES, TEXT, styled
+from visuals.theme import CHOSEN, GRID, KEPT, OTHER, REMOVED_OPACITY, SERIES, TEXT, ink, styled
 from visuals.tokens import visible_text, visible_token
 
 FINISHED = SERIES[2]  # bluish green: a hypothesis in the finished set
-COLUMN_PX, ROW_PX = 110, 36  # one step's width, one node's height: readable on a projector
+ROW_PX = 36  # one node's height: readable on a projector
+SHOWN_STEPS = 8  # steps on screen at once (a label needs ~110 px); a longer search scrolls with a range slider
 LABEL_CHARS = 9
 
 
@@ -54,10 +55,11 @@ def beam_tree_figure(steps, length_penalty: float = 1.0, done: bool = False, tit
         fig.add_scatter(
             x=[n.col + 1 for n in mine], y=[n.y for n in mine], mode="markers+text", name=name,
             marker={"color": colour, "size": [size + 4 * (n.fate == "finished") for n in mine], "line": {"width": 0},
-                    "symbol": [symbol if n.fate != "finished" or status == "dropped" else "diamond" for n in mine]},
-            opacity=opacity,
+                    "symbol": [symbol if n.fate != "finished" or status == "dropped" else "diamond" for n in mine],
+                    "opacity": opacity},
+            # the markers fade with their status, the labels never do: a faded label would not read on a projector
             text=[_label(n) for n in mine], textposition="top center", legendgroup=status,
-            textfont={"size": 13 if status == "pruned" else 14, "color": colour if status != "pruned" else TEXT},
+            textfont={"size": 13 if status == "pruned" else 14, "color": ink(colour) if status != "pruned" else TEXT},
             hovertext=[_hover(n) for n in mine], hoverinfo="text", legendrank=list(STYLES).index(status),
         )  # fmt: skip
     fig.add_scatter(
@@ -66,16 +68,27 @@ def beam_tree_figure(steps, length_penalty: float = 1.0, done: bool = False, tit
     )  # fmt: skip
     cols = max((n.col for n in nodes), default=-1) + 2
     rows = max((sum(n.col == c for n in nodes) for c in range(cols)), default=1)
-    styled(fig, title, height=max(360, 90 + ROW_PX * (rows + 1)))
-    width = 140 + COLUMN_PX * cols
-    fig.update_layout(width=width if width > 900 else None, hovermode="closest", showlegend=True)
+    scrolls = cols - 1 > SHOWN_STEPS
+    styled(fig, title, height=max(360, 90 + ROW_PX * (rows + 1)) + 70 * scrolls)
+    fig.update_layout(hovermode="closest", showlegend=True)
     fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
+    whole = [-1.1, cols - 0.4]
     fig.update_xaxes(
-        range=[-1.1, cols - 0.4], tickvals=list(range(1, cols)), ticktext=[str(c) for c in range(1, cols)],
-        title="step (tokens generated)", showgrid=True, gridcolor=GRID, zeroline=False,
+        range=shown_steps(nodes, cols) if scrolls else whole, tickvals=list(range(1, cols)),
+        ticktext=[str(c) for c in range(1, cols)], title="step (tokens generated)", showgrid=True, gridcolor=GRID,
+        zeroline=False, rangeslider={"visible": scrolls, "range": whole, "thickness": 0.12, "bordercolor": GRID,
+                                     "borderwidth": 1},
     )  # fmt: skip
     fig.update_yaxes(visible=False, range=[-(rows + 1) / 2, (rows + 2) / 2])
     return fig
+
+
+def shown_steps(nodes: list[Node], cols: int) -> list[float]:
+    """The x range a long tree opens on: SHOWN_STEPS steps ending at the finished hypotheses (the answer first), or at
+    the newest step while none has finished; the range slider under the tree reaches the rest."""
+    ends = [n.col + 1 for n in nodes if n.status == "best"] or [n.col + 1 for n in nodes if n.status == "finished"]
+    right = min(cols - 0.4, max(ends, default=cols - 1) + 0.6)
+    return [right - SHOWN_STEPS - 0.5, right]
 
 
 def _label(n: Node) -> str:

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from decoding.timing.roofline import attainable_flops, ridge_point
 from visuals.log_axis import log_ticks
-from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
+from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, ink, styled
 
 
 def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float, label: str) -> go.Figure:
@@ -47,7 +47,7 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
                 marker={"color": colour, "size": 12, "symbol": symbol, "line": {"width": 1, "color": "white"}},
                 text=[tag.format(p["x"]) for p in mine],
                 textposition="top center" if phase == "decode" else "bottom center",
-                textfont={"color": colour, "size": 12},
+                textfont={"color": ink(colour), "size": 12},
                 name="prefill (prompt tokens)" if phase == "prefill" else "decode step (batch size)",
                 customdata=[[p["x"], p["ms"]] for p in mine],
                 hovertemplate=f"{phase} %{{customdata[0]}}: %{{customdata[1]:.1f}} ms<br>"

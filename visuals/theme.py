@@ -1,8 +1,9 @@
 """One look for every figure, and one meaning per colour across the whole app.
 
 Okabe-Ito colours, distinguishable with the common colour-vision deficiencies; every colour also comes
-with a label or a pattern, never colour alone. Transparent backgrounds and mid-grey text read in
-both light and dark mode; large fonts read on a projector.
+with a label or a pattern, never colour alone. Text is at least 4.5:1 against the white page (WCAG AA), so
+it reads on a projector: grey text is dark grey, and a coloured label is drawn in `ink(colour)`, the same
+hue darkened until it reads. Large fonts read on a projector.
 """
 
 import plotly.graph_objects as go
@@ -18,6 +19,7 @@ REMOVED = {  # removed by ...
     "typical": "#F0E442",  # yellow
     "epsilon": "#999999",
     "eta": "#666666",
+    "grammar": "#882255",  # wine: a constraint's grammar (decoding.constrained)
 }
 REMOVED_OPACITY = 0.45
 # phases and comparisons
@@ -29,7 +31,9 @@ SERIES = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0
 # one colour per batch size in the batching lab; CHOSEN (orange) and its neighbour vermillion are kept for flips
 BATCH_COLOURS = [c for c in SERIES if c not in (CHOSEN, "#D55E00", "#F0E442", "#000000")] + [OTHER]
 
-TEXT = "#808080"
+TEXT = "#555555"  # 7.5:1 on white; the page's dark mode lightens it (CSS in app.py)
+PAGE = "#FFFFFF"  # the page behind every figure (their own backgrounds are transparent)
+AA = 4.5  # WCAG AA contrast for normal-size text
 GRID = "rgba(128,128,128,0.25)"
 FONT_SIZE = 15
 
@@ -44,6 +48,7 @@ STAGE_LABELS = {
     "typical": "typical-p",
     "epsilon": "epsilon",
     "eta": "eta",
+    "grammar": "grammar",
 }
 
 
@@ -53,6 +58,31 @@ def fate_colour(removed_by: str | None, chosen: bool = False, forced: bool = Fal
     if chosen:
         return CHOSEN
     return KEPT if removed_by is None else REMOVED.get(removed_by, OTHER)
+
+
+def contrast(a: str, b: str = PAGE) -> float:
+    """WCAG contrast ratio of two #RRGGBB colours: 1 (same) to 21 (black on white)."""
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ink(colour: str, on: str = PAGE) -> str:
+    """The colour for text of this meaning: `colour` itself when it reads (4.5:1 on `on`), else the same hue
+    darkened step by step until it does. Orange stays orange, only deeper: one meaning per colour."""
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    while contrast(_hex(rgb), on) < AA:
+        rgb = [int(v * 0.93) for v in rgb]
+    return _hex(rgb)
+
+
+def _hex(rgb: list[int]) -> str:
+    return "#" + "".join(f"{v:02X}" for v in rgb)
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
 
 def look(title: str | None = None, height: int = 380) -> dict:
@@ -66,7 +96,7 @@ def look(title: str | None = None, height: int = 380) -> dict:
         plot_bgcolor="rgba(0,0,0,0)",
         font={"size": FONT_SIZE, "color": TEXT},
         legend={"bgcolor": "rgba(0,0,0,0)", "orientation": "h", "y": -0.2},
-        hoverlabel={"font_size": FONT_SIZE},
+        hoverlabel={"font": {"size": FONT_SIZE}},
         xaxis=dict(axis),
         yaxis=dict(axis),
     )
@@ -93,8 +123,8 @@ def figure_from(data: list[dict], layout: dict) -> go.Figure:
 
 def empty_figure(message: str, height: int = 300) -> go.Figure:
     """A blank figure that says what to do to fill it."""
-    fig = go.Figure()
-    fig.add_annotation(text=message, showarrow=False, font={"size": FONT_SIZE + 1, "color": TEXT})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return styled(fig, height=height)
+    layout = look(None, height)
+    for axis in ("xaxis", "yaxis"):
+        layout[axis] = {**layout[axis], "visible": False}
+    layout["annotations"] = [{"text": message, "showarrow": False, "font": {"size": FONT_SIZE + 1, "color": TEXT}}]
+    return figure_from([], layout)

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from visuals.log_axis import log_ticks
-from visuals.theme import DECODE, OTHER, PREFILL, SERIES, empty_figure, styled
+from visuals.theme import DECODE, OTHER, PREFILL, SERIES, empty_figure, ink, styled
 
 
 def _stats(runs: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -124,10 +124,11 @@ def request_figure(prefill_ms: float, decode_ms: list[float], prompt_tokens: int
         )
     )  # fmt: skip
     above = {"y": 1, "yref": "paper", "yanchor": "bottom", "showarrow": False}
-    fig.add_annotation(x=prefill_ms / 2, text=f"<b>prefill</b> {prefill_ms:.0f} ms", font={"color": PREFILL}, **above)
+    prefill_text = f"<b>prefill</b> {prefill_ms:.0f} ms"
+    fig.add_annotation(x=prefill_ms / 2, text=prefill_text, font={"color": ink(PREFILL)}, **above)
     if decode_ms:
         text = f"<b>{len(decode_ms)} decode steps</b> {sum(decode_ms):.0f} ms"
-        fig.add_annotation(x=prefill_ms + sum(decode_ms) / 2, text=text, font={"color": DECODE}, **above)
+        fig.add_annotation(x=prefill_ms + sum(decode_ms) / 2, text=text, font={"color": ink(DECODE)}, **above)
     fig.add_vline(x=prefill_ms, line={"dash": "dot", "color": PREFILL, "width": 2})
     fig.update_xaxes(title="ms since the request arrived", rangemode="tozero")
     fig.update_yaxes(visible=False)

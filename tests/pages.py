@@ -1,0 +1,56 @@
+"""What a page of the app draws, read the way the browser tests read it: a chart's data and layout from plotly's own
+graph div, and the controls driven as a person drives them (pick from a dropdown, type a number and press Enter)."""
+
+# a chart's traces (arrays made plain) and its annotations' text, from the plotly div inside the element with this id
+FIGURE = """
+id => {
+  const gd = document.querySelector(`#${id} .js-plotly-plot`);
+  if (!gd || !gd.data) return null;
+  const plain = v => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+  return {
+    data: gd.data.map(t => ({name: t.name, x: plain(t.x), y: plain(t.y), base: plain(t.base), xaxis: t.xaxis,
+                             text: plain(t.text), mode: t.mode, marker: t.marker, customdata: t.customdata,
+                             error_y: t.error_y})),
+    annotations: ((gd.layout || {}).annotations || []).map(a => a.text),
+    title: ((gd.layout || {}).title || {}).text || "",
+  };
+}
+"""
+
+
+def figure(page, elem_id: str) -> dict | None:
+    return page.evaluate(FIGURE, elem_id)
+
+
+def wait_figure(page, elem_id: str, predicate: str, timeout: float = 60_000) -> dict:
+    """Wait until `predicate` (a JS expression over `f`, the figure read as above) holds, then return the figure."""
+    page.wait_for_function(f"id => {{ const f = ({FIGURE})(id); return f && ({predicate}); }}", arg=elem_id,
+                           timeout=timeout)  # fmt: skip
+    return figure(page, elem_id)
+
+
+def pick(page, elem_id: str, option: str) -> None:
+    """Choose `option` in the dropdown with this id, as a person does: open it, click the option."""
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def set_number(page, elem_id: str, value) -> None:
+    """Type `value` into the number box of the slider or number field with this id and press Enter."""
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def until(page, check, timeout_s: float = 60, what: str = "the page to show it"):
+    """Poll `check()` (it reads the page) until it returns something truthy, and return that: the page redraws when
+    the server answers, and a loaded machine answers late. Fails naming `what` after `timeout_s`."""
+    for _ in range(int(timeout_s * 5)):
+        try:
+            found = check()
+        except (StopIteration, KeyError, TypeError, AttributeError):
+            found = None  # not drawn yet
+        if found:
+            return found
+        page.wait_for_timeout(200)
+    raise AssertionError(f"waited {timeout_s:.0f} s for {what}")
