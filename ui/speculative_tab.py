@@ -26,8 +26,9 @@ TRY_THIS = """**Try this**
    "+1 target" is the model's own token, free from the same pass.
 2. Press **Round** twice more (five guesses kept at once), then **Back**: the last round is undone (its tokens gone,
    the KV cache cropped back), and **Round** replays it identically.
-3. Press **Run to end**: about 4 tokens per pass of the model, and plain decoding runs right after on the same
-   prompt: the same tokens, and speculation several times faster (the time line shows why).
+3. Press **Run to end**: about 4 tokens per pass of the model. Plain decoding then runs on the same prompt: the
+   same tokens, and speculation faster (the time line shows where the time went; the more idle the machine, the
+   bigger the gain: a pass over 6 tokens costs little more than one only while the cores have time to spare).
 4. Preset **Open story: nothing to copy**, **Run to end**: lookup rarely finds a match, about 1 token per pass, no
    faster than plain decoding.
 5. Preset **Early exit: cheap guesses, mostly wrong**, **Run to end**: this model was not trained to exit early, so
@@ -36,9 +37,8 @@ TRY_THIS = """**Try this**
    guess is kept when it falls below the bar min(1, p/q). After a rejection the bonus comes from the residual.
 """
 COPY = (
-    "Fix the spelling mistakes and return the whole paragraph: The quick brown fox jumpd over the lazy dog. The dog "
-    "was not amused, and the fox ran back into the forrest before anyone could catch it. Later that evening the fox "
-    "told the story to his frends, who laughed until the moon came up."
+    "Fix the spelling in this paragraph and return the whole paragraph: The quick brown fox jumps over the lazzy dog. "
+    "The dog was not amused, and the fox ran back into the forrest before anyone could catch it."
 )
 STORY = "Tell me a story about a dragon who learns to paint."
 PRESETS = {  # name: (prompt, format, source, K, L, max new, temperature, top-k, top-p, penalty, note)
