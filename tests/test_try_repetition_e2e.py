@@ -8,6 +8,7 @@ import pytest
 
 from tests.contrast import IDLE, contrast_problems
 from tests.pages import figure, pick, set_number, until
+from ui.repetition_panel import PRESETS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 600  # six settings x 150 tokens on a shared 2-core CPU
@@ -76,6 +77,15 @@ def test_the_repetition_try_this_steps_do_what_they_say(page):
     assert all(t["error_y"]["visible"] for t in bars)
     assert all(c == [3] for t in bars for c in t["customdata"])
     assert "(mean of 3 seeds)" in page.locator("#rep-findings").inner_text()
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_each_repetition_preset_fills_its_prompt_and_the_words_to_count(page, preset):
+    # the song (the default) and Mia and Max carry claims, checked by the steps above; each preset's name is its prompt
+    pick(page, "rep-preset", preset)
+    message, words = PRESETS[preset]
+    until(page, lambda: page.get_by_label("Prompt (open-ended prompts loop more)").input_value() == message, 30, preset)
+    assert page.locator("#rep-words textarea").input_value() == words
 
 
 def test_the_repetition_panel_text_and_charts_meet_wcag_aa_contrast(page):
