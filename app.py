@@ -26,6 +26,8 @@ TABS = (
     ("Continuous batching", "ui.serving_tab"),
     ("Temperature 0 & batching", "ui.batching_tab"),
     ("Beam search & repetition", "ui.beams_tab"),
+    ("Speculative decoding", "ui.speculative_tab"),
+    ("Constrained decoding", "ui.constrained_tab"),
 )
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
@@ -51,20 +53,52 @@ CSS = """
 .hint { font-size: 0.9em; }
 .cm-editor .cm-line span { color: var(--body-text-color) !important; }
 .dark .js-plotly-plot text[style*="fill: rgb(85, 85, 85)"] { fill: #d4d4d4 !important; }
+#app-title h1 { margin: 0; font-size: 1.6em; }
+#app-title p { margin: 0; }
+#server-note:not(:has(p)) { display: none; }
+#app-header { flex-wrap: nowrap; align-items: center; }
+#projector { flex: 0 0 200px; }
+/* projector mode: everything larger (type, controls and charts alike), for a room reading a 1920x1080 screen */
+body.projector .gradio-container { zoom: 1.3; }
 """
+# a tab's id in a shared link (?tab=step): its module's name without "_tab"
+TAB_IDS = {module: module.split(".")[-1].removesuffix("_tab") for _, module in TABS}
+PROJECTOR_JS = "(on) => { document.body.classList.toggle('projector', Boolean(on)); }"
+
+
+def open_link(request: gr.Request):
+    """A shared link's tab (?tab=beams) and projector mode (?projector=1)."""
+    query = dict(request.query_params) if request is not None else {}
+    tab = query.get("tab")
+    selected = tab if tab in TAB_IDS.values() else gr.skip()
+    return gr.Tabs(selected=selected), query.get("projector") in ("1", "true", "on")
 
 
 def build_app(config: AppConfig) -> gr.Blocks:
     with gr.Blocks(title="Decoding Lab") as demo:
-        gr.Markdown("# Decoding Lab\nWatch a real language model write one token at a time, and see why.")
+        with gr.Row(elem_id="app-header"):
+            gr.Markdown(
+                "# Decoding Lab\nWatch a real language model write one token at a time, and see why.",
+                elem_id="app-title",
+            )
+            # larger type and charts for a room; a link with ?projector=1 opens in it
+            projector = gr.Checkbox(
+                label="Projector mode", container=False, scale=0, min_width=180, elem_id="projector"
+            )
+        projector.change(None, projector, None, js=PROJECTOR_JS)
         # what the shared model is busy with, when it is busy with something long (a measurement holds it alone)
         note = gr.Markdown(elem_id="server-note")
         gr.Timer(5.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
+        loads = []
         # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
-        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs"):
+        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs") as tabs:
             for title, module in TABS:
-                with gr.Tab(title):
-                    importlib.import_module(module).build(config)
+                with gr.Tab(title, id=TAB_IDS[module]):
+                    # a tab may return a function that wires its own page-load events (a shared link's setup)
+                    loads.append(importlib.import_module(module).build(config))
+        demo.load(open_link, None, [tabs, projector], show_progress="hidden", concurrency_limit=None)
+        for wire in filter(callable, loads):
+            wire(demo)
     return demo
 
 

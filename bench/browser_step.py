@@ -8,6 +8,7 @@ Prints one JSON object as its last line.
 """
 
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -60,7 +61,8 @@ def main() -> dict:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.goto(f"http://127.0.0.1:{port}/")
             page.locator("#step-buttons").wait_for()
-            page.get_by_text("Penalties, seed, length").click()  # open the accordion that holds max new tokens
+            # open the accordion that holds max new tokens
+            page.get_by_role("button", name=re.compile("^Penalties, seed, length")).click()
             page.fill("#knob-max-new input[type=number]", "200")
             page.click("#btn-prefill")
             page.wait_for_selector("#step-dist .gtitle", timeout=120_000)

@@ -64,6 +64,21 @@ def prefill_endpoint(client: Client) -> str:
     raise RuntimeError("the app exposes no Prefill endpoint (an event with message, seed, max_new and stops)")
 
 
+def side_endpoint(client: Client) -> str | None:
+    """The panels a browser asks for after each step (`/step_side`), when the app names that event."""
+    named = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    return "/step_side" if "/step_side" in named else None
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time a process has used so far (Linux), or None where it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Student:
     """One browser session: its own Client, so its own run id on the server."""
 
@@ -71,7 +86,8 @@ class Student:
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
         self.client = Client(url, verbose=False, analytics_enabled=False, download_files=downloads)
         self.prompt, self.prefill_api = prompt_for(index), prefill_endpoint(self.client)
-        self.prefill_ms, self.step_ms, self.errors = 0.0, [], []
+        self.side_api = side_endpoint(self.client)
+        self.prefill_ms, self.step_ms, self.side_ms, self.errors = 0.0, [], [], []
         self.trace: dict = {}
 
     def run(self, steps: int, start: threading.Barrier | None = None) -> "Student":
@@ -87,7 +103,13 @@ class Student:
                 t0 = time.perf_counter()
                 out = self.client.predict(*args, api_name="/step")
                 self.step_ms.append((time.perf_counter() - t0) * 1e3)
-                if "<b>stopped</b>" in out[2]:  # an early end of sequence: nothing more to step
+                if out[-1]:  # the step tab says what went wrong in its message line, as a student would read it
+                    raise RuntimeError(out[-1])
+                if self.side_api:  # the panels under the chart, which the page asks for once the step is drawn
+                    t0 = time.perf_counter()
+                    self.client.predict(*GREEDY[:-1], GREEDY[-1], api_name=self.side_api)
+                    self.side_ms.append((time.perf_counter() - t0) * 1e3)
+                if 'data-stop=""' not in out[2]:  # an early end of sequence: nothing more to step
                     break
                 time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
             json_path = self.client.predict(api_name="/save_trace")[0]
@@ -138,17 +160,19 @@ def traffic(url: str) -> dict:
     return {f"server_{k}": numbers.get(k) for k in keep} if numbers.get("scheduler") else {"server_scheduler": False}
 
 
-def classroom(url: str, students: int, steps: int, think_ms: float = 0.0, long_runner: bool = False) -> dict:
+def classroom(
+    url: str, students: int, steps: int, think_ms: float = 0.0, long_runner: bool = False, pid: int | None = None
+) -> dict:
     downloads = tempfile.mkdtemp(prefix="classroom-")
     Student(url, 0, downloads).run(2)  # warm-up: the model load and first-call costs are not counted
     extra = {}
     with ThreadPoolExecutor(max_workers=students + 1) as pool:
         class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms), range(students)))
         start = threading.Barrier(students + int(long_runner))
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), cpu_seconds(pid)
         runner = pool.submit(long_run, url, downloads, start) if long_runner else None
         class_ = list(pool.map(lambda s: s.run(steps, start), class_))
-        seconds = time.perf_counter() - t0
+        seconds, cpu1 = time.perf_counter() - t0, cpu_seconds(pid)
         if runner is not None:
             extra = runner.result()
     extra |= traffic(url)
@@ -163,6 +187,11 @@ def classroom(url: str, students: int, steps: int, think_ms: float = 0.0, long_r
     step_ms = [ms for s in class_ for ms in s.step_ms]
     errors = [e for s in class_ for e in s.errors] + alone.errors
     first = next((s.trace for s in class_ if s.trace), {})
+    side_ms = [ms for s in class_ for ms in s.side_ms]
+    if cpu0 is not None and cpu1 is not None:  # the server's CPU time over the class, per request it answered
+        requests = len(step_ms) + len(side_ms) + sum(1 for s in class_ if s.prefill_ms)
+        extra["server_cpu_ms_per_request"] = round((cpu1 - cpu0) * 1e3 / max(1, requests), 1)
+        extra["server_cpu_share"] = round((cpu1 - cpu0) / seconds / (os.cpu_count() or 1), 3)
     return {
         "students": students,
         "steps": steps,
@@ -172,6 +201,8 @@ def classroom(url: str, students: int, steps: int, think_ms: float = 0.0, long_r
         "p50_step_ms": round(percentile(step_ms, 0.50), 1),
         "p95_step_ms": round(percentile(step_ms, 0.95), 1),
         "max_step_ms": round(max(step_ms, default=float("nan")), 1),
+        "side_panels": bool(side_ms),
+        "p50_side_ms": round(percentile(side_ms, 0.50), 1),
         "p50_prefill_ms": round(percentile([s.prefill_ms for s in class_ if s.prefill_ms], 0.50), 1),
         "alone_p50_step_ms": round(percentile(alone_ms, 0.50), 1),
         "steps_done": len(step_ms),
@@ -212,11 +243,13 @@ def main(argv=None) -> None:
     parser.add_argument("--url", default=None, help="a running app; otherwise one is started on --port")
     parser.add_argument("--port", type=int, default=7867)
     parser.add_argument("--long-runner", action="store_true", help="one more session runs 200 tokens to the end")
+    parser.add_argument("--server-pid", type=int, default=None, help="with --url: the app's process, for its CPU time")
     args = parser.parse_args(argv)
     proc = None if args.url else start_app(args.port)
     try:
         url = args.url or f"http://127.0.0.1:{args.port}/"
-        result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner)
+        pid = args.server_pid if proc is None else proc.pid
+        result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner, pid)
         if proc is not None:
             result |= alone_vs_solo_path(url, args.port + 1, args.steps)
     finally:

@@ -6,6 +6,10 @@ penalties neutral), never transformers' implicit top_k=50; temperature defaults 
 generate(), and 0 means greedy. `--seed S` reproduces `torch.manual_seed(S)` before
 `generate(do_sample=True, ...)`. `--num-beams K` (K > 1) runs beam search instead, as
 `generate(num_beams=K, do_sample=False)` does; its `--json` result gives the best beam's ids as `token_ids`.
+`--speculative prompt-lookup|early-exit --draft-tokens K [--exit-layer L]` decodes speculatively (the same
+samplers); its `--json` gives the tokens and one record per round (drafted, accepted, bonus, times).
+`--json-schema FILE`, `--regex R`, `--choices a,b,c` or `--lark FILE` constrain the answer to a grammar (llguidance's
+mask as one more sampler stage; tokens the grammar forces are fast-forwarded).
 Bad values print one line to stderr and exit with status 2.
 """
 
@@ -73,7 +77,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--early-stopping", type=_early_stopping, default=False, metavar="{true,false,never}",
         help="true: stop once K hypotheses are done; false (default): when none can improve; never: at max length",
     )  # fmt: skip
+    sp = p.add_argument_group("speculative decoding (the same samplers; greedy output equals plain greedy)")
+    sp.add_argument("--speculative", choices=("prompt-lookup", "early-exit"), default=None, help="the draft source")
+    sp.add_argument("--draft-tokens", type=int, default=5, metavar="K", help="tokens drafted per round, 1-16")
+    sp.add_argument("--exit-layer", type=int, default=None, metavar="L", help="early exit: the draft's layers")
+    c = p.add_argument_group("constrained decoding (one of these; the answer is always legal under it)")
+    one = c.add_mutually_exclusive_group()
+    one.add_argument("--json-schema", metavar="FILE", help="a JSON schema file the answer must validate against")
+    one.add_argument("--regex", metavar="R", help="a regular expression the whole answer must match")
+    one.add_argument("--choices", metavar="A,B,C", help="the answer is exactly one of these strings")
+    one.add_argument("--lark", metavar="FILE", help="a Lark grammar file (llguidance's dialect)")
+    c.add_argument("--no-fast-forward", action="store_true", help="sample every token, forced ones included")
     return p
+
+
+def constraint_from(args: argparse.Namespace):
+    """The constraint the arguments ask for, or None."""
+    from decoding.constrained.kinds import Constraint
+
+    for kind, value, is_file in (("json_schema", args.json_schema, True), ("regex", args.regex, False),
+                                 ("choices", args.choices, False), ("lark", args.lark, True)):  # fmt: skip
+        if value is not None:
+            try:
+                return Constraint(kind, open(value, encoding="utf-8").read() if is_file else value)
+            except OSError as err:
+                raise ValueError(f"cannot read the {kind.replace('_', ' ')} file {value!r}: {err.strerror}") from None
+    return None
 
 
 def _early_stopping(text: str) -> bool | str:
@@ -109,6 +138,16 @@ def sample(args: argparse.Namespace, lm, prompt):
     )  # fmt: skip
 
 
+def constrained(args: argparse.Namespace, lm, prompt):
+    """Sampling under a grammar (decoding/constrained/): every token legal, forced ones fast-forwarded."""
+    from decoding.constrained.run import run_constrained
+
+    return run_constrained(
+        lm, prompt, constraint_from(args), settings_from(args), seed=args.seed, max_new_tokens=args.max_new_tokens,
+        stop_strings=args.stop, top_n=args.top_n, fast_forward=not args.no_fast_forward,
+    )  # fmt: skip
+
+
 def beams(args: argparse.Namespace, lm, prompt):
     """Beam search (decoding/beams/search.py): the best finished hypothesis, as generate(num_beams=K) finds it."""
     from decoding.beams.search import beam_search
@@ -118,11 +157,32 @@ def beams(args: argparse.Namespace, lm, prompt):
     return beam_search(lm, prompt.ids, args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
 
 
+def speculative(args: argparse.Namespace, lm, prompt):
+    """Speculative decoding (decoding/speculative/): rounds of K drafted tokens verified in one pass each."""
+    from decoding.speculative.run import SpecRun
+
+    if args.stop or args.num_beams > 1:
+        raise ValueError("--speculative works without --stop and --num-beams; leave them out")
+    run = SpecRun(
+        lm, prompt.ids, settings_from(args), source=args.speculative, draft_tokens=args.draft_tokens,
+        exit_layer=args.exit_layer, seed=args.seed, max_new_tokens=args.max_new_tokens,
+    )  # fmt: skip
+    return run.run_to_end()
+
+
 def strategy(args: argparse.Namespace):
     """Which decoding strategy the arguments ask for. Each returns a result with `.text` and `.to_dict()`."""
     from decoding.beams.search import check_settings
 
     check_settings(args.num_beams, args.length_penalty, args.early_stopping, args.max_new_tokens)
+    if args.speculative and constraint_from(args) is not None:
+        raise ValueError("--speculative and a constraint do not combine here: choose one")
+    if args.speculative:
+        return speculative
+    if constraint_from(args) is not None:
+        if args.num_beams > 1:
+            raise ValueError("a constraint works with sampling or greedy here, not beam search: leave out --num-beams")
+        return constrained
     return beams if args.num_beams > 1 else sample
 
 

@@ -25,6 +25,20 @@ ORDERS = {
     # llama.cpp's default chain: truncations on the raw logits, temperature last before the draw
     "llama.cpp": (*PENALTIES, "top_k", "typical", "top_p", "min_p", "epsilon", "eta", "temperature"),
 }
+# where each engine applies a grammar's keep-mask (decoding.constrained): one more filter, placed by each engine
+GRAMMAR_ORDERS = {
+    # transformers: a grammar comes as a user LogitsProcessor; _get_logits_processor (generation/utils.py) appends
+    # user processors after its own (the penalties) and only then the sampling warpers, so truncations see legal tokens
+    "transformers": (*PENALTIES, "grammar", *ORDERS["transformers"][len(PENALTIES) :]),
+    # vLLM v1: the structured-output bitmask is applied to the logits in the model runner (apply_grammar_bitmask in
+    # v1/worker/gpu_model_runner.py) before the sampler runs penalties, temperature and the truncations
+    "vllm": ("grammar", *ORDERS["vllm"]),
+    # llama.cpp (common/sampling.cpp, common_sampler_sample): the chain draws first and the grammar checks only the
+    # drawn token; an illegal draw makes it reset the logits, apply the grammar first, then run the chain again
+    "llama.cpp": (*ORDERS["llama.cpp"], "grammar"),
+}
+# llama.cpp's recovery from an illegal draw: the same chain with the grammar first (the others never need one)
+GRAMMAR_RESAMPLE_ORDERS = {"llama.cpp": ("grammar", *ORDERS["llama.cpp"])}
 MIN_DIVISOR = 0.01  # smallest temperature / repetition penalty the pipeline accepts
 FILTERS = ("top_k", "top_p", "min_p", "typical", "epsilon", "eta")
 
@@ -67,6 +81,10 @@ class SamplerSettings:
         if self.greedy and name not in PENALTIES:
             return False
         return _ENABLED[name](self)
+
+    def stages(self) -> tuple[str, ...]:
+        """The stages these settings run, in their order."""
+        return tuple(name for name in ORDERS[self.order] if self.enabled(name))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -121,18 +139,23 @@ class Processed:
         return torch.softmax(self.final, dim=-1)
 
 
-def process(logits: torch.Tensor, settings: SamplerSettings, all_ids, generated_ids) -> Processed:
-    """Run the enabled stages in the settings' order on a float32 copy of `logits` (V,)."""
+def process(
+    logits: torch.Tensor, settings: SamplerSettings, all_ids, generated_ids, grammar=None, resample=False
+) -> Processed:
+    """Run the enabled stages in the settings' order on a float32 copy of `logits` (V,). `grammar`, a (V,) bool
+    keep-mask of the legal tokens, adds the grammar stage where the engine puts it (GRAMMAR_ORDERS, or with
+    `resample` GRAMMAR_RESAMPLE_ORDERS), even at temperature 0; without it the orders are ORDERS, unchanged."""
     raw = logits.detach().to(dtype=torch.float32).clone()  # (V,)
     x = raw
     removed_by = torch.full(raw.shape, -1, dtype=torch.int8, device=raw.device)  # (V,)
     stages, kept = [], []
-    for name in ORDERS[settings.order]:
-        if not settings.enabled(name):
+    order = ORDERS if grammar is None else GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
+    for name in order[settings.order]:
+        if name != "grammar" and not settings.enabled(name):
             continue
         ids = all_ids if name == "repetition" else generated_ids
-        out = STAGES[name](x, ids, settings)
-        if name in FILTERS:
+        out = grammar if name == "grammar" else STAGES[name](x, ids, settings)
+        if name in FILTERS or name == "grammar":
             removed_by[(removed_by == -1) & ~out] = len(stages)
             x = samplers.apply_mask(x, out)
         else:

@@ -37,4 +37,35 @@ def encode_prompt(tokenizer, message: str, chat: bool, context_length: int | Non
 
 
 def token_texts(tokenizer, ids) -> list[str]:
-    return tokenizer.batch_decode([[i] for i in ids])
+    """Each id's text. A token that holds only part of a character (a byte-level tokenizer writes an emoji or a CJK
+    character as several tokens) has no text of its own: decoded alone it is U+FFFD. Its bytes are spelled instead,
+    as <0xF0><0x9F>, the names byte-fallback vocabularies (llama's) give such tokens."""
+    texts = tokenizer.batch_decode([[i] for i in ids])
+    return [_spelled(tokenizer, i) or t if "\ufffd" in t else t for i, t in zip(ids, texts)]
+
+
+def _byte_alphabet() -> dict[str, int]:
+    """GPT-2's byte-level alphabet, reversed: the printable character that stands for each byte -> the byte."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+_BYTES = _byte_alphabet()
+
+
+def _spelled(tokenizer, token_id: int) -> str | None:
+    """The token's bytes, whole characters as text and the bytes of a split one as <0xXX>; None when the tokenizer
+    does not use the byte-level alphabet."""
+    piece = tokenizer.convert_ids_to_tokens(int(token_id))
+    if not isinstance(piece, str) or any(c not in _BYTES for c in piece):
+        return None
+    text = bytes(_BYTES[c] for c in piece).decode("utf-8", "surrogateescape")
+    # surrogateescape keeps each byte that is not part of a whole character as U+DC80..U+DCFF
+    return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)

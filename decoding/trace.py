@@ -24,7 +24,7 @@ class Candidate:
 @dataclass
 class Step:
     index: int  # 0-based position among the generated tokens
-    phase: str  # "prefill" or "decode": the forward pass that produced this distribution
+    phase: str  # "prefill" or "decode": the pass that produced this distribution; "grammar": forced, no distribution
     token_id: int
     token_text: str
     prob_before: float  # the model's own probability of it
@@ -43,6 +43,12 @@ class Step:
     rows: int = 1  # sessions whose tokens shared that forward pass (decoding.serving batches them)
     pass_mode: str = "solo"  # "solo", "packed" (shared) or "alone" (kept alone on request)
     noise: float = 0.0  # how far sharing the pass could move a logit (0 when computed alone)
+    # with a grammar set (decoding.constrained); the defaults mean none, so traces saved before still load
+    allowed: int | None = None  # tokens the grammar allowed at this step
+    illegal_mass: float = 0.0  # the model's probability on the tokens the grammar refused
+    mask_ms: float = 0.0  # time to compute the grammar's mask
+    grammar_forced: bool = False  # the grammar's only continuation (fast-forward): not sampled, no pass of its own
+    resampled_from: int | None = None  # llama.cpp's order: the illegal token its chain drew before resampling
 
     def candidate(self, token_id: int) -> Candidate | None:
         return next((c for c in self.top if c.id == token_id), None)

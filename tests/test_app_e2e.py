@@ -80,7 +80,7 @@ def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser)
     temperature.press("Enter")
     page.click("#btn-run-end")
     page.wait_for_selector("#step-stop [data-stop]:not([data-stop=''])", timeout=180_000)
-    assert "stopped" in page.inner_text("#step-stop")
+    assert "finished" in page.inner_text("#step-stop")
     assert generated(page) > 3
     assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 1
     assert "step" in page.inner_text("#step-dist")

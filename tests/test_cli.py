@@ -160,3 +160,27 @@ def test_bad_beam_values_give_one_clear_line_and_status_2(capsys, args, message)
     assert stop.value.code == 2 and captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], captured.err
+
+
+def test_a_regex_constrains_the_answer_on_the_command_line(capsys):
+    trace = _json(capsys, "--prompt", "When?", "--regex", "[0-9]{4}-[0-9]{2}", "--max-new-tokens", "12")
+    assert __import__("re").fullmatch("[0-9]{4}-[0-9]{2}", trace["text"]) and trace["stop_reason"] == "eos"
+
+
+def test_choices_and_a_json_schema_file_constrain_the_answer(capsys, tmp_path):
+    assert main([*TINY_ARGS, "--prompt", "Yes?", "--choices", "yes,no", "--temperature", "0"]) == 0
+    assert capsys.readouterr().out.strip() in ("yes", "no")
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        '{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["n"], '
+        '"additionalProperties": false}'
+    )
+    trace = _json(capsys, "--prompt", "n?", "--json-schema", str(schema), "--max-new-tokens", "16")
+    assert json.loads(trace["text"])["n"] <= 9 and any(s["grammar_forced"] for s in trace["steps"])
+
+
+def test_a_malformed_regex_exits_2_naming_what_is_wrong(capsys):
+    assert main([*TINY_ARGS, "--prompt", "x", "--regex", "[a-"]) == 2
+    assert "unclosed character class" in capsys.readouterr().err
+    assert main([*TINY_ARGS, "--prompt", "x", "--json-schema", "/nonexistent.json"]) == 2
+    assert "cannot read the json schema file" in capsys.readouterr().err

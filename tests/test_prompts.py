@@ -2,7 +2,7 @@
 
 import pytest
 
-from decoding.prompts import MAX_PROMPT_CHARS, encode_prompt
+from decoding.prompts import MAX_PROMPT_CHARS, encode_prompt, token_texts
 from decoding.tiny import tiny_tokenizer
 
 
@@ -58,3 +58,11 @@ def test_bundled_chat_prompt_uses_smollm2s_template(bundled):
     p = encode_prompt(bundled.tokenizer, "What is the capital of France?", chat=True)
     assert p.text.endswith("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n")
     assert len(p.ids) < 60 and p.tokens[0] == "<|im_start|>"
+
+
+def test_a_token_holding_part_of_a_character_is_spelled_as_its_bytes(tokenizer):
+    ids = tokenizer("a 🍕 café", add_special_tokens=False).input_ids
+    texts = token_texts(tokenizer, ids)
+    assert "\ufffd" not in "".join(texts)
+    # the tiny tokenizer has one token per byte: the emoji's four bytes and é's two, the ASCII as text
+    assert "".join(texts) == "a <0xF0><0x9F><0x8D><0x95> caf<0xC3><0xA9>"

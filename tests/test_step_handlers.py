@@ -65,9 +65,9 @@ def test_a_saved_trace_replays_without_a_model(tiny):
 @pytest.mark.parametrize(
     "knobs, message",
     [
-        ([-1.0, *KNOBS[1:]], r"temperature must be 0 \(greedy\) or in"),
-        ([1.0, 2.5, *KNOBS[2:]], "top-k must be a whole number"),
-        ([1.0, 0, 1.5, *KNOBS[3:]], "top_p"),
+        ([-1.0, *KNOBS[1:]], r"Temperature must be 0 \(greedy\) or between 0.01 and 3, got -1.0"),
+        ([1.0, 2.5, *KNOBS[2:]], r"Top-k must be a whole number in \[0, 200\]"),
+        ([1.0, 0, 5, *KNOBS[3:]], r"Top-p must be between 0.01 and 1 \(1 = off\), got 5"),
     ],
 )
 def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
@@ -76,7 +76,7 @@ def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
 
 
 def test_max_new_tokens_out_of_range_is_refused(tiny):
-    with pytest.raises(gr.Error, match=r"max_new_tokens must be an integer in \[1, 4096\]"):
+    with pytest.raises(gr.Error, match=r"Max new tokens must be a whole number in \[1, 4096\], got 0"):
         teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], *KNOBS)
 
 

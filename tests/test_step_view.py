@@ -1,6 +1,7 @@
 """What the step tab shows for a tiny-model run: the prompt's chips and one chip per step, the loop's phase, the
 chart's bars with the chosen one marked, the numbers line; and the side panels drawn from the session's own run."""
 
+import gradio as gr
 import plotly.graph_objects as go
 
 from decoding.models import TINY
@@ -19,7 +20,7 @@ GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]
 
 def bars(fig: go.Figure) -> dict[str, list[int]]:
     """The chart's token ids per trace (one trace per fate: chosen, kept, removed by ...)."""
-    return {t.name: [c[0] for c in t.customdata] for t in fig.data}
+    return {t.name: [c[0] for c in t.customdata] for t in fig.data if t.type == "bar"}
 
 
 def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
@@ -60,7 +61,7 @@ def test_strategies_panel_follows_the_pending_logits(tiny):
     assert [r.name for r in expected] == ["greedy", "temperature", "top_k", "top_p", "min_p"]
     assert kept[0] == 1 and kept[2] >= 5  # greedy keeps one; top-k keeps k (and ties)
     titles = [a.text for a in after.layout.annotations if "keeps" in (a.text or "")]
-    assert [f"keeps {n:,} " in t for n, t in zip(kept, titles)] == [True] * len(kept)
+    assert [f"keeps {n:,}<br>" in t for n, t in zip(kept, titles)] == [True] * len(kept)
     STORE.release(run_id)
 
 
@@ -73,3 +74,31 @@ def test_no_run_gives_blank_panels():
         step_view.STRATEGIES_BLANK,
     ]
     assert all(not f.data for f in (pen, time_fig, strategies))
+
+
+def test_greedy_says_why_every_engine_keeps_every_token(tiny):
+    knobs = [0.0, 0, 0.5, 0.0, 1.0, 0.0, 0.0, "transformers"]  # top-p 0.5, skipped by greedy
+    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *knobs)
+    assert step_view.GREEDY_NOTE in out[5]
+    assert "top-p 0.5 is skipped" in h.settings_note(*knobs)
+    assert "Penalties on: repetition 1.3" in h.settings_note(1.0, 0, 1.0, 0.0, 1.3, 0.0, 0.0, "transformers")
+    STORE.release(out[-1])
+
+
+def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loaded(tiny):
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", MODES[0], *GREEDY)[-1]
+    list(h.run_to_end(run_id, MODES[0], *GREEDY))
+    _, _, strategies = step_view.side_view(run_id, h.settings_from(*GREEDY))
+    assert "press Prefill" in strategies.layout.annotations[0].text
+    assert "replayed" not in strategies.layout.annotations[0].text
+    STORE.release(run_id)
+
+
+def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *GREEDY)[-1]
+    out = step_view.said(h.step)(run_id, MODES[0], 0.0, 0, 5.0, *GREEDY[3:])
+    assert len(out) == step_view.VIEW_SIZE + 1 and all(o is gr.skip() or o == gr.skip() for o in out[:-1])
+    assert "Top-p must be between 0.01 and 1 (1 = off), got 5.0" in out[-1]
+    good = step_view.said(h.step)(run_id, MODES[0], *GREEDY)
+    assert good[-1] == "" and 'class="tok gen"' in good[0]  # the next good step clears the message
+    STORE.release(run_id)

@@ -3,23 +3,20 @@ shows a divergence and its batch-invariant rows none; beam search run to the end
 Screenshots go to artifacts/."""
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.test_app_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, app_url  # noqa: F401 (app_url is a fixture)
+from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
 @pytest.fixture(scope="module")
-def page(app_url):  # noqa: F811
+def page(app_url, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.goto(app_url)
-        page.locator("#step-buttons").wait_for(timeout=120_000)
-        yield page
-        browser.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(app_url)
+    page.locator("#step-buttons").wait_for(timeout=120_000)
+    yield page
+    page.close()
 
 
 def test_batching_default_run_diverges_and_the_batch_invariant_rows_do_not(page):

@@ -68,6 +68,7 @@ def assert_teaches(call, *parts) -> None:
         assert part in info.value.message, f"{part!r} missing from {info.value.message!r}"
 
 
+TEMPERATURE = "Temperature must be 0 (greedy) or between 0.01 and 3"
 PREFILL_CASES = {
     "empty prompt": ({"message": ""}, {}, ["the prompt is empty"]),
     "whitespace-only prompt": ({"message": " \n\t "}, {}, ["the prompt is empty"]),
@@ -78,26 +79,38 @@ PREFILL_CASES = {
         {},
         ["400 tokens", "(200)", f"{CONTEXT} tokens"],
     ),
-    "temperature None": ({}, {"temperature": None}, ["[0.01, 100]", "got None"]),
-    "temperature as text": ({}, {"temperature": "warm"}, ["[0.01, 100]", "got 'warm'"]),
-    "temperature NaN": ({}, {"temperature": float("nan")}, ["[0.01, 100]", "got nan"]),
-    "temperature below 0": ({}, {"temperature": -0.5}, ["[0.01, 100]", "got -0.5"]),
-    "temperature tiny but positive": ({}, {"temperature": 1e-300}, ["0 (greedy) or in [0.01, 100]", "got 1e-300"]),
-    "top-k below 0": ({}, {"top_k": -1}, [f"[0, {VOCAB}]", "got -1"]),
-    "top-k above the vocabulary": ({}, {"top_k": 300}, [f"[0, {VOCAB}]", f"{VOCAB} tokens", "got 300"]),
-    "top-k not whole": ({}, {"top_k": 2.5}, [f"[0, {VOCAB}]", "got 2.5"]),
-    "top-k infinite": ({}, {"top_k": float("inf")}, [f"[0, {VOCAB}]", "got inf"]),
-    "top-k None": ({}, {"top_k": None}, [f"[0, {VOCAB}]", "got None"]),
-    "top-p 0": ({}, {"top_p": 0.0}, ["(0, 1]", "got 0.0"]),
-    "top-p above 1": ({}, {"top_p": 1.5}, ["(0, 1]", "got 1.5"]),
-    "top-p NaN": ({}, {"top_p": float("nan")}, ["(0, 1]", "got nan"]),
-    "min-p 1": ({}, {"min_p": 1.0}, ["[0, 1)", "got 1.0"]),
-    "min-p below 0": ({}, {"min_p": -0.1}, ["[0, 1)", "got -0.1"]),
-    "repetition penalty 0": ({}, {"repetition": 0.0}, ["> 0", "got 0.0"]),
-    "repetition penalty below 0": ({}, {"repetition": -1.0}, ["> 0", "got -1.0"]),
-    "repetition penalty tiny but positive": ({}, {"repetition": 1e-40}, ["at least 0.01", "got 1e-40"]),
-    "presence penalty out of range": ({}, {"presence": 3.0}, ["[-2, 2]", "got 3.0"]),
-    "frequency penalty None": ({}, {"frequency": None}, ["[-2, 2]", "got None"]),
+    "temperature None": ({}, {"temperature": None}, [TEMPERATURE, "got None"]),
+    "temperature as text": ({}, {"temperature": "warm"}, [TEMPERATURE, "got 'warm'"]),
+    "temperature NaN": ({}, {"temperature": float("nan")}, [TEMPERATURE, "got nan"]),
+    "temperature below 0": ({}, {"temperature": -0.5}, [TEMPERATURE, "got -0.5"]),
+    "temperature tiny but positive": ({}, {"temperature": 1e-300}, [TEMPERATURE, "got 1e-300"]),
+    "top-k below 0": ({}, {"top_k": -1}, ["Top-k must be a whole number in [0, 200] (0 = off)", "got -1"]),
+    "top-k above its slider": ({}, {"top_k": 300}, ["Top-k", "[0, 200]", "got 300"]),
+    "top-k not whole": ({}, {"top_k": 2.5}, ["Top-k", "[0, 200]", "got 2.5"]),
+    "top-k infinite": ({}, {"top_k": float("inf")}, ["Top-k", "[0, 200]", "got inf"]),
+    "top-k None": ({}, {"top_k": None}, ["Top-k", "[0, 200]", "got None"]),
+    "top-p 0": ({}, {"top_p": 0.0}, ["Top-p must be between 0.01 and 1 (1 = off)", "got 0.0"]),
+    "top-p above 1": ({}, {"top_p": 1.5}, ["Top-p", "between 0.01 and 1", "got 1.5"]),
+    "top-p NaN": ({}, {"top_p": float("nan")}, ["Top-p", "between 0.01 and 1", "got nan"]),
+    "min-p 1": ({}, {"min_p": 1.0}, ["Min-p must be between 0 and 0.99 (0 = off)", "got 1.0"]),
+    "min-p below 0": ({}, {"min_p": -0.1}, ["Min-p", "got -0.1"]),
+    "repetition penalty 0": (
+        {},
+        {"repetition": 0.0},
+        ["Repetition penalty must be between 0.5 and 2 (1 = off)", "got 0"],
+    ),
+    "repetition penalty below 0": ({}, {"repetition": -1.0}, ["Repetition penalty", "got -1.0"]),
+    "repetition penalty tiny but positive": (
+        {},
+        {"repetition": 1e-40},
+        ["Repetition penalty", "0.5 and 2", "got 1e-40"],
+    ),
+    "presence penalty out of range": (
+        {},
+        {"presence": 3.0},
+        ["Presence penalty must be between -2 and 2 (0 = off)", "got 3.0"],
+    ),
+    "frequency penalty None": ({}, {"frequency": None}, ["Frequency penalty", "between -2 and 2", "got None"]),
     "unknown engine order": ({}, {"order": "fastest"}, ["transformers", "got 'fastest'"]),
     "max new tokens above the cap": ({"max_new": 5000}, {}, ["[1, 4096]", "got 5000"]),
     "max new tokens 0": ({"max_new": 0}, {}, ["[1, 4096]", "got 0"]),
@@ -125,11 +138,11 @@ def test_bad_prefill_input_names_value_and_range_and_keeps_the_session(session, 
 
 
 STEP_CASES = {
-    "temperature NaN": ({"temperature": float("nan")}, ["[0.01, 100]", "got nan"]),
-    "top-k None": ({"top_k": None}, [f"[0, {VOCAB}]", "got None"]),
-    "top-p 0": ({"top_p": 0.0}, ["(0, 1]", "got 0.0"]),
-    "min-p as text": ({"min_p": "lots"}, ["[0, 1)", "got 'lots'"]),
-    "repetition penalty 0": ({"repetition": 0}, ["> 0", "got 0.0"]),
+    "temperature NaN": ({"temperature": float("nan")}, [TEMPERATURE, "got nan"]),
+    "top-k None": ({"top_k": None}, ["Top-k", "[0, 200]", "got None"]),
+    "top-p 0": ({"top_p": 0.0}, ["Top-p must be between 0.01 and 1 (1 = off)", "got 0.0"]),
+    "min-p as text": ({"min_p": "lots"}, ["Min-p", "between 0 and 0.99", "got 'lots'"]),
+    "repetition penalty 0": ({"repetition": 0}, ["Repetition penalty must be between 0.5 and 2 (1 = off)", "got 0"]),
 }
 
 
@@ -168,11 +181,16 @@ def test_run_n_refuses_a_bad_n_with_the_range(session, n):
     assert_usable(session)
 
 
-def test_step_after_the_run_stopped_says_so_and_back_still_works(session):
-    list(h.run_to_end(session, MODES[0], *knobs()))
+def test_step_and_run_on_a_finished_run_keep_its_view_and_say_to_prefill_again(session):
+    last = list(h.run_to_end(session, MODES[0], *knobs()))[-1]
     entry = STORE.get(session)
     assert entry.run.done and len(entry.trace.steps) == GOOD["max_new"]
-    assert_teaches(lambda: step(session), "the run has stopped", "max_new_tokens")
+    again = [step(session), *h.run_steps(session, 3, MODES[0], *knobs()), *h.run_to_end(session, MODES[0], *knobs())]
+    assert len(again) == 3  # one view each: a Run on a finished run never leaves the page blank
+    for view in again:
+        assert view[:3] == last[:3]  # the same chips, loop diagram and stop line
+        assert "finished" in view[2] and "press Prefill to run again with the new settings" in view[2]
+        assert view[3].data  # the chart still shows the last step
     assert len(entry.extras) == len(entry.trace.steps)
     teach(h.back)(session, MODES[0], *knobs())
     assert_usable(session)
@@ -273,3 +291,10 @@ def test_a_whole_number_box_lets_nan_reach_the_check_that_names_the_box(bad):
 def test_a_whole_number_box_passes_whole_numbers_and_a_cleared_box_through():
     box = validate.whole_number_box(0)
     assert box.preprocess(5) == 5 and box.preprocess(None) is None
+
+
+def test_a_knob_slider_lets_an_out_of_range_typed_value_reach_the_check_that_names_it():
+    with pytest.raises(gr.Error, match="greater than maximum"):  # gradio's own slider: no control named
+        gr.Slider(0.01, 1, 1.0).preprocess(5)
+    assert validate.knob_slider(0.01, 1, 1.0).preprocess(5) == 5
+    assert_teaches(lambda: teach(h.settings_from)(1.0, 0, 5, 0.0, 1.0, 0.0, 0.0, "transformers"), "Top-p", "got 5")

@@ -45,21 +45,39 @@ def bars(fig):
     return {x: y for t in fig.data if t.type == "bar" for x, y in zip(t.x, t.y)}
 
 
-def test_bars_use_whole_vocabulary_probabilities_never_renormalised():
-    fig = distribution.distribution_figure(make_step(TOP), distribution.MODES[0])
+def test_model_probability_bars_are_whole_vocabulary_probabilities_never_renormalised():
+    fig = distribution.distribution_figure(make_step(TOP), "model probability")
     heights = sorted(bars(fig).values(), reverse=True)
     assert heights == [0.4, 0.2, 0.06, 0.04]
     assert sum(heights) == pytest.approx(0.7)
 
 
-def test_after_pipeline_mode_shows_renormalised_survivors_and_logit_mode_shows_logits():
-    step = make_step(TOP)
-    assert sorted(bars(distribution.distribution_figure(step, distribution.MODES[1])).values()) == [0, 0, 0.4, 0.6]
-    assert sorted(bars(distribution.distribution_figure(step, distribution.MODES[2])).values()) == [2, 3, 4, 5]
+def test_by_default_bars_are_what_the_next_token_is_drawn_from_with_the_model_probability_beside_each():
+    fig = distribution.distribution_figure(make_step(TOP))  # the default mode
+    assert distribution.MODES[0] == "after your settings"
+    filled = {t.name: list(t.y) for t in fig.data if t.type == "bar" and t.marker.color != "rgba(0,0,0,0)"}
+    assert filled == {"chosen": [0.6], "kept": [0.4]}  # after your settings: the survivors, renormalised
+    outline = next(t for t in fig.data if t.name.startswith("removed by top-k"))
+    assert list(outline.y) == [0.06, 0.04] and outline.marker.line.color == REMOVED["top_k"]  # empty: nothing left
+    marks = next(t for t in fig.data if t.name == distribution.MODEL_MARK)
+    assert list(marks.y) == [0.4, 0.2, 0.06, 0.04]  # the model's own probability, beside every bar
+
+
+def test_probability_axis_is_fixed_so_a_flatter_distribution_looks_flatter():
+    sharp = make_step([(1, "a", 5.0, 0.8, 0.9, None), (2, "b", 1.0, 0.1, 0.1, None)])
+    flat = make_step([(1, "a", 5.0, 0.8, 0.3, None), (2, "b", 1.0, 0.1, 0.2, None)])
+    for mode in ("after your settings", "model probability"):
+        ranges = [tuple(distribution.distribution_figure(s, mode).layout.yaxis.range) for s in (sharp, flat)]
+        assert ranges == [(0, 1.02), (0, 1.02)]
+    assert max(bars(distribution.distribution_figure(flat)).values()) == 0.3
+
+
+def test_logit_mode_shows_logits():
+    assert sorted(bars(distribution.distribution_figure(make_step(TOP), "raw logits")).values()) == [2, 3, 4, 5]
 
 
 def test_each_bar_is_coloured_by_its_fate_with_a_legend_name():
-    fig = distribution.distribution_figure(make_step(TOP, token_id=2))
+    fig = distribution.distribution_figure(make_step(TOP, token_id=2), "model probability")
     by_name = {t.name: t.marker.color for t in fig.data if t.type == "bar"}
     assert by_name["chosen"] == CHOSEN
     assert by_name["removed by top-k"] == REMOVED["top_k"]
@@ -78,7 +96,7 @@ def test_chosen_token_below_the_top_n_still_gets_a_bar_with_its_rank():
 
 
 def test_thresholds_are_drawn_for_top_k_top_p_and_min_p():
-    fig = distribution.distribution_figure(make_step(TOP))
+    fig = distribution.distribution_figure(make_step(TOP), "model probability")
     texts = " ".join(a.text for a in fig.layout.annotations)
     assert "top-k = 2" in texts and "top-p = 0.6" in texts and "min-p" in texts
     cumulative = next(t for t in fig.data if t.name == "cumulative mass")
@@ -115,7 +133,9 @@ def test_chip_hover_names_id_probability_and_rank_and_marks_forced():
 
 def test_held_back_text_is_shown_as_held():
     assert "held back" in sequence.stop_html(None, "Th", "abc")
-    assert 'data-stop="max_new_tokens"' in sequence.stop_html("max_new_tokens", "", "abc")
+    finished = sequence.stop_html("max_new_tokens", "", "abc")
+    assert 'data-stop="max_new_tokens"' in finished
+    assert "finished" in finished and "press Prefill to run again with the new settings" in finished
 
 
 def test_loop_lights_the_current_phase_only():

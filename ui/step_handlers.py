@@ -14,36 +14,61 @@ import gradio as gr
 
 from decoding.inspector import inspect_step
 from decoding.loop import MAX_NEW_TOKENS_CAP, Run
-from decoding.pipeline import SamplerSettings
+from decoding.pipeline import ORDERS, SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
+from ui.step_controls import KNOBS, TOP_K_MAX
 from ui.step_lessons import PRESETS
-from ui.step_view import TOP_N, empty_view, view
+from ui.step_view import TOP_N, empty_view, start_line, view
 from visuals import distribution, sequence
 
-MAX_TOP_K = 1000
 MAX_SEED = 2**32 - 1
+QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
 
 
 def settings_from(
     temperature, top_k, top_p, min_p, repetition, presence, frequency, order, *, vocab_size: int | None = None
 ) -> SamplerSettings:
-    """The knobs as sent by the browser (None, NaN or text included); SamplerSettings checks each range."""
-    top_k_max = min(MAX_TOP_K, vocab_size or MAX_TOP_K)
+    """The knobs as sent by the browser (None, NaN, text or out of range included), each checked against the range
+    its control shows, with a message that names the control as labelled."""
+    top_k_max = min(TOP_K_MAX, vocab_size or TOP_K_MAX)
     note = "0 = off" + (f"; this model has {vocab_size} tokens" if top_k_max == vocab_size else "")
+    values = dict(temperature=temperature, top_p=top_p, min_p=min_p, repetition=repetition, presence=presence,
+                  frequency=frequency)  # fmt: skip
+    checked = {name: validate.checked(KNOBS[name].label, v, KNOBS[name].ok, KNOBS[name].allowed)
+               for name, v in values.items()}  # fmt: skip
     return SamplerSettings(
-        temperature=validate.real(temperature),
-        top_k=validate.whole("top-k", top_k, 0, top_k_max, note),
-        top_p=validate.real(top_p),
-        min_p=validate.real(min_p),
-        repetition_penalty=validate.real(repetition),
-        presence_penalty=validate.real(presence),
-        frequency_penalty=validate.real(frequency),
-        order=order,
+        temperature=checked["temperature"],
+        top_k=validate.whole("Top-k", top_k, 0, top_k_max, note),
+        top_p=checked["top_p"],
+        min_p=checked["min_p"],
+        repetition_penalty=checked["repetition"],
+        presence_penalty=checked["presence"],
+        frequency_penalty=checked["frequency"],
+        order=validate.choice("Engine order", order, ORDERS),
     )
+
+
+def settings_note(*knobs) -> str:
+    """Beside the knobs: which settings this step skips, and why (greedy takes the argmax; a neutral value is off)."""
+    try:
+        s = settings_from(*knobs)
+    except ValueError:
+        return ""  # the message line says what is wrong
+    set_truncations = [f"{label} {value:g}" for label, value, off in (
+        ("top-k", s.top_k, 0), ("top-p", s.top_p, 1.0), ("min-p", s.min_p, 0.0)) if value != off]  # fmt: skip
+    notes = []
+    if s.greedy and set_truncations:
+        notes.append(f"Temperature 0 is greedy: it takes the argmax, so {' and '.join(set_truncations)} "
+                     f"{'is' if len(set_truncations) == 1 else 'are'} skipped (as in generate()).")  # fmt: skip
+    penalties = [("repetition", s.repetition_penalty, 1.0), ("presence", s.presence_penalty, 0.0),
+                 ("frequency", s.frequency_penalty, 0.0)]  # fmt: skip
+    on = [f"{name} {value:g}" for name, value, off in penalties if value != off]
+    notes.append(f"Penalties on: {', '.join(on)}." if on else "Penalties off (repetition 1, presence 0, frequency 0).")
+    return " ".join(notes)
 
 
 def apply_preset(name):
@@ -51,7 +76,7 @@ def apply_preset(name):
         return (gr.skip(),) * 9
     p = PRESETS[name]
     values = (p.prompt, p.template, p.temperature, p.top_k, p.top_p, p.min_p, p.repetition, p.max_new_tokens)
-    return (*values, f"*What to watch:* {p.watch}")
+    return (*values, start_line(name))
 
 
 def prompt_view(config: AppConfig, model_id: str, message: str, template: str):
@@ -70,12 +95,13 @@ def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_ne
     """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution."""
     lm = get_model(config, model_id)
     settings = settings_from(*knobs, vocab_size=lm.vocab_size)
-    seed = validate.whole("seed", seed, 0, MAX_SEED)
-    validate.choice("the chart mode", mode, distribution.MODES)  # before the run is stored, not after
+    seed = validate.whole("Seed", seed, 0, MAX_SEED)
+    validate.choice("Bars show", mode, distribution.MODES)  # before the run is stored, not after
     if template == CHAT and not lm.chat:
-        raise ValueError(f"{lm.label} has no chat template: choose raw text")
+        raise ValueError(f"{lm.label} has no chat template: set Prompt format to raw text")
+    max_new = validate.whole("Max new tokens", max_new, 1, MAX_NEW_TOKENS_CAP)
     prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
-    stops, max_new = validate.stop_strings(stops), validate.integral(max_new)
+    stops = validate.stop_strings(stops)
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
     run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
     run.prefill()
@@ -103,8 +129,8 @@ def step(run_id, mode, *knobs, force_id=None):
         entry.shown, entry.preview = (entry.trace.steps[entry.cursor - 1] if entry.cursor else None), False
         return view(entry, run_id, mode, knobs[-1])
     settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size)
-    if force_id is None and entry.run.done:
-        raise ValueError(f"the run has stopped ({entry.trace.stop_reason}): press Back to branch, or Prefill")
+    if force_id is None and entry.run.done:  # the view says it is finished and what to press; nothing to redo
+        return view(entry, run_id, mode, settings.order)
     if force_id is not None and not entry.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
     fresh = entry.preview and entry.shown is not None and entry.shown.settings == settings.to_dict()
@@ -117,19 +143,23 @@ def step(run_id, mode, *knobs, force_id=None):
 
 def force(run_id, force_id, mode, *knobs):
     if force_id is None or force_id == "":
-        raise ValueError("pick a candidate token first (the list under the chart), then press Force")
+        raise ValueError("Force a token: pick a candidate in the list under the chart first, then press Force")
     run = STORE.get(run_id).run
     if run is None:
         raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
     # checked before step() goes back a step, so a bad id leaves the run as it was
-    force_id = validate.whole("the forced token id", force_id, 0, run.lm.vocab_size - 1)
+    force_id = validate.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
     return step(run_id, mode, *knobs, force_id=force_id)
 
 
 def run_steps(run_id, n, mode, *knobs):
-    """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel."""
+    """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel. On a finished
+    run it shows the run as it is (the view says it is finished), never a blank page."""
     entry = STORE.get(run_id)
-    limit = validate.whole("N", n, 1, MAX_NEW_TOKENS_CAP)
+    limit = validate.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
+    if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
+        yield view(entry, run_id, mode, knobs[-1])
+        return
     for _ in range(limit):
         if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
             break
@@ -162,12 +192,11 @@ def _back(entry: Entry) -> None:
 
 def settings_changed(run_id, mode, *knobs):
     """A knob moved: redraw the next distribution under the new settings (no forward pass)."""
-    if run_id is None:
-        return gr.skip()
-    entry = STORE.get(run_id)
-    if entry.run is None or entry.run.done:
-        return gr.skip()
-    _show_preview(entry, settings_from(*knobs, vocab_size=entry.run.lm.vocab_size))
+    entry = STORE.get(run_id) if run_id is not None else None
+    settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size if entry and entry.run else None)
+    if entry is None or entry.run is None or entry.run.done:
+        return (gr.skip(),) * 8  # nothing to redraw; checked first, so a bad value is said even before Prefill
+    _show_preview(entry, settings)
     return view(entry, run_id, mode, knobs[-1])
 
 
@@ -195,7 +224,7 @@ NOT_A_TRACE = "that file is not a Decoding Lab trace (JSON from 'Save trace')"
 def load_trace(run_id, file, mode, order):
     if file is None:
         return gr.skip()
-    validate.choice("the chart mode", mode, distribution.MODES)
+    validate.choice("Bars show", mode, distribution.MODES)
     try:
         trace = Trace.from_json(Path(file).read_text(encoding="utf-8"))
     except (AttributeError, KeyError, TypeError, ValueError) as err:

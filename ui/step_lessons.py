@@ -1,16 +1,22 @@
-"""The words of the step-by-step lesson: the walk-through at the top of the tab, and presets that each
-teach one thing, with one sentence on what to watch."""
+"""The words of the step-by-step lesson: the walk-through beside the knobs, and presets that each teach one
+thing, with one sentence on what to watch. Every claim here is performed and checked by tests/test_step_lessons_e2e.py
+on the bundled model; a claim that depends on the draw names its seed."""
 
 from dataclasses import dataclass
 
 from ui.context import CHAT, RAW
 
-WALKTHROUGH = """**Try this**
-1. Pick the preset **Confident**, press **Prefill**: one bar holds most of the probability. Press **Step** three times.
-2. Press **Back**, drag **temperature** to 2: the chart redraws the *same* logits, flatter. Press **Step**.
-3. Click a short bar (or pick it under the chart and press **Force**): the run branches from an unlikely token.
-4. Pick **Greedy loop**, **Prefill**, **Run to end**: temperature 0 repeats itself. Set repetition penalty 1.3.
-5. Look at **Time**: prefill is one pass over the whole prompt; every token after it costs one more pass.
+WALKTHROUGH = """1. With the preset **Confident**, press **Prefill**: one bar, ␣Paris, holds most of the probability
+   (0.77). Press **Step** three times.
+2. Press **Back**, drag **Temperature** to 2: the same logits, flatter. With seed 0 the tallest bar drops from
+   0.36 to 0.02; the dashes (the model's own probabilities) stay where they were. Press **Step**.
+3. Pick a short bar under the chart (**Force a token**) and press **Force** (or click the bar): the run branches
+   from an unlikely token, its chip dashed.
+4. Pick **Greedy loop**, **Prefill**, **Run to end**: temperature 0 repeats "I'm a cat." Open *Penalties, seed,
+   length…* below these steps, set **Repetition penalty** to 1.3, press **Prefill** and **Run to end** again: the
+   loop is gone.
+5. Look at **Time** further down: prefill is one pass over the whole prompt; every token after it costs one more
+   pass.
 """
 
 
@@ -37,7 +43,8 @@ PRESETS = {
         0.0,
         1.0,
         12,
-        "One bar holds most of the mass, so greedy and sampling agree. Watch the gap in the chart's title.",
+        "One bar (␣Paris, p = 0.77) holds most of the probability, so a draw usually takes it. Not always: with "
+        "seed 0 the third Step draws ␣To, a bar of p = 0.003.",
     ),
     "Open: tell me a story": Preset(
         "Tell me a story",
@@ -48,7 +55,8 @@ PRESETS = {
         0.0,
         1.0,
         48,
-        "Many tokens share the mass (high entropy): press Back, then Step again, and the story forks.",
+        "No bar holds even a quarter of the probability (entropy 4.9 bits; Confident's is 2.1). Set the seed to 1 "
+        "(under Penalties, seed…) and press Prefill again: the story starts another way.",
     ),
     "Greedy loop": Preset(
         "I like cats. I like dogs. I like",
@@ -59,7 +67,8 @@ PRESETS = {
         0.0,
         1.0,
         40,
-        "Temperature 0 always takes the top bar, and the text loops. Then set repetition penalty 1.3.",
+        'Temperature 0 always takes the top bar, and the text loops ("I\'m a cat." again and again). Then set '
+        "repetition penalty 1.3 and press Prefill again.",
     ),
     "High temperature": Preset(
         "Write one sentence about the sea.",
@@ -70,6 +79,10 @@ PRESETS = {
         0.0,
         1.0,
         40,
-        "At 1.8 the bars flatten and unlikely tokens get picked (pale chips). Add min-p 0.1 and compare.",
+        "At 1.8 the bars flatten and unlikely tokens get drawn: with seed 0, most of the 40 tokens had a model "
+        "probability under 0.01 (pale chips). Set min-p 0.1 and press Prefill again: such draws become rare.",
     ),
 }
+DEFAULT_PRESET = next(iter(PRESETS))
+# the short names a shared link uses: ?preset=confident
+SLUGS = {name.split(":")[0].lower().replace(" ", "-"): name for name in PRESETS}

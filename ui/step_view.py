@@ -2,7 +2,10 @@
 back with the click; the side panels (penalties, timeline) follow in a second event, so the chart the
 learner is watching is not held up by figures below the fold."""
 
+import html
+import inspect
 import time
+from functools import wraps
 
 import gradio as gr
 
@@ -10,10 +13,49 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import token_texts
 from decoding.sandbox import each_strategy_alone
 from ui.sessions import STORE, Entry
+from ui.step_lessons import PRESETS
 from visuals import distribution, penalties, sandbox, sequence, serving, strategies, timeline
 from visuals.theme import empty_figure
 
 TOP_N = 20
+VIEW_SIZE = 8  # chips, loop, stop reason, chart, force picker, engine orders, numbers, run id
+GREEDY_NOTE = "*Temperature 0 is greedy: it takes the argmax, so top-k, top-p and min-p are skipped, as in generate()*"
+KEYS = "Keys: <kbd>P</kbd> Prefill · <kbd>→</kbd> Step · <kbd>←</kbd> Back"
+
+
+def start_line(preset: str) -> str:
+    """The first line of the tab: what the chosen preset shows, and what to press."""
+    watch = f"*{html.escape(preset.split(':')[0])}:* {PRESETS[preset].watch} " if preset in PRESETS else ""
+    return f"**Press Prefill**, then **Step**. {watch}<span class='step-keys'>{KEYS}</span>"
+
+
+def said(fn):
+    """A step handler whose bad values are said in one place, the message line under the buttons, in the words of
+    the page; everything else keeps its view (no "Error" stamped on every panel). A good event clears the line."""
+
+    def failed(err: ValueError) -> tuple:
+        return (*[gr.skip()] * VIEW_SIZE, f"<div class='step-error'>{html.escape(str(err))}</div>")
+
+    if inspect.isgeneratorfunction(fn):
+
+        @wraps(fn)
+        def generator(*args, **kwargs):
+            try:
+                for out in fn(*args, **kwargs):
+                    yield (*out, "")
+            except ValueError as err:
+                yield failed(err)
+
+        return generator
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return (*fn(*args, **kwargs), "")
+        except ValueError as err:
+            return failed(err)
+
+    return wrapper
 
 
 def redraw_chart(run_id, mode):
@@ -34,11 +76,13 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     choices = distribution.candidate_choices(entry.shown, TOP_N) if entry.shown is not None else []
     orders = sandbox.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
     if live and entry.shown is not None:
+        if entry.shown.settings.get("temperature") == 0:  # why every engine "keeps" the whole vocabulary
+            orders = f"{GREEDY_NOTE}  \n{orders}"
         orders = f"**Forward pass:** {_pass_line(entry.shown)}  \n{orders}"
     out = (
         sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held),
         sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
-        sequence.stop_html(trace.stop_reason if done_here else None, held, trace.text),
+        sequence.stop_html(trace.stop_reason if done_here else None, held, trace.text, live),
         redraw_chart(run_id, mode),
         gr.update(choices=choices, value=None),
         orders,
@@ -88,8 +132,10 @@ def strategies_view(entry: Entry, settings: SamplerSettings | None):
     """Greedy, temperature, top-k, top-p, min-p, each alone on the raw logits the next step chooses from.
     Off settings show their usual value; a settings error leaves the panel as it is (the step says why)."""
     run = entry.run
-    if run is None or run.logits is None:
+    if run is None:
         return empty_figure("Each strategy alone needs a live run (a replayed trace has no logits)", 260)
+    if run.logits is None:  # the run has ended: there is no next token to choose
+        return empty_figure("The run is finished: press Prefill to run again", 260)
     if settings is None:
         return gr.skip()
     results = each_strategy_alone(run.logits, settings, TOP_N)

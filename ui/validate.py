@@ -104,6 +104,27 @@ def _short(value, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
+def checked(label: str, value, ok, allowed: str) -> float:
+    """`value` as a float when it is a finite number that `ok` accepts, or a ValueError naming the control by its
+    label on the page, the allowed values in words (`allowed`) and what came."""
+    parsed = _parse(value)
+    if parsed is None or not ok(parsed):
+        raise ValueError(f"{label} must be {allowed}, got {_short(value)}")
+    return parsed
+
+
+def knob_slider(*args, **kwargs) -> gr.Slider:
+    """A gr.Slider whose typed value reaches the handler's check even when it is out of range.
+
+    gr.Slider refuses a typed 5 for top-p in its own preprocessing with a bare "Value 5 is greater than maximum
+    value 1." that names no control; the handler's `checked` names the control, its range and the value instead.
+    (Set on the instance: a gr.Slider subclass would make gradio write a .pyi stub beside this file.)
+    """
+    slider = gr.Slider(*args, **kwargs)
+    slider.preprocess = lambda payload: payload
+    return slider
+
+
 def whole_number_box(value: int, **kwargs) -> gr.Number:
     """A number box for a whole number that the handler checks with `whole` (or the engine), unrounded.
 

@@ -1,7 +1,10 @@
 """The next-token distribution: the model's top-N candidates, each bar coloured by its fate.
 
-Bar heights are probabilities over the WHOLE vocabulary (the top N are never renormalised among
-themselves), so the bars of a flat distribution are all short and the missing mass is visible.
+By default the bars are what the next token is drawn from: the probabilities after the learner's settings
+(penalties, temperature, truncation), on a fixed 0-1 axis, so temperature 2 visibly flattens them; a dash beside
+each bar is the model's own probability, and a removed token is an empty hatched outline at its model probability.
+Probabilities are over the WHOLE vocabulary (the top N are never renormalised among themselves), so the bars of a
+flat distribution are all short and the missing mass is visible.
 The thresholds the truncating samplers used are drawn on the chart: where top-k cuts, the
 cumulative mass top-p stops at, and min-p's floor relative to the top token.
 """
@@ -11,12 +14,28 @@ import math
 import plotly.graph_objects as go
 
 from decoding.trace import Step
-from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, REMOVED_OPACITY, STAGE_LABELS, fate_colour, figure_from, look
+from visuals.theme import (
+    CHOSEN,
+    FORCED,
+    KEPT,
+    REMOVED,
+    REMOVED_OPACITY,
+    STAGE_LABELS,
+    TEXT,
+    fate_colour,
+    figure_from,
+    look,
+)
 from visuals.tokens import visible_token
 
-MODES = ("model probability", "after the pipeline", "raw logits")
+MODES = ("after your settings", "model probability", "raw logits")
 NEAR_TIE = 0.05  # a top-1/top-2 probability gap below this is where runs fork
-_AXIS = {MODES[0]: "probability (whole vocabulary)", MODES[1]: "probability after sampling", MODES[2]: "logit"}
+_AXIS = {
+    MODES[0]: "probability after your settings",
+    MODES[1]: "model probability (whole vocabulary)",
+    MODES[2]: "logit",
+}
+MODEL_MARK = "the model's own probability"
 
 
 def near_tie(step: Step) -> tuple[float, bool]:
@@ -38,7 +57,7 @@ def shown_candidates(step: Step, n: int, chosen: bool = True) -> list:
 def bar_value(c, mode: str) -> float:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    return c.prob_before if mode == MODES[0] else c.prob_after if mode == MODES[1] else c.logit
+    return c.prob_after if mode == MODES[0] else c.prob_before if mode == MODES[1] else c.logit
 
 
 def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n: int = 20) -> go.Figure:
@@ -48,39 +67,57 @@ def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n
     labels = [f"{visible_token(c.text)} " + ("" if i < n else f"(#{step.rank})") for i, c in enumerate(top)]
     labels = _unique(labels)
     # one trace per fate, so the legend names each colour (never colour alone)
-    data = [_bars(fate, top, values, labels, step, chosen) for fate in _fates(top, step, chosen)]
-    layout = look(_title(step, chosen), height=440)
+    data = [_bars(fate, top, values, labels, step, chosen, mode) for fate in _fates(top, step, chosen)]
+    if mode == MODES[0]:
+        data.append(_model_marks(top, labels))
+    layout = look(_title(step, chosen), height=400)
     layout["xaxis"] |= dict(categoryorder="array", categoryarray=labels, tickangle=-45,
                             tickfont={"size": 15, "family": "monospace"})  # fmt: skip
     layout["yaxis"] |= {"title": {"text": _AXIS[mode]}}
+    if mode != MODES[2]:  # a fixed axis: a flatter distribution looks flatter, never rescaled back to full height
+        layout["yaxis"] |= {"range": [0, 1.02], "autorange": False, "dtick": 0.2}
     layout["shapes"], layout["annotations"] = [], []
     if mode != MODES[2]:
         _draw_thresholds(data, layout, step, top, values, labels)
     legend = {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "bgcolor": "rgba(0,0,0,0)"}
     # hovermode x: a click anywhere in a bar's column picks it, even a bar a few pixels tall
     layout |= dict(barmode="overlay", bargap=0.15, legend=legend, hovermode="x")
-    layout["margin"] |= {"t": 120, "b": 90}
+    layout["margin"] |= {"t": 84, "b": 80}
     return figure_from(data, layout)
 
 
-def _bars(fate: str, top, values: list[float], labels: list[str], step: Step, chosen: bool) -> dict:
+def _bars(fate: str, top, values: list[float], labels: list[str], step: Step, chosen: bool, mode: str) -> dict:
     idx = [i for i, c in enumerate(top) if _fate(c, step, chosen) == fate]
     removed = fate not in ("kept", "chosen", "forced")
+    colour = _fate_colour(fate)
+    name = _FATE_NAMES.get(fate, f"removed by {STAGE_LABELS.get(fate, fate)}")
+    marker = {"color": colour, "opacity": 1.0, "pattern": {"shape": ""}, "line": {"width": 0}}
+    heights = [values[i] for i in idx]
+    if removed and mode == MODES[0]:
+        # nothing is left of it after your settings: an empty hatched outline at the probability the model gave it
+        heights = [top[i].prob_before for i in idx]
+        marker = {"color": "rgba(0,0,0,0)", "pattern": {"shape": "/", "fgcolor": colour, "fillmode": "overlay"},
+                  "line": {"width": 2, "color": colour}}  # fmt: skip
+        name += " (outline: its model probability)"
+    elif removed:
+        marker |= {"opacity": REMOVED_OPACITY, "pattern": {"shape": "/"}}
     return dict(
         type="bar",
         x=[labels[i] for i in idx],
-        y=[values[i] for i in idx],
-        name=_FATE_NAMES.get(fate, f"removed by {STAGE_LABELS.get(fate, fate)}"),
-        marker={
-            "color": _fate_colour(fate),
-            "opacity": REMOVED_OPACITY if removed else 1.0,
-            "pattern": {"shape": "/" if removed else ""},
-            "line": {"width": 0},
-        },
+        y=heights,
+        name=name,
+        marker=marker,
         customdata=[[top[i].id, top[i].prob_before, top[i].prob_after, top[i].logit] for i in idx],
         hovertemplate="id %{customdata[0]}<br>model p %{customdata[1]:.4f}<br>after %{customdata[2]:.4f}"
         "<br>logit %{customdata[3]:.2f}<extra></extra>",
     )
+
+
+def _model_marks(top, labels: list[str]) -> dict:
+    """A dash at each token's model probability, beside its bar: how far your settings moved it."""
+    return dict(type="scatter", mode="markers", x=labels, y=[c.prob_before for c in top], name=MODEL_MARK,
+                marker={"symbol": "line-ew", "size": 22, "line": {"width": 3, "color": TEXT}},
+                hoverinfo="skip")  # fmt: skip
 
 
 def _unique(labels: list[str]) -> list[str]:

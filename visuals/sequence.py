@@ -9,7 +9,7 @@ import html
 
 from decoding.trace import Step
 from visuals.theme import CHOSEN, FORCED, KEPT
-from visuals.tokens import visible_token
+from visuals.tokens import BYTES_NOTE, has_bytes, visible_token
 
 PHASES = ("context", "logits", "softmax", "sample", "append")
 
@@ -44,7 +44,9 @@ def chips_html(prompt_tokens: list[str], prompt_ids: list[int], steps: list[Step
         )
     legend = (
         '<div class="tok-legend">grey = prompt · shaded = generated (darker = chosen with higher probability)'
-        f' · <span style="outline:2px dashed {FORCED}">dashed</span> = forced · ␣ = leading space · ↵ = newline</div>'
+        f' · <span style="outline:2px dashed {FORCED}">dashed</span> = forced · ␣ = leading space · ↵ = newline'
+        + (f" · {html.escape(BYTES_NOTE)}" if has_bytes([*prompt_tokens, *(s.token_text for s in steps)]) else "")
+        + "</div>"
     )
     return f'<div class="chips">{"".join(parts)}</div>{legend}'
 
@@ -74,8 +76,8 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
     return f'{loop}<div class="loop-caption">{caption}</div>'
 
 
-def stop_html(stop_reason: str | None, held_text: str, text: str) -> str:
-    """Why the run stopped, in words; held-back text shown as such."""
+def stop_html(stop_reason: str | None, held_text: str, text: str, live: bool = True) -> str:
+    """Why the run stopped, in words, and what to press next; held-back text shown as such."""
     reasons = {
         "eos": "the model chose its end-of-sequence token",
         "max_new_tokens": "it reached max new tokens",
@@ -84,7 +86,8 @@ def stop_html(stop_reason: str | None, held_text: str, text: str) -> str:
     if stop_reason is None:
         head = "<b>running</b>: not stopped yet"
     else:
-        head = f"<b>stopped</b>: {html.escape(reasons.get(stop_reason, stop_reason))}"
+        again = "press Prefill to run again with the new settings" if live else "press Prefill to run it live"
+        head = f"<b>finished</b>: {html.escape(reasons.get(stop_reason, stop_reason))} · {again}"
     held = f' · <span class="held">held back: {_visible(held_text)}</span>' if held_text else ""
     return f'<div class="stop" data-stop="{html.escape(stop_reason or "")}">{head}{held}</div>'
 

@@ -11,15 +11,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from visuals.theme import CHOSEN, FONT_SIZE, KEPT, OTHER, REMOVED, REMOVED_OPACITY, STAGE_LABELS, TEXT, styled
+from visuals.theme import (
+    CHOSEN,
+    FONT_SIZE,
+    KEPT,
+    OTHER,
+    REMOVED,
+    REMOVED_OPACITY,
+    STAGE_LABELS,
+    TEXT,
+    figure_from,
+    look,
+)
 
 if TYPE_CHECKING:
     from decoding.sandbox import Alone
 
 NAMES = {"greedy": "greedy", **STAGE_LABELS}
 REST_GAP = 3  # the "rest" bar stands this many ranks after the last shown token
+SPACING = 0.012  # between panels, a share of the width
 
 
 def percent(mass: float) -> str:
@@ -75,83 +86,116 @@ def _bars(r: Alone, keep: bool, labels: dict[int, str]) -> dict:
 
 
 def strategies_figure(results: list[Alone], labels: dict[int, str] | None = None, height: int = 440) -> go.Figure:
-    """One panel per result, left to right; `labels` (optional) maps token id -> visible text for hover."""
+    """One panel per result, left to right; `labels` (optional) maps token id -> visible text for hover.
+    Built as plain data (`theme.figure_from`): it follows every Step of every student, and plotly's subplot
+    helpers and per-property validation cost ~55 ms of server CPU per draw, more than the forward pass."""
     labels = labels or {}
     n_top = max((len(r.ids) for r in results), default=0)
-    fig = make_subplots(
-        rows=1,
-        cols=max(len(results), 1),
-        shared_yaxes=True,
-        horizontal_spacing=0.012,
-        subplot_titles=[panel_title(r) for r in results],
-    )
-    shown: set[str] = set()
-    for col, r in enumerate(results, 1):
-        _panel(fig, r, col, labels, shown)
+    cols = max(len(results), 1)
+    width = (1 - SPACING * (cols - 1)) / cols
+    domains = [[c * (width + SPACING), c * (width + SPACING) + width] for c in range(cols)]
     tops = [max(r.before + r.after + [r.rest_kept + r.rest_removed, r.rest_after]) for r in results]
-    fig.update_yaxes(range=[0, min(1.0, max(tops, default=1)) * 1.05], tickformat=".0%")
-    fig.update_yaxes(title_text="probability", row=1, col=1)
-    _rank_axis(fig, results, n_top)
-    fig.update_xaxes(title_text=f"rank (top {n_top}), then all the rest", row=1, col=(len(results) + 1) // 2)
-    fig.update_annotations(font={"size": FONT_SIZE - 1})
-    fig = styled(fig, None, height=height)
-    fig.update_layout(
-        barmode="overlay",
-        bargap=0.1,
-        margin={"t": 130, "b": 90, "l": 60, "r": 10},
-        legend={"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
-    )
-    return fig
+    layout = look(None, height)
+    axis = layout.pop("xaxis")
+    del layout["yaxis"]
+    x_ticks = _rank_axis(results, n_top)
+    y_range = [0, min(1.0, max(tops, default=1)) * 1.05]
+    for c, domain in enumerate(domains, 1):
+        x, y = _suffix(c)
+        layout["xaxis" + x] = {**axis, **x_ticks, "domain": domain, "anchor": "y" + y}
+        layout["yaxis" + y] = {**axis, "domain": [0, 1], "anchor": "x" + x, "range": y_range, "tickformat": ".0%"}
+        if c > 1:  # shared y: one scale, its labels on the first panel only
+            layout["yaxis" + y] |= {"matches": "y", "showticklabels": False}
+    layout["yaxis"]["title"] = {"text": "probability"}
+    layout["xaxis" + _suffix((cols + 1) // 2)[0]]["title"] = {"text": f"rank (top {n_top}), then all the rest"}
+    layout["annotations"] = [_title(panel_title(r), domain) for r, domain in zip(results, domains)]
+    layout |= {
+        "barmode": "overlay",
+        "bargap": 0.1,
+        "margin": {"t": 130, "b": 90, "l": 60, "r": 10},
+        "legend": {**layout["legend"], "orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
+    }
+    shown: set[str] = set()
+    data = [trace for col, r in enumerate(results, 1) for trace in _panel(r, col, labels, shown)]
+    return figure_from(data, layout)
 
 
-def _panel(fig: go.Figure, r: Alone, col: int, labels: dict[int, str], shown: set[str]) -> None:
+def _suffix(col: int) -> tuple[str, str]:
+    """Axis name suffixes of a panel: '' for the first, then '2', '3'..."""
+    return ("", "") if col == 1 else (str(col), str(col))
+
+
+def _title(text: str, domain: list[float]) -> dict:
+    """A panel's title over its middle, as plotly's subplot titles are placed."""
+    return {
+        "text": text,
+        "x": (domain[0] + domain[1]) / 2,
+        "y": 1.0,
+        "xref": "paper",
+        "yref": "paper",
+        "xanchor": "center",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": FONT_SIZE - 1},
+    }
+
+
+def _panel(r: Alone, col: int, labels: dict[int, str], shown: set[str]) -> list[dict]:
     """One strategy's panel: its bars by fate (each fate in the legend once), and the p it samples with."""
+    x, y = _suffix(col)
+    where = {"xaxis": "x" + x, "yaxis": "y" + y}
+    traces = []
     for keep in (True, False):
         bars = _bars(r, keep, labels)
         if not bars["x"]:
             continue
         name = _fate_name(r, keep)
-        fig.add_bar(
-            **bars,
-            name=name,
-            legendgroup=name,
-            showlegend=name not in shown,
-            marker={
-                "color": _colour(r, keep),
-                "opacity": 1.0 if keep else REMOVED_OPACITY,
-                "pattern": {"shape": "" if keep else "/"},
-                "line": {"width": 0},
-            },
-            hovertemplate="%{customdata[0]}<br>model p %{customdata[1]:.4f}"
-            "<br>this strategy samples with p %{customdata[2]:.4f}<extra></extra>",
-            row=1,
-            col=col,
+        traces.append(
+            {
+                "type": "bar",
+                **bars,
+                **where,
+                "name": name,
+                "legendgroup": name,
+                "showlegend": name not in shown,
+                "marker": {
+                    "color": _colour(r, keep),
+                    "opacity": 1.0 if keep else REMOVED_OPACITY,
+                    "pattern": {"shape": "" if keep else "/"},
+                    "line": {"width": 0},
+                },
+                "hovertemplate": "%{customdata[0]}<br>model p %{customdata[1]:.4f}"
+                "<br>this strategy samples with p %{customdata[2]:.4f}<extra></extra>",
+            }
         )
         shown.add(name)
     rest = [r.rest_after] if r.rest else []
-    fig.add_scatter(
-        x=list(range(1, len(r.ids) + 1)) + [len(r.ids) + REST_GAP] * len(rest),
-        y=r.after + rest,
-        mode="markers",
-        name="p it samples with",
-        legendgroup="after",
-        showlegend=col == 1,
-        marker={"symbol": "line-ew", "size": 12, "line": {"width": 3, "color": TEXT}},
-        hoverinfo="skip",
-        row=1,
-        col=col,
+    traces.append(
+        {
+            "type": "scatter",
+            "x": list(range(1, len(r.ids) + 1)) + [len(r.ids) + REST_GAP] * len(rest),
+            "y": r.after + rest,
+            **where,
+            "mode": "markers",
+            "name": "p it samples with",
+            "legendgroup": "after",
+            "showlegend": col == 1,
+            "marker": {"symbol": "line-ew", "size": 12, "line": {"width": 3, "color": TEXT}},
+            "hoverinfo": "skip",
+        }
     )
+    return traces
 
 
-def _rank_axis(fig: go.Figure, results: list[Alone], n_top: int) -> None:
+def _rank_axis(results: list[Alone], n_top: int) -> dict:
     """Rank ticks under every panel, and "rest" under the bar for all the other tokens."""
     has_rest = any(r.rest for r in results)
     # a rank tick too close to "rest" would overprint it
     last = n_top - REST_GAP - 2 if has_rest else n_top
     ticks = [t for t in (1, 5, 10, 20, 30, 40, 50) if t <= max(last, 1) and (t != 5 or n_top <= 12)]
-    fig.update_xaxes(
-        tickvals=[*ticks, n_top + REST_GAP][: len(ticks) + has_rest],
-        ticktext=[*map(str, ticks), "rest"][: len(ticks) + has_rest],
-        tickangle=0,
-        tickfont={"size": FONT_SIZE - 2},
-    )
+    return {
+        "tickvals": [*ticks, n_top + REST_GAP][: len(ticks) + has_rest],
+        "ticktext": [*map(str, ticks), "rest"][: len(ticks) + has_rest],
+        "tickangle": 0,
+        "tickfont": {"size": FONT_SIZE - 2},
+    }

@@ -19,6 +19,7 @@ REMOVED = {  # removed by ...
     "typical": "#F0E442",  # yellow
     "epsilon": "#999999",
     "eta": "#666666",
+    "grammar": "#882255",  # wine: a constraint's grammar (decoding.constrained)
 }
 REMOVED_OPACITY = 0.45
 # phases and comparisons
@@ -47,6 +48,7 @@ STAGE_LABELS = {
     "typical": "typical-p",
     "epsilon": "epsilon",
     "eta": "eta",
+    "grammar": "grammar",
 }
 
 
@@ -94,7 +96,7 @@ def look(title: str | None = None, height: int = 380) -> dict:
         plot_bgcolor="rgba(0,0,0,0)",
         font={"size": FONT_SIZE, "color": TEXT},
         legend={"bgcolor": "rgba(0,0,0,0)", "orientation": "h", "y": -0.2},
-        hoverlabel={"font_size": FONT_SIZE},
+        hoverlabel={"font": {"size": FONT_SIZE}},
         xaxis=dict(axis),
         yaxis=dict(axis),
     )
@@ -121,8 +123,8 @@ def figure_from(data: list[dict], layout: dict) -> go.Figure:
 
 def empty_figure(message: str, height: int = 300) -> go.Figure:
     """A blank figure that says what to do to fill it."""
-    fig = go.Figure()
-    fig.add_annotation(text=message, showarrow=False, font={"size": FONT_SIZE + 1, "color": TEXT})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return styled(fig, height=height)
+    layout = look(None, height)
+    for axis in ("xaxis", "yaxis"):
+        layout[axis] = {**layout[axis], "visible": False}
+    layout["annotations"] = [{"text": message, "showarrow": False, "font": {"size": FONT_SIZE + 1, "color": TEXT}}]
+    return figure_from([], layout)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from decoding.timing.roofline import time_per_output_token
-from visuals.theme import DECODE, OTHER, PREFILL, SAMPLING, empty_figure, styled
+from visuals.theme import DECODE, OTHER, PREFILL, SAMPLING, empty_figure, figure_from, look
 
 
 @dataclass(frozen=True)
@@ -54,15 +54,17 @@ def request_timeline_figure(
     draw_ms = list(draw_ms or [])
     n = len(sample_ms)
     x = ["prefill", *[f"{i + 1}" for i in range(n)]]
-    fig = go.Figure()
-    fig.add_bar(x=x[:1], y=[prefill_ms], name="prefill (whole prompt)", marker_color=PREFILL)
-    fig.add_bar(x=x[1:], y=[0.0, *forward_ms[1:n]], name="decode forward (one token)", marker_color=DECODE)
-    fig.add_bar(x=x[1:], y=sample_ms, name="sampling", marker_color=SAMPLING)
+    bars = [
+        (x[:1], [prefill_ms], "prefill (whole prompt)", PREFILL),
+        (x[1:], [0.0, *forward_ms[1:n]], "decode forward (one token)", DECODE),
+        (x[1:], sample_ms, "sampling", SAMPLING),
+    ]
     if draw_ms:
-        fig.add_bar(x=x[1 : 1 + len(draw_ms)], y=draw_ms, name="drawing (server)", marker_color=OTHER)
-    fig.update_layout(barmode="stack")
-    fig.update_xaxes(type="category")
-    fig.update_yaxes(title_text="ms")
-    fig = styled(fig, "Prefill vs each decode step (the prefill pass produced step 1's distribution)", height=340)
-    fig.update_layout(legend={"y": -0.25})
-    return fig
+        bars.append((x[1 : 1 + len(draw_ms)], draw_ms, "drawing (server)", OTHER))
+    layout = look("Prefill vs each decode step (the prefill pass produced step 1's distribution)", height=340)
+    layout |= {"barmode": "stack", "legend": {**layout["legend"], "y": -0.25}}
+    layout["xaxis"] |= {"type": "category"}
+    layout["yaxis"] |= {"title": {"text": "ms"}}
+    # plain data (theme.figure_from): it is redrawn after every Step of every student
+    data = [{"type": "bar", "x": bx, "y": by, "name": name, "marker": {"color": c}} for bx, by, name, c in bars]
+    return figure_from(data, layout)

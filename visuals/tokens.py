@@ -3,7 +3,10 @@
 A token's boundaries matter (" the" and "the" are different tokens), so a single token shows its leading
 space as ␣, a newline as ↵, a tab as ⇥, and the empty string as ∅. Running text (a completion, a beam's path)
 keeps its spaces and shows only newlines and tabs. Neither escapes HTML: the caller does, where it writes HTML.
+A token that holds only some bytes of a character shows them as <0xF0>, with BYTES_NOTE beside.
 """
+
+import re
 
 
 def visible_text(text: str) -> str:
@@ -14,3 +17,15 @@ def visible_text(text: str) -> str:
 def visible_token(text: str) -> str:
     """One token with its boundaries visible: a space becomes ␣ (and newline ↵, tab ⇥); empty becomes ∅."""
     return visible_text(text.replace(" ", "␣")) or "∅"
+
+
+# decoding.prompts.token_texts spells the bytes of a token that holds part of a character as <0xF0>
+_BYTE = re.compile(r"<0x[0-9A-F]{2}>")
+BYTES_NOTE = (
+    "<0xF0> = one byte: the model writes an emoji or a CJK character in pieces, 2 to 4 bytes, one token at a time"
+)
+
+
+def has_bytes(texts) -> bool:
+    """Whether any of these token texts is (partly) bytes of a character written in pieces."""
+    return any(_BYTE.search(t) for t in texts)

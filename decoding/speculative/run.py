@@ -1,0 +1,218 @@
+"""Speculative decoding, one round at a time.
+
+0) prefill: the prompt but its last token fills the target's KV cache (and the early-exit draft's);
+then each round:
+1) draft: K guesses from prompt lookup or from the model's first L layers;
+2) verify: the last accepted token + the K guesses in one forward pass of the target -> K + 1 distributions,
+   each put through the sampler pipeline with its own context (penalties see the guesses before it);
+3) accept: greedy keeps guesses while they equal the argmax; sampling applies min(1, p/q) (decoding.speculative.accept);
+   the target's own token after them (the bonus) comes free from the same pass;
+4) crop the KV cache back to the accepted prefix, and go again.
+A round emits between 1 and K + 1 tokens for one pass of the target. `SpecRun` steps it, with Back.
+"""
+
+import torch
+
+from decoding import stopping
+from decoding.clock import Timer
+from decoding.loop import MAX_NEW_TOKENS_CAP, forward_one
+from decoding.models import LoadedModel
+from decoding.pipeline import SamplerSettings, process
+from decoding.prompts import token_texts
+from decoding.speculative import accept
+from decoding.speculative.drafts import EarlyExit, Proposal, check_exit_layer, lookup
+from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, SOURCES, Check, Round, SpecResult
+from decoding.speculative.verify import crop_to, verify
+from decoding.watch import Watch
+
+MAX_DRAFT_TOKENS = 16
+TOP = 6  # tokens of each distribution kept in a round's record
+
+
+def check_settings(lm: LoadedModel, source, draft_tokens, exit_layer, max_new_tokens) -> None:
+    if source not in SOURCES:
+        raise ValueError(f"draft source must be one of {', '.join(SOURCES)}, got {source!r}")
+    k = draft_tokens
+    if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_DRAFT_TOKENS):
+        raise ValueError(f"draft tokens K must be a whole number in [1, {MAX_DRAFT_TOKENS}], got {k!r}")
+    if source == EARLY_EXIT:
+        check_exit_layer(lm, exit_layer)
+    if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
+        raise ValueError(f"max_new_tokens must be a whole number in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
+
+
+class SpecRun:
+    """One speculative run, stepped a round at a time by the caller. Holds KV caches, so it lives on the server."""
+
+    def __init__(
+        self,
+        lm: LoadedModel,
+        prompt_ids: list[int],
+        settings: SamplerSettings,
+        *,
+        source: str = PROMPT_LOOKUP,
+        draft_tokens: int = 5,
+        exit_layer: int | None = None,
+        seed: int = 0,
+        max_new_tokens: int = 64,
+    ):
+        check_settings(lm, source, draft_tokens, exit_layer, max_new_tokens)
+        if not prompt_ids or len(prompt_ids) + max_new_tokens > lm.context_length:
+            raise ValueError(f"the prompt (1 token at least) + max new tokens must fit {lm.context_length} tokens")
+        self.lm, self.settings, self.k = lm, settings, draft_tokens
+        self.prompt_len = len(prompt_ids)
+        self.ids, self.cache = list(prompt_ids), None
+        self.generator = torch.Generator(device=lm.device).manual_seed(int(seed))
+        self.draft = EarlyExit(lm, exit_layer) if source == EARLY_EXIT else None
+        self.result = SpecResult(source, draft_tokens, exit_layer if self.draft else None, list(prompt_ids))
+        self.result.device, self.result.model, self.result.dtype = str(lm.device), lm.label, lm.dtype_name
+        self.max_new, self.prefilled = max_new_tokens, False
+        self._undo = []  # per round: the generator state before it
+
+    @property
+    def rounds(self) -> list[Round]:
+        return self.result.rounds
+
+    @property
+    def generated(self) -> list[int]:
+        return self.ids[self.prompt_len :]
+
+    @property
+    def done(self) -> bool:
+        return self.result.stop_reason is not None
+
+    def prefill(self) -> None:
+        # 0) the prompt but its last token: every round then feeds the last accepted token + K guesses
+        with Timer(self.lm.device) as t:
+            if len(self.ids) > 1:
+                _, self.cache = forward_one(self.lm, self.ids[:-1], None, 0)
+                if self.draft is not None:
+                    self.draft.prefill(self.ids[:-1])
+        self.result.prefill_ms, self.prefilled = t.ms, True
+
+    def round(self) -> Round:
+        if not self.prefilled:
+            raise ValueError("prefill first: the prompt must be in the KV cache before a round")
+        if self.done:
+            raise ValueError(f"the run has stopped ({self.result.stop_reason}); go back or reset")
+        self._undo.append(self.generator.get_state())
+        context_len = len(self.ids)
+        # never guess a token that could not be kept: a round emits at most K + 1, and the limit is max new tokens
+        k = min(self.k, self.max_new - len(self.generated) - 1)
+        # 1) draft
+        proposal = self._propose(k)
+        drafted = proposal.tokens
+        # 2) verify: one pass over K + 1 positions
+        with Timer(self.lm.device) as tv:
+            logits, self.cache = verify(self.lm, [self.ids[-1], *drafted], self.cache, context_len - 1)  # (K + 1, V)
+        cache_verified = self.cache.get_seq_length()
+        # 3) accept: every position through the pipeline with its own context, then the rule
+        with Timer(self.lm.device) as ta:
+            contexts = [self.ids + drafted[:i] for i in range(len(drafted) + 1)]
+            processed = [process(logits[i], self.settings, c, c[self.prompt_len :]) for i, c in enumerate(contexts)]
+            if self.settings.greedy:
+                decision = accept.accept_greedy(torch.stack([x.final for x in processed]), drafted)
+            else:
+                p = torch.stack([x.probs_after for x in processed])  # (K + 1, V)
+                q = torch.stack(proposal.q) if proposal.q else None  # (K, V)
+                decision = accept.accept_sampled(p, q, drafted, self.generator)
+        kept = self._keep(drafted[: decision.accepted] + [decision.bonus])
+        # 4) the cache keeps the accepted prefix: every id but the last, which the next round feeds
+        crop_to(self.cache, len(self.ids) - 1)
+        record = self._record(proposal, processed, decision, context_len, kept)
+        record.cache_verified, record.cache_cropped = cache_verified, self.cache.get_seq_length()
+        record.draft_ms, record.verify_ms, record.accept_ms = proposal.ms, tv.ms, ta.ms
+        self.rounds.append(record)
+        return record
+
+    def _propose(self, k: int) -> Proposal:
+        if k <= 0:
+            return Proposal([])
+        if self.draft is not None:
+            return self.draft.propose(self.ids, k, self.settings, self.generator, self.prompt_len)
+        with Timer(self.lm.device) as t:
+            proposal = lookup(self.ids, k, self.lm.eos_ids)
+        proposal.ms = t.ms
+        return proposal
+
+    def _keep(self, tokens: list[int]) -> int:
+        """Append the round's tokens up to an end-of-sequence token or the limit; returns how many."""
+        n = 0
+        for token in tokens:
+            self.ids.append(token)
+            n += 1
+            reason = stopping.EOS if token in self.lm.eos_ids else None
+            if reason is None and len(self.generated) >= self.max_new:
+                reason = stopping.MAX_TOKENS
+            if reason is not None:
+                self.result.stop_reason = reason
+                break
+        self.result.token_ids = list(self.generated)
+        return n
+
+    def _record(self, proposal: Proposal, processed, decision: accept.Decision, context_len: int, kept: int) -> Round:
+        drafted, n = proposal.tokens, decision.accepted
+        rows = []  # per position: (drafted id or None, its q as a function, argmax, top ids)
+        for i, x in enumerate(processed):
+            d = drafted[i] if i < len(drafted) else None
+            q = proposal.q[i] if proposal.q and d is not None else None
+            # the target's likeliest tokens that it can still pick, the draft's, and the guess itself
+            top = [t for t in _top(x.probs_after) if float(x.probs_after[t]) > 0]
+            top += (_top(q, 3) if q is not None else []) + ([d] if d is not None else [])
+            q_of = (lambda t, q=q: float(q[t])) if q is not None else (lambda t, d=d: float(t == d))
+            rows.append((d, q_of, int(torch.argmax(x.final)), list(dict.fromkeys(top))))
+        residual_top = _top(decision.residual) if decision.residual is not None else []
+        named = set(drafted) | {decision.bonus} | set(residual_top)
+        for _, _, best, top in rows:
+            named |= {best, *top}
+        ids = sorted(named)
+        texts = dict(zip(ids, token_texts(self.lm.tokenizer, ids)))
+        checks = []
+        for i, ((d, q_of, best, top), x) in enumerate(zip(rows, processed)):
+            probs = x.probs_after
+            checks.append(
+                Check(
+                    i,
+                    d,
+                    texts[d] if d is not None else "",
+                    float(probs[d]) if d is not None else 0.0,
+                    q_of(d) if d is not None else 0.0,
+                    best,
+                    texts[best],
+                    decision.uniforms[i] if i < len(decision.uniforms) else None,
+                    None if d is None or i > n else i < n,
+                    [(t, texts[t], float(probs[t]), q_of(t) if d is not None else 0.0) for t in top],
+                )  # fmt: skip
+            )
+        residual = [(t, texts[t], float(decision.residual[t])) for t in residual_top]
+        return Round(
+            len(self.rounds), self.result.source, context_len, list(drafted), [texts[t] for t in drafted], n,
+            decision.bonus, texts[decision.bonus], decision.bonus_from, checks, residual, proposal.match, kept,
+            draft_passes=proposal.passes,
+        )  # fmt: skip
+
+    def back(self) -> None:
+        """Undo the last round: drop its tokens, crop the caches, and restore the random generator."""
+        if not self.rounds:
+            raise ValueError("nothing to go back to: no round has run yet")
+        last = self.rounds.pop()
+        del self.ids[last.context_len :]
+        self.generator.set_state(self._undo.pop())
+        self.result.stop_reason, self.result.token_ids = None, list(self.generated)
+        crop_to(self.cache, len(self.ids) - 1)  # the early-exit draft crops its own cache when it next drafts
+
+    def run_to_end(self, watch: Watch | None = None) -> SpecResult:
+        """Prefill if needed, then rounds until a stop; `watch.check()` between rounds (others' turns, Cancel)."""
+        watch = watch or Watch()
+        if not self.prefilled:
+            self.prefill()
+        while not self.done:
+            watch.check()
+            self.round()
+            watch.on_progress(len(self.generated) / self.max_new, f"{len(self.generated)} tokens")
+        self.result.text = self.lm.tokenizer.decode(self.generated, skip_special_tokens=True)
+        return self.result
+
+
+def _top(probs: torch.Tensor, k: int = TOP) -> list[int]:
+    return torch.topk(probs, k=min(k, probs.numel())).indices.tolist()

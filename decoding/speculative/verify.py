@@ -1,0 +1,29 @@
+"""The verify pass: the target reads the last accepted token and the K drafted tokens in ONE forward pass, and
+returns a distribution at each of the K + 1 positions.
+
+Decode is memory-bound: a pass over 1 token and a pass over K + 1 tokens both read every weight once, so on a
+machine where reading the weights sets the pace the K + 1 positions cost little more than one. Afterwards the
+KV cache holds all K + 1 positions; the rejected guesses are cropped off again (`DynamicCache.crop`).
+"""
+
+import torch
+
+from decoding.models import LoadedModel
+
+
+@torch.inference_mode()
+def verify(lm: LoadedModel, fed: list[int], cache, past: int):
+    """`fed` (T = K + 1 ids) at positions past .. past + T - 1 -> float32 logits at every position (T, V) and the
+    grown cache. Not a scheduler work item: the scheduler's forward keeps only the last position's logits, so this
+    pass runs in a model turn of its own (ui.context.model_turn), between the scheduler's ticks."""
+    ids = torch.tensor([fed], device=lm.device)  # (1, T)
+    mask = torch.ones(1, past + len(fed), dtype=torch.long, device=lm.device)  # (1, past + T)
+    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=len(fed))
+    return out.logits[0].to(dtype=torch.float32), out.past_key_values  # (T, V)
+
+
+def crop_to(cache, length: int) -> None:
+    """Keep the first `length` positions of the cache (transformers 5's crop takes minus the tokens to drop)."""
+    drop = cache.get_seq_length() - length
+    if drop > 0:
+        cache.crop(-drop)

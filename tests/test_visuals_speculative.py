@@ -1,0 +1,71 @@
+"""The speculative figures and captions from hand-made rounds: what each shows, and that it says what happened."""
+
+from decoding.speculative.baseline import Comparison, PlainResult
+from decoding.speculative.records import Check, Match, Round, SpecResult, acceptance_by_position, summary
+from visuals import speculative as figs
+from visuals.speculative_captions import round_caption, run_caption, speedup_caption
+
+
+def a_round(accepted=1, sampled=False) -> Round:
+    """Three guesses ␣b ␣c ␣d copied from position 1; the first `accepted` kept, the next rejected."""
+    checks = []
+    for i, (tok, text) in enumerate([(11, " b"), (12, " c"), (13, " d")]):
+        ok = None if i > accepted else i < accepted
+        checks.append(Check(i, tok, text, 0.6 if ok else 0.1, 0.8 if sampled else 1.0, tok if ok else 20,
+                            text if ok else " x", 0.3 if sampled and ok is not None else None, ok,
+                            [(tok, text, 0.6, 1.0), (20, " x", 0.3, 0.0)]))  # fmt: skip
+    checks.append(Check(3, None, "", 0.0, 0.0, 21, " y", None, None, [(21, " y", 0.9, 0.0)]))
+    return Round(0, "prompt-lookup", 6, [11, 12, 13], [" b", " c", " d"], accepted, 20, " x",
+                 "residual" if sampled else "argmax", checks, [(20, " x", 0.7)] if sampled else [],
+                 Match(0, 2, 2), accepted + 1, 9, 7, 1.0, 20.0, 2.0)  # fmt: skip
+
+
+def test_round_html_marks_the_match_the_source_and_each_guess_verdict():
+    out = figs.round_html(["a", " b", " c", " d", "a", " b"], a_round(accepted=1))
+    assert out.count("spec-match") == 4  # the n-gram where it was found, and the same n-gram ending the context
+    assert out.count("spec-source") == 2  # the two tokens copied (positions 2, 3)
+    assert "spec-ok" in out and "spec-no" in out and "spec-skip" in out and "+1 target" in out
+
+
+def test_verify_figure_draws_p_beside_q_and_the_uniform_when_sampling():
+    greedy = figs.verify_figure(a_round(accepted=1), greedy=True)
+    assert [t.name for t in greedy.data][:2] == ["p: target", "q: draft"]
+    assert list(greedy.data[2].text) == ["kept", "rejected", "not checked"]  # the argmax; not it; never looked at
+    sampled = figs.verify_figure(a_round(accepted=1, sampled=True), greedy=False)
+    uniforms = [t for t in sampled.data if t.name and t.name.startswith("uniform")]
+    assert list(uniforms[0].y) == [0.3, 0.3]  # drawn for the kept guess and the rejected one only
+
+
+def test_decisive_figure_shows_the_residual_at_the_rejection():
+    fig = figs.decisive_figure(a_round(accepted=1, sampled=True))
+    assert "Position 2 (rejected here)" in fig.layout.title.text
+    assert any(t.name.startswith("residual") for t in fig.data)
+
+
+def test_run_figure_and_acceptance_by_position():
+    rounds = [a_round(accepted=1), a_round(accepted=3)]
+    by_pos = acceptance_by_position(rounds, 3)
+    assert by_pos == [(2, 2), (1, 2), (1, 1)]  # the third guess was checked only when the second was kept
+    fig = figs.run_figure(rounds, 3, by_pos)
+    assert list(fig.data[-1].y) == [1.0, 0.5, 1.0]
+
+
+def test_timeline_lays_segments_end_to_end_on_each_row():
+    fig = figs.timeline_figure([a_round()], 50.0, 40.0, [10.0, 10.0])
+    verify = next(t for t in fig.data if t.name == "verify pass")
+    assert list(verify.base) == [51.0] and list(verify.x) == [20.0]
+    plain = next(t for t in fig.data if t.name.startswith("plain"))
+    assert list(plain.base) == [40.0, 50.0]
+
+
+def test_captions_say_how_many_were_kept_and_the_measured_speedup_with_the_machine():
+    text = round_caption(a_round(accepted=1), True, "Prompt lookup")
+    assert "1 of 3 kept" in text and "2 tokens for one pass" in text and "cropped back to 7" in text
+    stats = summary([a_round(accepted=1)])
+    assert "2.00 tokens per pass" in run_caption(stats, "")
+    spec = SpecResult("prompt-lookup", 3, None, [1], token_ids=[11, 20], rounds=[a_round()], prefill_ms=10.0)
+    cmp = Comparison(spec, PlainResult([11, 20], 10.0, [40.0, 40.0]))
+    assert cmp.identical and abs(cmp.speedup - 90.0 / 33.0) < 1e-9
+    assert "2.73×" in speedup_caption(cmp.to_dict(), "tiny, float32 on cpu") and "float32 on cpu" in speedup_caption(
+        cmp.to_dict(), "tiny, float32 on cpu"
+    )

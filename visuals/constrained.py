@@ -1,0 +1,192 @@
+"""Constrained decoding drawn from plain data: the answer with its forced tokens, the mask rows of one step (the
+grammar one row among the filters), each engine's order on that step, and the N-samples comparison."""
+
+import html
+import statistics
+
+import plotly.graph_objects as go
+
+from decoding.trace import Step
+from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, figure_from, look
+from visuals.tokens import visible_token
+
+GRAMMAR = REMOVED["grammar"]
+NOT_MODEL_STAGES = ("temperature", "repetition", "frequency", "presence")  # reshape logits, remove nothing
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:.2f})"
+
+
+def answer_html(steps: list[Step], held: str = "") -> str:
+    """The answer so far, one chip per token: sampled (shaded by the probability it was chosen with), forced by
+    the grammar (wine, dashed: no sampling, no pass of its own), or forced by you; ↺ marks a llama.cpp resample."""
+    chips = []
+    for s in steps:
+        if s.grammar_forced:
+            style, title = f"background:{_rgba(GRAMMAR, 0.25)};outline:2px dashed {GRAMMAR};", "forced by the grammar"
+        elif s.forced:
+            style, title = f"background:{_rgba(FORCED, 0.5)};outline:2px dashed {FORCED};", "forced by you"
+        else:
+            style = f"background:{_rgba(CHOSEN, 0.15 + 0.85 * max(0.0, min(1.0, s.prob_after)))};"
+            title = f"sampled with p={s.prob_after:.3f} (model p={s.prob_before:.3f}); {s.allowed:,} tokens legal"
+        mark = "↺" if s.resampled_from is not None else ""
+        chips.append(
+            f'<span class="tok" style="{style}" title="step {s.index + 1} · id {s.token_id} · {html.escape(title)}">'
+            f"{html.escape(visible_token(s.token_text))}{mark}</span>"
+        )
+    if held:
+        chips.append(f'<span class="tok held">{html.escape(held)}</span>')
+    pad = "padding:0 3px;margin:0 3px;"
+    legend = (
+        f'<div class="tok-legend">shaded = sampled · <span style="{pad}outline:2px dashed {GRAMMAR}">dashed wine'
+        f'</span> = forced by the grammar (no sampling, no forward pass of its own) · <span style="{pad}outline:2px '
+        f'dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
+    )
+    body = "".join(chips) or '<span class="tok-legend">no token yet: press Step</span>'
+    return f'<div class="chips">{body}</div>{legend}'
+
+
+def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> str:
+    """One row per stage that ran, in order: tokens kept after it and the top candidates it removed; the grammar's
+    row adds how much probability the model had put on illegal tokens."""
+    if step.grammar_forced:
+        return (
+            f"**Step {step.index + 1}: {visible_token(step.token_text)!s} forced by the grammar.** Only one "
+            "continuation is legal here, so nothing is sampled and the model is not asked: this token rides in the "
+            "next forward pass with the ones around it (fast-forward)."
+        )
+    rows = ["| stage | tokens left | removed among the model's top 20 (model probability) |", "|---|---:|---|"]
+    before = vocab_size
+    for name, kept in step.stages:
+        if name in NOT_MODEL_STAGES:
+            rows.append(f"| {STAGE_LABELS.get(name, name)} | {kept:,} | reshapes the logits, removes nothing |")
+            continue
+        removed = [c for c in step.top if c.removed_by == name]
+        shown = ", ".join(f"`{visible_token(c.text)}` {c.prob_before:.1%}" for c in removed[:5])
+        more = f" and {len(removed) - 5} more" if len(removed) > 5 else ""
+        label = STAGE_LABELS.get(name, name)
+        if name == "grammar":
+            label = f"**grammar**: {kept:,} of {before:,} legal" if kept <= before else "**grammar**"
+            shown = (shown or "none of them") + f"{more}; **illegal mass {step.illegal_mass:.1%}**"
+            more = ""
+        rows.append(f"| {label} | {kept:,} | {shown or '—'}{more} |")
+        before = kept
+    picked = f"**Chosen:** `{visible_token(step.token_text)}`, model probability {step.prob_before:.1%}"
+    if step.resampled_from is not None and tokenizer_decode is not None:
+        drawn = visible_token(tokenizer_decode(step.resampled_from))
+        picked += f"; llama.cpp's chain first drew `{drawn}`, illegal, so it redid the step with the grammar first"
+    return "\n".join(rows) + "\n\n" + picked
+
+
+def forced_after(steps: list[Step]) -> str:
+    """The tokens the grammar forced after the step shown, if any."""
+    forced = [s for s in steps if s.grammar_forced]
+    if not forced:
+        return ""
+    text = "".join(visible_token(s.token_text) for s in forced)
+    return f"\n\nThen **{len(forced)} token{'s' if len(forced) > 1 else ''} forced by the grammar**: `{text}`."
+
+
+def orders_markdown(outcomes: list, settings_note: str) -> str:
+    """Each engine's order on this step's logits: where the grammar runs, and what happens if it runs last."""
+    rows = [
+        f"**Where each engine puts the grammar** ({settings_note}):",
+        "",
+        "| engine | order (the grammar in bold) | samplers alone keep | legal among them | recovery |",
+        "|---|---|---:|---:|---|",
+    ]
+    for o in outcomes:
+        order = " → ".join(_stage(s, s in o.enabled) for s in o.order if s in SHOWN_STAGES)
+        legal = "**0: nothing legal**" if o.legal_left == 0 else f"{o.legal_left:,}"
+        rows.append(f"| {o.engine} | {order} | {o.truncated:,} | {legal} | {o.recovery} |")
+    return "\n".join(rows)
+
+
+SHOWN_STAGES = ("grammar", "temperature", "top_k", "top_p", "min_p")  # the tab's knobs
+
+
+def _stage(name: str, on: bool) -> str:
+    label = STAGE_LABELS.get(name, name)
+    return f"**{label}**" if name == "grammar" else label if on else f"<span style='opacity:.5'>{label} (off)</span>"
+
+
+def comparison_figure(cmp) -> go.Figure:
+    """Each sample's log-probability under the model, without and with the constraint: ● validates, ✕ does not."""
+    data = []
+    for row, samples in (("without", cmp.unconstrained), ("with the constraint", cmp.constrained)):
+        for valid in (True, False):
+            picked = [s for s in samples if s.valid == valid]
+            if not picked:
+                continue
+            data.append(
+                dict(
+                    type="scatter",
+                    mode="markers",
+                    x=[s.logprob for s in picked],
+                    y=[row] * len(picked),
+                    name=f"{row}: {'valid' if valid else 'invalid'}",
+                    marker={
+                        "symbol": "circle" if valid else "x",
+                        "size": 13,
+                        "color": (GRAMMAR if row != "without" else KEPT) if valid else OTHER,
+                        "line": {"width": 1, "color": "white"},
+                    },
+                    customdata=[[s.seed, s.text[:80], s.problem or "valid", s.tokens] for s in picked],
+                    hovertemplate="seed %{customdata[0]} · %{customdata[3]} tokens<br>%{customdata[1]}"
+                    "<br>%{customdata[2]}<br>log p %{x:.2f}<extra></extra>",
+                )
+            )
+    layout = look("The answer's log-probability under the model (each dot one seeded sample)", height=300)
+    layout["xaxis"] |= {"title": {"text": "log p of the whole answer (higher = the model liked it more)"}}
+    layout["yaxis"] |= {"type": "category", "categoryorder": "array",
+                        "categoryarray": ["with the constraint", "without"]}  # fmt: skip
+    layout["legend"] = {"orientation": "h", "y": -0.35}
+    layout["margin"] = {"l": 150, "r": 20, "t": 50, "b": 90}
+    return figure_from(data, layout)
+
+
+def comparison_markdown(cmp) -> str:
+    """The numbers: how many validate, the log-probabilities, the mask beside the forward pass, forced tokens."""
+    n = len(cmp.constrained)
+
+    def median(samples, per_token=False):
+        values = [s.logprob / max(1, s.tokens) if per_token else s.logprob for s in samples]
+        return statistics.median(values) if values else float("nan")
+
+    free, held = cmp.unconstrained, cmp.constrained
+    share = cmp.mask_ms_p50 / cmp.forward_ms_p50 if cmp.forward_ms_p50 else float("nan")
+    best = max(free, key=lambda s: s.logprob) if free else None
+    if best is None:
+        verdict = ""
+    elif best.valid:
+        verdict = f"The most likely free answer (seed {best.seed}) is legal: the model already wanted a legal answer."
+    else:
+        verdict = (
+            f"The most likely free answer (seed {best.seed}, log p {best.logprob:.2f}) is `{best.text[:60]!r}`: "
+            f"illegal ({best.problem}). **The model's most likely text was illegal here**; the constraint picks "
+            "the most likely *legal* text it can reach one token at a time."
+        )
+    return "\n".join(
+        [
+            "| | without | with the constraint |",
+            "|---|---:|---:|",
+            f"| parse and validate | **{_valid(free)} of {len(free)}** | **{_valid(held)} of {n}** |",
+            f"| median log p of the answer | {median(free):.2f} | {median(held):.2f} |",
+            f"| median log p per token | {median(free, True):.2f} | {median(held, True):.2f} |",
+            f"| median tokens | {statistics.median(s.tokens for s in free):.0f} "
+            f"| {statistics.median(s.tokens for s in held):.0f} |",
+            "",
+            verdict,
+            "",
+            f"**Cost of the mask:** {cmp.mask_ms_p50:.2f} ms per step (median) beside a forward pass of "
+            f"{cmp.forward_ms_p50:.1f} ms: **{share:.1%}** of it. **Forced tokens:** {cmp.forced_share:.0%} of the "
+            f"constrained tokens were forced by the grammar; fast-forward fed them without a pass of their own, "
+            f"saving {cmp.calls_saved} forward passes over {n} runs.",
+        ]
+    )
+
+
+def _valid(samples) -> int:
+    return sum(s.valid for s in samples)

@@ -1,0 +1,68 @@
+"""The words beside the speculative figures: what one round did, what a run measured, and when the output
+distribution is exactly the target's. Plain data in, Markdown out."""
+
+from visuals.tokens import visible_token
+
+EXACTNESS = """**When is the output exactly what the model alone would write?**
+- **Temperature 0 (greedy):** the same tokens as plain greedy decoding, token for token, with any penalty: a guess
+  is kept only if it *is* the target's argmax, and the penalty at each verified position counts the guesses before
+  it, as it would have counted those tokens had they been generated one by one. (The one caveat is floating point:
+  a pass over K + 1 tokens can round a logit in its last bit differently from a one-token pass, which matters only
+  for a near-tie; the tests find none on the prompts here.)
+- **Sampling, any temperature, top-k/top-p/min-p/typical/epsilon/eta, penalties, any engine order:** every emitted
+  token is distributed exactly as p, the target's distribution after that same pipeline, because the rule keeps a
+  guess with probability min(1, p/q) and otherwise draws from max(0, p − q). The *draws* differ from a plain seeded
+  run (a different use of the random numbers), so the text is a different sample from the same distribution.
+- **Not exact:** an accept rule that is looser than min(1, p/q) (accepting any guess in the target's top-k, "typical
+  acceptance", ensemble weights), or p computed without the guesses in the penalty context. This lab does neither."""
+
+
+def round_caption(rnd, greedy: bool, source_label: str) -> str:
+    """What happened in one round, in one paragraph."""
+    k = len(rnd.drafted)
+    if k == 0:
+        guess = f"**{source_label}** proposed nothing (no earlier occurrence of the last tokens was followed by more)."
+    else:
+        guess = f"**{source_label}** guessed {k} token{'s' * (k != 1)}."
+    rule = "equal to the target's argmax" if greedy else "kept with probability min(1, p/q): u below the bar"
+    rejected = next((c for c in rnd.checks if c.accepted is False), None)
+    judged = (
+        f" Guess {rejected.index + 1} ({visible_token(rejected.draft_text)}) failed "
+        f"({'the target prefers ' + visible_token(rejected.target_text) if greedy else f'u = {rejected.uniform:.2f}'}"
+        f"{'' if greedy else f', p/q = {rejected.p / rejected.q:.2f}'}); the guesses after it were never looked at."
+        if rejected
+        else ""
+    )
+    bonus_source = {"argmax": "its argmax", "target": "a draw from p", "residual": "a draw from the residual"}
+    return (
+        f"**Round {rnd.index + 1}.** {guess} One verify pass read {k + 1} position{'s' * (k != 0)} (the last accepted "
+        f"token and the guesses) and checked each guess ({rule}): **{rnd.accepted} of {k} kept**.{judged} The target "
+        f"adds its own next token, **{visible_token(rnd.bonus_text)}** ({bonus_source[rnd.bonus_from]}), so this "
+        f"round wrote **{rnd.kept} token{'s' * (rnd.kept != 1)} for one pass** of the model. KV cache: "
+        f"{rnd.cache_verified} positions after the verify pass, cropped back to {rnd.cache_cropped}. Time: draft "
+        f"{rnd.draft_ms:.0f} ms ({rnd.draft_passes} pass{'es' * (rnd.draft_passes != 1)}), verify {rnd.verify_ms:.0f} "
+        f"ms, accept {rnd.accept_ms:.0f} ms."
+    )
+
+
+def run_caption(stats: dict, where: str) -> str:
+    """The run so far: rounds, guesses kept, tokens per target pass."""
+    if not stats["rounds"]:
+        return ""
+    return (
+        f"**{stats['tokens']} tokens in {stats['rounds']} target passes: {stats['tokens_per_target_pass']:.2f} "
+        f"tokens per pass** (plain decoding: 1.00). Guesses kept: {stats['accepted']} of {stats['drafted']} "
+        f"({stats['acceptance_rate']:.0%}). {where}"
+    )
+
+
+def speedup_caption(cmp: dict, where: str) -> str:
+    """The side-by-side measurement, honestly labelled."""
+    same = "the **same tokens**" if cmp["identical"] else "**different tokens** (expected when sampling)"
+    verdict = "faster" if cmp["speedup"] >= 1 else "**slower**"
+    return (
+        f"**Plain decoding {cmp['plain_ms'] / 1e3:.2f} s, speculative {cmp['speculative_ms'] / 1e3:.2f} s: "
+        f"{cmp['speedup']:.2f}× ({verdict})**, {same}. Measured just now, one after the other in this session, on "
+        f"{where}; each pass timed with a sync before the clock, prefill included on both sides, time spent waiting "
+        f"for the model's turn (other students' steps) not counted. A shared machine is noisy: run it twice."
+    )
