@@ -22,6 +22,7 @@ from decoding.constrained.presets import PRESETS  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
 from decoding.pipeline import SamplerSettings  # noqa: E402
 from decoding.prompts import encode_prompt  # noqa: E402
+from decoding.watch import Watch  # noqa: E402
 
 PRESET = "extract name and age as JSON"
 
@@ -40,8 +41,9 @@ def main() -> None:
     prompt = encode_prompt(lm.tokenizer, preset.prompt, chat=True, context_length=lm.context_length)
     settings = SamplerSettings(temperature=args.temperature)
     start = time.perf_counter()
+    watch = Watch(on_progress=lambda fraction, message: print(f"{fraction:4.0%} {message}", file=sys.stderr))
     result = compare(lm, prompt, preset.constraint, settings, n=args.n, seed=args.seed,
-                     max_new_tokens=preset.max_new_tokens)  # fmt: skip
+                     max_new_tokens=preset.max_new_tokens, watch=watch)  # fmt: skip
     for s in result.unconstrained + result.constrained:
         print(f"{'with' if s in result.constrained else 'free'} seed {s.seed}: {s.problem or 'valid'} · {s.text!r}",
               file=sys.stderr)  # fmt: skip

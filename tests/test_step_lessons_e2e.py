@@ -288,3 +288,17 @@ def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url)
 
 def test_every_preset_has_a_link_name():
     assert set(SLUGS.values()) == set(PRESETS) and "confident" in SLUGS
+
+
+@pytest.mark.parametrize("query", ["", "?projector=1"])
+def test_clicking_a_bar_forces_its_token_even_in_projector_mode(browser, app_url, query):  # noqa: F811
+    """Try this, step 3's "(or click the bar)": the second bar, clicked, becomes the forced token."""
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.goto(f"{app_url}{query}")
+    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
+    prefill(page)
+    box = page.locator("#step-dist .bars path").nth(1).bounding_box()  # the preview's bars are one trace, in order
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function("document.querySelector('#step-chips .tok.gen.forced') !== null", timeout=LONG)
+    assert chips(page) == ["␣the"]
+    page.close()

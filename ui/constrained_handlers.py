@@ -20,7 +20,6 @@ from ui.context import AppConfig, get_model, model_turn, pass_turn, scheduler_fo
 from ui.events import PROGRESS, CancelFlags
 from ui.sessions import STORE, Entry
 from visuals import constrained as draw
-from visuals.distribution import distribution_figure
 from visuals.theme import empty_figure
 
 KINDS = {label: kind for kind, label in KIND_LABELS.items()}  # the radio shows labels
@@ -153,7 +152,7 @@ def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> tuple:
     )
     if run.done:
         status += f" · **stopped**: {run.trace.stop_reason}"
-    chart = distribution_figure(sampled[-1], n=20) if sampled else empty_figure(CHART_BLANK, 420)
+    chart = draw.step_chart(sampled[-1]) if sampled else empty_figure(CHART_BLANK, 420)
     decode = run.lm.tokenizer.decode
     shown = sampled[-1] if sampled else steps[-1] if steps else None
     rows = draw.mask_rows_markdown(shown, run.lm.vocab_size, lambda i: decode([i])) if shown else ""

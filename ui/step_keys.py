@@ -1,23 +1,27 @@
 """The step tab in the browser, without a round trip: the keys a teacher steps with, Enter and the arrow keys on
 the knobs, and clicking a bar to force it. Plain JavaScript, attached once when the tab loads."""
 
-# gr.Plot has no click event (gradio 6.31: only change): listen to plotly's own click,
-# put the token id in a hidden box and press a hidden button
+# gr.Plot has no click event (gradio 6.31: only change): a click in a bar's column (even a bar a few pixels tall)
+# puts its token id in a hidden box and presses a hidden button. The column is found from the plot area's box and
+# the axis range, not from plotly's own click, which misses under projector mode's CSS zoom.
 FORCE_ON_CLICK = """
-const attach = () => {
-  const plot = document.querySelector('#step-dist .js-plotly-plot');
-  if (!plot || plot._forceHooked || !plot.on) return;
-  plot._forceHooked = true;
-  plot.on('plotly_click', (ev) => {
-    const point = (ev.points || []).find((pt) => pt.customdata);
-    if (!point) return;
-    const box = document.querySelector('#force-click textarea, #force-click input');
-    box.value = String(point.customdata[0]);
-    box.dispatchEvent(new Event('input', {bubbles: true}));
-    setTimeout(() => document.querySelector('#force-click-btn').click(), 50);
-  });
-};
-new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
+document.addEventListener('click', (ev) => {
+  const plot = ev.target.closest && ev.target.closest('#step-dist .js-plotly-plot');
+  const area = plot && plot.querySelector('.nsewdrag');
+  const labels = plot && plot.layout && plot.layout.xaxis && plot.layout.xaxis.categoryarray;
+  if (!area || !labels || !labels.length) return;
+  const box = area.getBoundingClientRect();
+  if (ev.clientX < box.left || ev.clientX > box.right || ev.clientY < box.top || ev.clientY > box.bottom) return;
+  // category i sits at x = i; the axis range (padded for the dashes' width) maps the click to the nearest one
+  const [lo, hi] = plot.layout.xaxis.range || [-0.5, labels.length - 0.5];
+  const label = labels[Math.round(lo + (ev.clientX - box.left) / box.width * (hi - lo))];
+  const trace = plot.data.find((t) => t.type === 'bar' && t.customdata && t.x.includes(label));
+  if (!trace) return;
+  const input = document.querySelector('#force-click textarea, #force-click input');
+  input.value = String(trace.customdata[trace.x.indexOf(label)][0]);
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+  setTimeout(() => document.querySelector('#force-click-btn').click(), 50);
+}, true);
 """
 
 # → Step, ← Back, P Prefill, never while typing (a text box, a number box, a slider or a radio has the focus).

@@ -7,6 +7,7 @@ import statistics
 import plotly.graph_objects as go
 
 from decoding.trace import Step
+from visuals.distribution import distribution_figure
 from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, figure_from, look
 from visuals.tokens import visible_token
 
@@ -46,6 +47,15 @@ def answer_html(steps: list[Step], held: str = "") -> str:
     )
     body = "".join(chips) or '<span class="tok-legend">no token yet: press Step</span>'
     return f'<div class="chips">{body}</div>{legend}'
+
+
+def step_chart(step: Step) -> go.Figure:
+    """The Step tab's distribution chart of one sampled step (the grammar's bars in its own colour), with the
+    legend under the axis: this tab draws it in a narrower column, where a legend above would cover the title."""
+    fig = distribution_figure(step, n=20)
+    fig.layout.legend = {"orientation": "h", "x": 0, "y": -0.42, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"}
+    fig.layout.margin.t, fig.layout.margin.b, fig.layout.height = 70, 150, 500
+    return fig
 
 
 def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> str:
@@ -109,7 +119,7 @@ SHOWN_STAGES = ("grammar", "temperature", "top_k", "top_p", "min_p")  # the tab'
 
 def _stage(name: str, on: bool) -> str:
     label = STAGE_LABELS.get(name, name)
-    return f"**{label}**" if name == "grammar" else label if on else f"<span style='opacity:.5'>{label} (off)</span>"
+    return f"**{label}**" if name == "grammar" else label if on else f"{label} (off)"
 
 
 def comparison_figure(cmp) -> go.Figure:

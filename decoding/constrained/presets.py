@@ -28,7 +28,7 @@ DATE = r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
 ARITHMETIC = r"""start: term (OP term){0,3}
 term: NUMBER | "(" NUMBER (OP NUMBER){1,2} ")"
 OP: " + " | " - " | " * " | " / " | /[-+*\/]/
-NUMBER: /[0-9]{1,3}/
+NUMBER: /0|[1-9][0-9]{0,2}/
 """
 
 PRESETS = {
