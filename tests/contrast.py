@@ -36,8 +36,15 @@ CHART_TEXT = """
 """
 
 
+# true when no event is running: gradio dims the outputs of a running event, and those are not what a class reads
+IDLE = """() => [...document.querySelectorAll('[data-testid=status-tracker]')]
+    .every(e => e.classList.contains('hide') || !e.getClientRects().length)"""
+
+
 def contrast_problems(page) -> list[str]:
-    """Every text on the page under 4.5:1 (axe's colour-contrast rule, then the charts' SVG text), one line each."""
+    """Every text on the page under 4.5:1 (axe's colour-contrast rule, then the charts' SVG text), one line each,
+    once no event is running."""
+    page.wait_for_function(IDLE, polling=250, timeout=600_000)
     found = AXE.run(page, options={"runOnly": ["color-contrast"]}).response["violations"]
     lines = []
     for violation in found:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.contrast import contrast_problems
 from tests.pages import figure, until
+from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 400  # one Run or Many runs on a shared 2-core CPU
@@ -64,6 +65,7 @@ def test_the_batching_try_this_steps_do_what_they_say(page):
     distinct = [int(n) for n in re.findall(r"(\d+) distinct in \d+ runs", note)]
     assert distinct and all(n >= 1 for n in distinct)
     assert figure(page, "batching-tally")["data"], "the tally is drawn"
+    page.screenshot(path=str(ARTIFACTS / "e2e-batching.png"), full_page=True)
 
 
 def test_the_batching_tab_text_and_charts_meet_wcag_aa_contrast(page):

@@ -8,6 +8,7 @@ import pytest
 
 from tests.contrast import contrast_problems
 from tests.pages import figure, pick, set_number, until
+from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 400  # a 40-token search with four beams on a shared 2-core CPU
@@ -102,6 +103,7 @@ def test_the_beam_search_try_this_steps_do_what_they_say(page):
     answer = next(t["x"] for t in tree if t["name"] == "the answer")
     assert sorted(answer) == list(range(1, c["beam"]["tokens"] + 1)), "one node per step on the answer's path"
     assert any(t["name"] == "pruned" and t["x"] for t in tree)
+    page.screenshot(path=str(ARTIFACTS / "e2e-beams.png"), full_page=True)
 
 
 def test_the_raw_text_preset_runs_every_beam_to_max_new_tokens(page):

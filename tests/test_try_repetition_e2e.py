@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from tests.contrast import contrast_problems
+from tests.contrast import IDLE, contrast_problems
 from tests.pages import figure, pick, set_number, until
+from ui.repetition_panel import PRESETS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 600  # six settings x 150 tokens on a shared 2-core CPU
@@ -23,12 +24,15 @@ def page(browser, app_url):
     page.close()
 
 
-def run(page, settings: int) -> dict[str, dict]:
-    """Press Run; once `settings` cards are drawn, each card's numbers: {label: {rep4, loop, words, text}}."""
-    old = page.locator("#rep-summary").inner_text()
+def labels(page) -> list[str]:
+    return page.locator("#rep-texts .rep-card .rep-head b").all_inner_texts()
+
+
+def run(page, settings: list[str]) -> dict[str, dict]:
+    """Press Run; once the cards of these `settings` are drawn and the run has ended, each card's numbers:
+    {label: {rep4, loop, words}}."""
     page.click("#rep-run")
-    until(page, lambda: page.locator("#rep-summary").inner_text() != old, RUN_S, "the run's headline")
-    until(page, lambda: page.locator("#rep-texts .rep-card").count() == settings, 60, f"{settings} cards")
+    until(page, lambda: labels(page) == settings and page.evaluate(IDLE), RUN_S, f"the cards of {settings}")
     cards = {}
     for card in page.locator("#rep-texts .rep-card").all():
         label = card.locator(".rep-head b").inner_text()
@@ -50,7 +54,7 @@ def tick_only(page, labels: list[str]) -> None:
 
 def test_the_repetition_try_this_steps_do_what_they_say(page):
     # 1. Run with the defaults: six settings on "Write a song about friendship."
-    cards = run(page, 6)
+    cards = run(page, ["greedy", "temperature 1.0", "top-p 0.9", "repetition 1.3", "presence 1.0", "repetition 2.0"])
     # 2. greedy repeats more than temperature 1.0 and top-p 0.9, and its text carries the loop marker
     greedy = cards["greedy"]
     assert greedy["rep4"] > cards["temperature 1.0"]["rep4"] and greedy["rep4"] > cards["top-p 0.9"]["rep4"]
@@ -62,17 +66,26 @@ def test_the_repetition_try_this_steps_do_what_they_say(page):
     pick(page, "rep-preset", "a story about Mia and Max")
     until(page, lambda: page.locator("#rep-words textarea").input_value() == "Mia, Max", 30, "the preset's words")
     tick_only(page, ["greedy", "repetition 2.0"])
-    cards = run(page, 2)
+    cards = run(page, ["greedy", "repetition 2.0"])
     assert all(set(c["words"]) == {"Mia", "Max"} for c in cards.values())
     assert sum(cards["repetition 2.0"]["words"].values()) < sum(cards["greedy"]["words"].values())
     # 5. three seeds: the sampled bars are the mean of three runs, with whiskers from the lowest to the highest
     tick_only(page, ["temperature 1.0", "top-p 0.9"])
     set_number(page, "rep-seeds", 3)
-    run(page, 2)
+    run(page, ["temperature 1.0", "top-p 0.9"])
     bars = figure(page, "rep-chart")["data"]
     assert all(t["error_y"]["visible"] for t in bars)
     assert all(c == [3] for t in bars for c in t["customdata"])
     assert "(mean of 3 seeds)" in page.locator("#rep-findings").inner_text()
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_each_repetition_preset_fills_its_prompt_and_the_words_to_count(page, preset):
+    # the song (the default) and Mia and Max carry claims, checked by the steps above; each preset's name is its prompt
+    pick(page, "rep-preset", preset)
+    message, words = PRESETS[preset]
+    until(page, lambda: page.get_by_label("Prompt (open-ended prompts loop more)").input_value() == message, 30, preset)
+    assert page.locator("#rep-words textarea").input_value() == words
 
 
 def test_the_repetition_panel_text_and_charts_meet_wcag_aa_contrast(page):

@@ -8,6 +8,7 @@ import pytest
 
 from tests.contrast import contrast_problems
 from tests.pages import figure, until
+from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -45,6 +46,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
         return k >= 4 and 1 in by_rows and by_rows[k] < k * by_rows[1] / 2
 
     until(page, cheaper, 60, "a pass of 4 or more students next to a pass of one")
+    page.screenshot(path=str(ARTIFACTS / "e2e-serving.png"), full_page=True)
     # 3. on Step by step, a Step says how many other sessions shared its pass (press Step a few times)
     page.get_by_role("tab", name="Step by step").click()
     page.click("#btn-prefill")

@@ -200,7 +200,7 @@ CSS = """
 .bl-branch { text-decoration: underline; text-decoration-color:#E69F00; text-underline-offset:3px; }
 .bl-solo-went { font-size:14px; opacity:.7; margin-top:2px; }
 .bl-struck { text-decoration: line-through; }
-.bl-legend { font-size:14px; opacity:.8; margin-top:6px; }
+.bl-legend { font-size:14px; margin-top:6px; }
 .bl-empty { opacity:.7; padding:8px 0; }
 .bl-tok:hover { outline:1px solid rgba(128,128,128,.6); }
 """

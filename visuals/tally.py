@@ -78,7 +78,8 @@ def _bars(bars: list, g: int) -> go.Bar:
         x=[n for (_, n), _ in bars],
         orientation="h",
         text=[n for (_, n), _ in bars],
-        textposition="auto",
+        textposition="outside",  # on the page, not on the bar's colour: readable at 4.5:1 whatever the bar
+        cliponaxis=False,
         marker_color=[CHOSEN] + [BATCH_COLOURS[0]] * (len(bars) - 1),
         customdata=hover,
         hovertemplate="%{x} runs wrote:<br>%{customdata}<extra></extra>",
