@@ -172,6 +172,8 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     assert "set **Repetition penalty** to 1.3, press **Prefill**" in WALKTHROUGH
     open_advanced(page)
     set_number(page, "knob-rep", "1.3")
+    # the note beside the knobs is drawn from the values the page will send: Prefill after it reads 1.3
+    expect(page.locator("#step-why")).to_contain_text("Penalties on", timeout=LONG)
     prefill(page)
     run_to_end(page)
     assert "".join(chips(page)).replace("␣", " ").count("I'm a cat.") == 0
@@ -189,14 +191,18 @@ def test_try_this_5_time_shows_one_prefill_pass_and_one_pass_per_token(page):
     assert bars["prefill (whole prompt)"] == ["prefill"] and bars["sampling"] == ["1", "2", "3"]
 
 
-def test_preset_open_no_bar_holds_a_quarter_and_seed_1_starts_another_way(page):
+def test_preset_open_no_bar_holds_a_quarter_and_seed_1_starts_another_way(page, app_url):
     pick_preset(page, OPEN)
     prefill(page)
     assert max(filled_bars(page).values()) < 0.25 and "entropy 4.9" in title(page)
     step(page)
     first = chips(page)[0]
+    # seed 1, set by a shared link: its value is in place before the page can be clicked
+    slug = next(s for s, name in SLUGS.items() if name == OPEN)
+    page.goto(f"{app_url}?tab=step&preset={slug}&seed=1")
+    expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[OPEN].prompt, timeout=LONG)
     open_advanced(page)
-    page.locator("#knob-seed input").fill("1")
+    expect(page.locator("#knob-seed input")).to_have_value("1", timeout=LONG)
     prefill(page)
     step(page)
     assert chips(page)[0] != first
