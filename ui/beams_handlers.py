@@ -6,7 +6,6 @@ a time to live and holds at most `MAX_SEARCHES`. Handlers call decoding, then vi
 `view` builds.
 """
 
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from decoding.prompts import Prompt, encode_prompt
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, model_turn
 from ui.events import PROGRESS
-from ui.sessions import Expiring
+from ui.sessions import Capped
 from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
 
@@ -46,26 +45,7 @@ class Search:
     compared: tuple | None = None  # (greedy Scored, beam Scored, (greedy cut, beam cut) at the token limit)
 
 
-class SearchStore(Expiring):
-    def __init__(self, ttl_s: float = TTL_S, cap: int = MAX_SEARCHES, clock=time.monotonic):
-        super().__init__(ttl_s, clock)
-        self.cap = cap
-
-    def put(self, sid: str, search: Search) -> None:
-        self._store(sid, search, self._admit)
-
-    def _admit(self, others: list) -> None:
-        if len(others) >= self.cap:
-            raise ValueError(
-                f"the server already holds {self.cap} beam searches (the limit); idle ones are freed after "
-                f"{self.ttl_s / 60:.0f} minutes: try again shortly"
-            )
-
-    def get(self, sid: str | None) -> Search | None:
-        return self._find(sid)
-
-
-SEARCHES = SearchStore()
+SEARCHES = Capped("beam searches", MAX_SEARCHES, TTL_S)
 
 
 def release_search(sid: str | None) -> None:

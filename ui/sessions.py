@@ -100,6 +100,27 @@ class Expiring:
             del self._items[key]
 
 
+class Capped(Expiring):
+    """An expiring store that holds at most `cap` items; the next is refused, naming what they are."""
+
+    def __init__(self, what: str, cap: int, ttl_s: float, clock: Callable[[], float] = time.monotonic):
+        super().__init__(ttl_s, clock)
+        self.what, self.cap = what, cap
+
+    def put(self, key: str, item) -> None:
+        self._store(key, item, self._admit)
+
+    def _admit(self, others: list) -> None:
+        if len(others) >= self.cap:
+            raise ValueError(
+                f"the server already holds {self.cap} {self.what} (the limit); idle ones are freed after "
+                f"{self.ttl_s / 60:.0f} minutes: try again shortly"
+            )
+
+    def get(self, key: str | None):
+        return self._find(key)
+
+
 class RunStore(Expiring):
     def __init__(
         self,

@@ -5,7 +5,6 @@ keeps a short session id and `RUNS` maps it to the run, freeing idle ones after 
 of a round runs inside `model_turn`, so a class's batched steps go between rounds.
 """
 
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -19,7 +18,7 @@ from decoding.watch import Watch
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS
-from ui.sessions import Expiring
+from ui.sessions import Capped
 from visuals import speculative as figs
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
 from visuals.theme import empty_figure
@@ -40,26 +39,7 @@ class Spec:
     comparison: Comparison | None = None
 
 
-class SpecStore(Expiring):
-    def __init__(self, ttl_s: float = TTL_S, cap: int = MAX_RUNS, clock=time.monotonic):
-        super().__init__(ttl_s, clock)
-        self.cap = cap
-
-    def put(self, sid: str, spec: Spec) -> None:
-        self._store(sid, spec, self._admit)
-
-    def _admit(self, others: list) -> None:
-        if len(others) >= self.cap:
-            raise ValueError(
-                f"the server already holds {self.cap} speculative runs (the limit); idle ones are freed after "
-                f"{self.ttl_s / 60:.0f} minutes: try again shortly"
-            )
-
-    def get(self, sid: str | None) -> Spec | None:
-        return self._find(sid)
-
-
-RUNS = SpecStore()
+RUNS = Capped("speculative runs", MAX_RUNS, TTL_S)
 
 
 def release_spec(sid: str | None) -> None:
