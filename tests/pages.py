@@ -35,11 +35,19 @@ def pick(page, elem_id: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def set_number(page, elem_id: str, value) -> None:
-    """Type `value` into the number box of the slider or number field with this id and press Enter."""
+def set_number(page, elem_id: str, value, *, holds: bool = True) -> None:
+    """Type `value` into the number box of the slider or number field with this id and press Enter. A box drawn a
+    moment ago (an accordion just opened) can take the keys before gradio listens to it and then puts its old value
+    back: type again until the box keeps `value`. `holds=False` for a value out of the slider's range, which the box
+    clamps on purpose."""
     box = page.locator(f"#{elem_id} input[type=number]")
-    box.fill(str(value))
-    box.press("Enter")
+
+    def typed() -> bool:
+        box.fill(str(value))
+        box.press("Enter")
+        return not holds or box.input_value() == str(value)
+
+    until(page, typed, 30, f"the {elem_id} box to keep {value}")
 
 
 def until(page, check, timeout_s: float = 60, what: str = "the page to show it"):

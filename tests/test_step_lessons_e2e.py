@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.pages import set_number
 from tests.test_app_e2e import ARTIFACTS
 from ui.step_lessons import PRESETS, SLUGS, WALKTHROUGH
 
@@ -83,13 +84,6 @@ def run_to_end(page) -> None:
 def choose(page, elem: str, option: str) -> None:
     page.click(f"#{elem} input")
     page.get_by_role("option", name=option).click()
-
-
-def set_number(page, elem: str, value: str) -> None:
-    """Type into a knob's number box and press Enter, as a learner would."""
-    box = page.locator(f"#{elem} input[type=number]")
-    box.fill(value)
-    box.press("Enter")
 
 
 def open_advanced(page) -> None:
@@ -238,7 +232,7 @@ def test_an_error_is_one_message_in_the_words_of_the_page(page):
     page.click("#btn-prefill")
     expect(page.locator("#step-message")).to_contain_text("the prompt is empty", timeout=LONG)
     assert page.locator(".error, .toast-body").count() == 0  # no "Error" stamped on the panels, no toast
-    set_number(page, "knob-top-p", "5")
+    set_number(page, "knob-top-p", "5", holds=False)
     expect(page.locator("#step-message")).to_contain_text("Top-p must be between 0.01 and 1 (1 = off), got 5")
     assert "greater than maximum" not in page.content()
 
