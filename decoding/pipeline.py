@@ -10,6 +10,7 @@ renormalised to .625/.375, and top-p 0.6 then keeps only the first).
 
 import math
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import torch
 
@@ -130,11 +131,11 @@ class Processed:
     stages: tuple[str, ...]
     kept: tuple[int, ...]
 
-    @property
+    @cached_property  # a softmax over the vocabulary: computed once, however often a record reads it
     def probs_before(self) -> torch.Tensor:
         return torch.softmax(self.raw, dim=-1)
 
-    @property
+    @cached_property
     def probs_after(self) -> torch.Tensor:
         return torch.softmax(self.final, dim=-1)
 

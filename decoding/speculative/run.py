@@ -152,36 +152,39 @@ class SpecRun:
 
     def _record(self, proposal: Proposal, processed, decision: accept.Decision, context_len: int, kept: int) -> Round:
         drafted, n = proposal.tokens, decision.accepted
-        rows = []  # per position: (drafted id or None, its q as a function, argmax, top ids)
-        for i, x in enumerate(processed):
+        probs = torch.stack([x.probs_after for x in processed])  # (K + 1, V)
+        best = torch.argmax(torch.stack([x.final for x in processed]), dim=-1).tolist()  # (K + 1,)
+        top_p, top_ids = torch.topk(probs, k=min(TOP, probs.shape[-1]), dim=-1)  # (K + 1, TOP), one call a round
+        rows = []  # per position: (drafted id or None, its q as a function, top ids)
+        for i, (values, ids) in enumerate(zip(top_p.tolist(), top_ids.tolist())):
             d = drafted[i] if i < len(drafted) else None
             q = proposal.q[i] if proposal.q and d is not None else None
             # the target's likeliest tokens that it can still pick, the draft's, and the guess itself
-            top = [t for t in _top(x.probs_after) if float(x.probs_after[t]) > 0]
+            top = [t for t, v in zip(ids, values) if v > 0]
             top += (_top(q, 3) if q is not None else []) + ([d] if d is not None else [])
             q_of = (lambda t, q=q: float(q[t])) if q is not None else (lambda t, d=d: float(t == d))
-            rows.append((d, q_of, int(torch.argmax(x.final)), list(dict.fromkeys(top))))
+            rows.append((d, q_of, list(dict.fromkeys(top))))
         residual_top = _top(decision.residual) if decision.residual is not None else []
-        named = set(drafted) | {decision.bonus} | set(residual_top)
-        for _, _, best, top in rows:
-            named |= {best, *top}
+        named = set(drafted) | {decision.bonus} | set(residual_top) | set(best)
+        for *_, top in rows:
+            named |= set(top)
         ids = sorted(named)
         texts = dict(zip(ids, token_texts(self.lm.tokenizer, ids)))
         checks = []
-        for i, ((d, q_of, best, top), x) in enumerate(zip(rows, processed)):
-            probs = x.probs_after
+        for i, (d, q_of, top) in enumerate(rows):
+            p_of = dict(zip(top, probs[i, top].tolist()))  # the row's named tokens, read in one go
             checks.append(
                 Check(
                     i,
                     d,
                     texts[d] if d is not None else "",
-                    float(probs[d]) if d is not None else 0.0,
+                    p_of[d] if d is not None else 0.0,
                     q_of(d) if d is not None else 0.0,
-                    best,
-                    texts[best],
+                    best[i],
+                    texts[best[i]],
                     decision.uniforms[i] if i < len(decision.uniforms) else None,
                     None if d is None or i > n else i < n,
-                    [(t, texts[t], float(probs[t]), q_of(t) if d is not None else 0.0) for t in top],
+                    [(t, texts[t], p_of[t], q_of(t) if d is not None else 0.0) for t in top],
                 )  # fmt: skip
             )
         residual = [(t, texts[t], float(decision.residual[t])) for t in residual_top]
