@@ -8,8 +8,11 @@ clock read, after one warm-up of each. transformers' own `generate(prompt_lookup
 `generate(assistant_early_exit=L)` against `generate()` is measured the same way, for reference. Prints one JSON
 object as its last line.
 
-    .venv/bin/python bench/speculative.py [--tokens 60] [--repeats 3] [--draft-tokens 5] [--exit-layer 8] [--threads N]
-        [--only copy_heavy/prompt-lookup]
+K and L are the tab's presets' own (prompt lookup: the copy-edit preset's K; early exit: the early-exit preset's K
+and L) unless given.
+
+    .venv/bin/python bench/speculative.py [--tokens 120] [--repeats 3] [--draft-tokens K] [--exit-layer L]
+        [--threads N] [--only copy_heavy/prompt-lookup]
 """
 
 import argparse
@@ -30,9 +33,14 @@ from decoding.prompts import encode_prompt  # noqa: E402
 from decoding.speculative.baseline import plain_decode  # noqa: E402
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, summary  # noqa: E402
 from decoding.speculative.run import SpecRun  # noqa: E402
-from ui.speculative_tab import COPY, STORY  # noqa: E402
+from ui.speculative_tab import COPY, PRESETS, STORY  # noqa: E402
 
 GREEDY = SamplerSettings(temperature=0)
+# (K, L) per draft source, as the tab's presets set them: name -> (prompt, format, source, K, L, ...)
+PRESET_KL = {
+    PROMPT_LOOKUP: PRESETS["Copy-edit: prompt lookup shines"][3:5],
+    EARLY_EXIT: PRESETS["Early exit: cheap guesses, mostly wrong"][3:5],
+}
 
 
 def timed(lm, fn):
@@ -87,10 +95,10 @@ def measure(lm, ids, source, k, layer, n, repeats) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=BUNDLED)
-    parser.add_argument("--tokens", type=int, default=60)
+    parser.add_argument("--tokens", type=int, default=120)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--draft-tokens", type=int, default=5)
-    parser.add_argument("--exit-layer", type=int, default=8)
+    parser.add_argument("--draft-tokens", type=int, default=None, help="K for both drafts (default: the presets')")
+    parser.add_argument("--exit-layer", type=int, default=None, help="L (default: the early-exit preset's)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     parser.add_argument("--only", default="", help="measure only the cases whose name contains this, e.g. copy")
     args = parser.parse_args()
@@ -100,15 +108,17 @@ def main() -> None:
     results = {}
     for name, text in (("copy_heavy", COPY), ("open_story", STORY)):
         ids = encode_prompt(lm.tokenizer, text, chat=True).ids
-        for source, layer in ((PROMPT_LOOKUP, None), (EARLY_EXIT, args.exit_layer)):
+        for source, (k, layer) in PRESET_KL.items():
             key = f"{name}/{source}"
             if args.only not in key:
                 continue
-            results[key] = measure(lm, ids, source, args.draft_tokens, layer, args.tokens, args.repeats)
+            k, layer = args.draft_tokens or k, (args.exit_layer or layer) if source == EARLY_EXIT else None
+            results[key] = measure(lm, ids, source, k, layer, args.tokens, args.repeats)
+            results[key] |= {"draft_tokens": k, "exit_layer": layer}
             print(key, json.dumps(results[key]), file=sys.stderr)
     print(json.dumps({
         "model": lm.label, "device": str(lm.device), "dtype": lm.dtype_name, "threads": torch.get_num_threads(),
-        "new_tokens": args.tokens, "draft_tokens": args.draft_tokens, "exit_layer": args.exit_layer,
+        "new_tokens": args.tokens,
         "results": results,
     }))  # fmt: skip
 

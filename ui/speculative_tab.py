@@ -20,35 +20,40 @@ too. So a cheap **draft** guesses K tokens, the model (the **target**) reads the
 A round writes 1 to K + 1 tokens for one pass of the model, and the text does not change. The speed comes from a
 draft that is **cheap and usually right**; this tab measures when it is and is not."""
 TRY_THIS = """**Try this**
-1. Preset **Copy-edit: prompt lookup shines**, press **Prefill**, then **Round** three times. Round 3: the orange
-   chips are the last two tokens and their earlier occurrence in the prompt; the purple-outlined tokens after it are
-   copied as the guesses (dashed chips). Blue ✓ kept, red ✗ rejected, faded: never checked. The orange chip with
-   "+1 target" is the model's own token, free from the same pass.
-2. Press **Round** twice more (five guesses kept at once), then **Back**: the last round is undone (its tokens gone,
-   the KV cache cropped back), and **Round** replays it identically.
-3. Press **Run to end**: about 4 tokens per pass of the model. Plain decoding then runs on the same prompt: the
-   same tokens, and speculation faster (the time line shows where the time went; the more idle the machine, the
-   bigger the gain: a pass over 6 tokens costs little more than one only while the cores have time to spare).
-4. Preset **Open story: nothing to copy**, **Run to end**: lookup rarely finds a match, about 1 token per pass, no
-   faster than plain decoding.
+1. Preset **Copy-edit: prompt lookup shines**, press **Prefill**, then **Round** three times (round 1 copies from
+   the system prompt and misses; round 2 finds nothing to copy). Round 3: the orange chips are the last token and its
+   earlier occurrence in the prompt (lookup tries the last two tokens first, then one); the purple-outlined tokens
+   after it are copied as the guesses (dashed chips). Blue ✓ kept, red ✗ rejected (the answer fixes the spelling
+   there), faded: never checked. The orange chip with "+1 target" is the model's own token, free from the same pass.
+2. Press **Round** twice more: round 4 finds nothing to copy and is one plain step, round 5 keeps all eight guesses
+   at once. Then **Back**: the last round is undone (its tokens gone, the KV cache cropped back), and **Round**
+   replays it identically.
+3. Press **Run to end**: more than 6 tokens per pass of the model. Plain decoding then runs on the same prompt: the
+   same tokens, and speculation faster (the time line shows where the time went: on a 2-core CPU a pass over 9
+   tokens costs about two one-token passes, not nine; the more idle the machine, the bigger the gain).
+4. Preset **Open story: nothing to copy**, **Run to end**: lookup rarely finds a match, about 1 token per pass, and
+   the wrong guesses it does make lengthen the passes: slower than plain decoding.
 5. Preset **Early exit: cheap guesses, mostly wrong**, **Run to end**: this model was not trained to exit early, so
    its first 8 layers guess badly and speculation is *slower* than plain decoding.
-6. Preset **Sampling: the accept rule**, press **Round** a few times: each orange diamond is the uniform drawn; a
-   guess is kept when it falls below the bar min(1, p/q). After a rejection the bonus comes from the residual.
+6. Preset **Sampling: the accept rule**, press **Prefill** and **Round** a few times: each orange diamond is the
+   uniform drawn; a guess is kept when it falls below the bar min(1, p/q). After a rejection the bonus comes from
+   the residual.
 """
 COPY = (
     "Fix the spelling in this paragraph and return the whole paragraph: The quick brown fox jumps over the lazzy dog. "
-    "The dog was not amused, and the fox ran back into the forrest before anyone could catch it."
+    "The dog was not amused, and the fox ran back into the forrest before anyone could catch it. Later that evening "
+    "the fox came back to the river, drank some water, and fell asleep under an old oak tree. In the morning the dog "
+    "was waiting by the tree, but the fox had already gone home to its family."
 )
 STORY = "Tell me a story about a dragon who learns to paint."
 PRESETS = {  # name: (prompt, format, source, K, L, max new, temperature, top-k, top-p, penalty, note)
     "Copy-edit: prompt lookup shines": (
-        COPY, CHAT, "prompt lookup", 5, 8, 80, 0.0, 0, 1.0, 1.0,
-        "The answer copies the prompt, so the tokens that followed the last two tokens earlier are usually right.",
+        COPY, CHAT, "prompt lookup", 8, 8, 120, 0.0, 0, 1.0, 1.0,
+        "The answer copies the prompt, so what followed the last token where it occurred earlier is usually right.",
     ),
     "Open story: nothing to copy": (
-        STORY, CHAT, "prompt lookup", 5, 8, 80, 0.0, 0, 1.0, 1.0,
-        "A new story repeats little of its prompt: lookup rarely matches, and each round is one plain step.",
+        STORY, CHAT, "prompt lookup", 8, 8, 80, 0.0, 0, 1.0, 1.0,
+        "A new story repeats little of its prompt: lookup rarely matches, and its few guesses are wrong.",
     ),
     "Early exit: cheap guesses, mostly wrong": (
         COPY, CHAT, "early exit (first L layers)", 3, 8, 40, 0.0, 0, 1.0, 1.0,

@@ -1,0 +1,116 @@
+"""The Speculative decoding tab's "Try this" steps, done through the page's controls in headless Chromium on the
+bundled model (float32, CPU); each asserts what its text says is drawn: the round's chips, the status line, the
+run's caption and the verify figure. Greedy runs are deterministic, so the counts are exact; the sampled step uses
+the preset's seed (0). Speed is measured and shown, never asserted: a test does not time the machine."""
+
+import re
+
+import pytest
+
+from tests.pages import figure, pick, until
+from tests.test_app_e2e import ARTIFACTS
+from ui.speculative_tab import TRY_THIS
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+RUN_S = 300  # a speculative run and the plain run beside it, on a shared 2-core CPU
+
+
+@pytest.fixture(scope="module")
+def page(browser, app_url):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(app_url)
+    page.get_by_role("tab", name="Speculative decoding").click()
+    page.locator("#spec-buttons").wait_for(timeout=60_000)
+    yield page
+    page.close()
+
+
+def status(page) -> str:
+    return page.locator("#spec-status").inner_text()
+
+
+def chips(page, style: str) -> int:
+    return page.locator(f"#spec-chips .spec-chip.{style}").count()
+
+
+def press_round(page, n: int) -> str:
+    page.click("#spec-round")
+    return until(page, lambda: f"Round {n}." in (s := status(page)) and s, 120, f"round {n}")
+
+
+def run_to_end(page) -> str:
+    """Run to end, then plain decoding beside it: returns the run's caption once the speed-up is on the page."""
+    page.click("#spec-end")
+    until(page, lambda: "Plain decoding" in page.locator("#spec-speed").inner_text(), RUN_S, "the side-by-side run")
+    return page.locator("#spec-run-text").inner_text()
+
+
+def per_pass(caption: str) -> float:
+    return float(re.search(r"([\d.]+) tokens per pass", caption).group(1))
+
+
+def choose(page, preset: str) -> None:
+    pick(page, "spec-preset", preset)
+    until(page, lambda: not status(page).strip(), 60, f"the reset after picking {preset}")
+
+
+def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
+    assert "Round** three times" in TRY_THIS and "keeps all eight guesses" in TRY_THIS
+    page.click("#spec-reset")
+    page.click("#spec-prefill")
+    until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
+    assert "0 of 8 kept" in press_round(page, 1)  # guesses copied from the system prompt
+    assert "proposed nothing" in press_round(page, 2)
+    press_round(page, 3)
+    # the matched token and its earlier occurrence, the copied guesses: 5 kept, the misspelt one rejected, 2 unseen
+    assert chips(page, "spec-match") >= 2 and chips(page, "spec-source") >= 1
+    assert (chips(page, "spec-ok"), chips(page, "spec-no"), chips(page, "spec-skip")) == (5, 1, 2)
+    assert chips(page, "spec-bonus") == 1 and "+1 target" in page.locator("#spec-chips .spec-bonus").inner_text()
+    assert "proposed nothing" in press_round(page, 4)
+    assert "8 of 8 kept" in press_round(page, 5)
+    before = page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "try-speculative-round5.png"), full_page=True)
+    page.click("#spec-back")
+    until(page, lambda: "Round 4." in status(page), 60, "round 4 again after Back")
+    assert page.locator("#spec-text").inner_text() != before[1]
+    press_round(page, 5)
+    assert (page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()) == before
+
+
+def test_step_3_run_to_end_writes_more_than_6_tokens_a_pass_and_the_same_text(page):
+    assert "more than 6 tokens per pass" in TRY_THIS
+    caption = run_to_end(page)
+    assert per_pass(caption) > 6
+    assert "same tokens" in page.locator("#spec-speed").inner_text()
+
+
+def test_step_4_an_open_story_gives_lookup_little_to_copy(page):
+    choose(page, "Open story: nothing to copy")
+    caption = run_to_end(page)
+    assert per_pass(caption) < 1.2
+    assert "same tokens" in page.locator("#spec-speed").inner_text()
+
+
+def test_step_5_early_exit_guesses_badly(page):
+    choose(page, "Early exit: cheap guesses, mostly wrong")
+    caption = run_to_end(page)
+    kept = int(re.search(r"\((\d+)%\)", caption).group(1))
+    assert kept < 10 and per_pass(caption) < 1.2
+
+
+def test_step_6_sampling_rejects_when_the_uniform_is_above_the_bar_and_draws_from_the_residual(page):
+    choose(page, "Sampling: the accept rule")
+    page.click("#spec-prefill")
+    until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
+    for n in range(1, 9):
+        if "a draw from the residual" in press_round(page, n):
+            break
+    else:
+        raise AssertionError("eight rounds without a rejection")
+    fig = figure(page, "spec-verify")
+    u = next(t for t in fig["data"] if t["name"] == "uniform u (keep if below)")
+    bar = next(t for t in fig["data"] if t["name"] == "chance to keep")
+    chance = dict(zip(bar["x"], bar["y"]))
+    assert any(y >= chance[x] for x, y in zip(u["x"], u["y"]))  # the rejected guess: u on or above min(1, p/q)
+    page.screenshot(path=str(ARTIFACTS / "try-speculative-sampling.png"), full_page=True)
