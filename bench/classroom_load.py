@@ -1,9 +1,11 @@
 """A classroom at once: N students, each in their own browser session, prefill a different prompt and step.
 
 Starts the app (`python app.py --port P`) or connects to `--url`, then drives it with N concurrent simulated
-students through `gradio_client`, one Client (one session) each: prefill a different prompt (greedy,
-temperature 0, so the tokens are deterministic), then press Step S times, as fast as the answers come (the
-worst case), or after a pause to read (`--think-ms`, varied by +-50% per click so the class drifts apart).
+students, one session each: prefill a different prompt (greedy, temperature 0, so the tokens are
+deterministic), then press Step S times, as fast as the answers come (the worst case), or after a pause to read
+each answer, the prefill's too (`--think-ms`, varied by +-50% per click so the class drifts apart). The clicks
+are sent as the page sends them (bench/page_calls.py), so the simulated class takes little of the server's CPU
+(`students_cpu_share` says how much).
 Step latency is what the student sees: one model queue serialises every session, so it includes the wait
 behind the others. Afterwards each student's trace is downloaded, their run released (Reset), and the same
 runs are done again alone, one after another: a student whose tokens differ is a mismatched session (state
@@ -34,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from gradio_client import Client  # noqa: E402
 
+from bench.page_calls import PageCaller  # noqa: E402
 from tests.test_app_e2e import start_app  # noqa: E402
 from ui.context import RAW  # noqa: E402
 from visuals.distribution import MODES  # noqa: E402
@@ -85,8 +88,11 @@ class Student:
     def __init__(self, url: str, index: int, downloads: str, think_ms: float = 0.0):
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
         self.client = Client(url, verbose=False, analytics_enabled=False, download_files=downloads)
+        self.call = PageCaller(self.client)  # the timed clicks, sent as the page sends them
         self.prompt, self.prefill_api = prompt_for(index), prefill_endpoint(self.client)
         self.side_api = side_endpoint(self.client)
+        # the page, once open, shows what the model will read: its session exists before the first Prefill
+        self.call("/prompt_view", None, self.prompt, RAW)
         self.prefill_ms, self.step_ms, self.side_ms, self.errors = 0.0, [], [], []
         self.trace: dict = {}
 
@@ -97,25 +103,34 @@ class Student:
             t0 = time.perf_counter()
             args = (MODES[0], *GREEDY)
             model_args = (None, self.prompt, RAW, 0, steps, "", *args)  # None: the app's own model
-            self.client.predict(*model_args, api_name=self.prefill_api)
+            self.call(self.prefill_api, *model_args)
             self.prefill_ms = (time.perf_counter() - t0) * 1e3
+            time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))  # the first distribution is read too
             for _ in range(steps):
                 t0 = time.perf_counter()
-                out = self.client.predict(*args, api_name="/step")
+                out = self.call("/step", *args)
                 self.step_ms.append((time.perf_counter() - t0) * 1e3)
                 if out[-1]:  # the step tab says what went wrong in its message line, as a student would read it
                     raise RuntimeError(out[-1])
                 if self.side_api:  # the panels under the chart, which the page asks for once the step is drawn
                     t0 = time.perf_counter()
-                    self.client.predict(*GREEDY[:-1], GREEDY[-1], api_name=self.side_api)
+                    self.call(self.side_api, *GREEDY)
                     self.side_ms.append((time.perf_counter() - t0) * 1e3)
                 if 'data-stop=""' not in out[2]:  # an early end of sequence: nothing more to step
                     break
                 time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+        except Exception as err:  # a student who sees an error stops, as a person would
+            self.errors.append(f"{type(err).__name__}: {err}")
+        return self
+
+    def finish(self) -> "Student":
+        """Download the run's trace and release it (Reset). Kept out of `run`, so out of the timed class: a
+        gradio_client call polls every 50 ms, and thirty of them would load the machine the server runs on."""
+        try:
             json_path = self.client.predict(api_name="/save_trace")[0]
             self.trace = json.loads(Path(json_path).read_text(encoding="utf-8"))
             self.client.predict(api_name="/reset")
-        except Exception as err:  # a student who sees an error stops, as a person would
+        except Exception as err:  # noqa: BLE001 -- reported with the student's other errors
             self.errors.append(f"{type(err).__name__}: {err}")
         return self
 
@@ -139,10 +154,8 @@ def long_run(url: str, downloads: str, start: threading.Barrier, tokens: int = 2
     start.wait()
     t0 = time.perf_counter()
     try:
-        student.client.predict(
-            None, student.prompt, RAW, 0, tokens, "", MODES[0], *GREEDY, api_name=student.prefill_api
-        )
-        student.client.predict(MODES[0], *GREEDY, api_name="/run_to_end")
+        student.call(student.prefill_api, None, student.prompt, RAW, 0, tokens, "", MODES[0], *GREEDY)
+        student.call("/run_to_end", MODES[0], *GREEDY)
     except Exception as err:  # noqa: BLE001 -- reported, like a student's error
         return {"long_runner_error": f"{type(err).__name__}: {err}"}
     trace = json.loads(Path(student.client.predict(api_name="/save_trace")[0]).read_text(encoding="utf-8"))
@@ -164,15 +177,16 @@ def classroom(
     url: str, students: int, steps: int, think_ms: float = 0.0, long_runner: bool = False, pid: int | None = None
 ) -> dict:
     downloads = tempfile.mkdtemp(prefix="classroom-")
-    Student(url, 0, downloads).run(2)  # warm-up: the model load and first-call costs are not counted
+    Student(url, 0, downloads).run(2).finish()  # warm-up: the model load and first-call costs are not counted
     extra = {}
     with ThreadPoolExecutor(max_workers=students + 1) as pool:
         class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms), range(students)))
         start = threading.Barrier(students + int(long_runner))
-        t0, cpu0 = time.perf_counter(), cpu_seconds(pid)
+        t0, cpu0, own0 = time.perf_counter(), cpu_seconds(pid), time.process_time()
         runner = pool.submit(long_run, url, downloads, start) if long_runner else None
         class_ = list(pool.map(lambda s: s.run(steps, start), class_))
-        seconds, cpu1 = time.perf_counter() - t0, cpu_seconds(pid)
+        seconds, cpu1, own1 = time.perf_counter() - t0, cpu_seconds(pid), time.process_time()
+        class_ = list(pool.map(Student.finish, class_))
         if runner is not None:
             extra = runner.result()
     extra |= traffic(url)
@@ -181,7 +195,7 @@ def classroom(
     mismatched, alone_ms = 0, []
     for i, student in enumerate(class_):
         alone.prompt, alone.step_ms, alone.trace = prompt_for(i), [], {}
-        alone.run(steps)
+        alone.run(steps).finish()
         alone_ms += alone.step_ms
         mismatched += int(not student.errors and (alone.errors or alone.tokens != student.tokens))
     step_ms = [ms for s in class_ for ms in s.step_ms]
@@ -192,6 +206,8 @@ def classroom(
         requests = len(step_ms) + len(side_ms) + sum(1 for s in class_ if s.prefill_ms)
         extra["server_cpu_ms_per_request"] = round((cpu1 - cpu0) * 1e3 / max(1, requests), 1)
         extra["server_cpu_share"] = round((cpu1 - cpu0) / seconds / (os.cpu_count() or 1), 3)
+    # the simulated students' own share of the machine: real students' browsers run on their own laptops
+    extra["students_cpu_share"] = round((own1 - own0) / seconds / (os.cpu_count() or 1), 3)
     return {
         "students": students,
         "steps": steps,
@@ -222,11 +238,11 @@ def alone_vs_solo_path(url: str, port: int, steps: int, rounds: int = 3) -> dict
     proc = start_app(port, DECODING_LAB_BATCHING="0")
     try:
         solo_url, downloads = f"http://127.0.0.1:{port}/", tempfile.mkdtemp(prefix="classroom-solo-")
-        Student(solo_url, 0, downloads).run(2)  # warm-up
+        Student(solo_url, 0, downloads).run(2).finish()  # warm-up
         ms = {"scheduler": [], "solo": []}
         for i in range(rounds):
-            ms["scheduler"] += Student(url, i, downloads).run(steps).step_ms
-            ms["solo"] += Student(solo_url, i, downloads).run(steps).step_ms
+            ms["scheduler"] += Student(url, i, downloads).run(steps).finish().step_ms
+            ms["solo"] += Student(solo_url, i, downloads).run(steps).finish().step_ms
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -239,7 +255,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--think-ms", type=float, default=0.0, help="pause after each step, as a reader would")
+    parser.add_argument("--think-ms", type=float, default=0.0, help="pause after each answer, as a reader would")
     parser.add_argument("--url", default=None, help="a running app; otherwise one is started on --port")
     parser.add_argument("--port", type=int, default=7867)
     parser.add_argument("--long-runner", action="store_true", help="one more session runs 200 tokens to the end")

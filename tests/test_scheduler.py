@@ -2,6 +2,7 @@
 bit; a long prompt is prefilled in chunks beside everyone's steps; one session's failure stays its own."""
 
 import threading
+import time
 
 import pytest
 import torch
@@ -85,8 +86,15 @@ def test_one_session_alone_on_the_server_runs_the_solo_path(tiny, scheduler):
 def test_a_long_prompt_is_prefilled_in_chunks_while_others_step(tiny, scheduler):
     long_prompt = [(i * 7) % 50 + 1 for i in range(40)]
     jobs = [(list(p),) for p in PROMPTS[:3]]
+
+    def once_others_step(ids):  # the long prompt arrives while the others are decoding
+        deadline = time.monotonic() + 30
+        while not any(t.decode_rows for t in scheduler.log.recent()) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return scheduler.forward(ids, None, 0)
+
     results = together(
-        lambda ids: scheduler.forward(ids, None, 0) if len(ids) == 40 else greedy_through(scheduler, ids, 8),
+        lambda ids: once_others_step(ids) if len(ids) == 40 else greedy_through(scheduler, ids, 30),
         [(long_prompt,)] + jobs,
     )
     logits, cache, passed = results[0]
@@ -95,10 +103,10 @@ def test_a_long_prompt_is_prefilled_in_chunks_while_others_step(tiny, scheduler)
     assert any(t.prefill_tokens and t.decode_rows for t in scheduler.log.recent()), "no chunk rode with a decode row"
 
 
-def test_a_long_prompt_alone_is_cut_until_the_rest_fits_one_pass(tiny, scheduler):
+def test_a_long_prompt_alone_goes_in_bites_of_the_whole_prefill_size(tiny, scheduler):
     long_prompt = [(i * 7) % 50 + 1 for i in range(300)]
     logits, cache, passed = scheduler.forward(long_prompt, None, 0)
-    assert passed.chunks == (300 - 256) // 4 + 1 and passed.mode == "solo"
+    assert passed.chunks == 2 and passed.mode == "solo"  # 256 tokens with no one stepping, then the last 44 whole
     assert cache.get_seq_length() == 300
     assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
 

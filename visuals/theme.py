@@ -6,7 +6,11 @@ it reads on a projector: grey text is dark grey, and a coloured label is drawn i
 hue darkened until it reads. Large fonts read on a projector.
 """
 
+from functools import cache, cached_property
+
+import orjson
 import plotly.graph_objects as go
+import plotly.io as pio
 
 # the fate of a candidate token
 KEPT = "#0072B2"  # blue: survived every stage
@@ -113,15 +117,57 @@ def styled(fig: go.Figure, title: str | None = None, height: int = 380) -> go.Fi
     return fig
 
 
-def figure_from(data: list[dict], layout: dict) -> go.Figure:
-    """A figure from plain trace and layout data, built in one go without plotly's per-property validation.
-    Each Step redraws the distribution for every student, and on a shared 2-core server building it property by
-    property (~15 ms of Python, more under load) cost as much CPU as the forward pass it shows; this is ~1 ms.
+class Drawn:
+    """A figure kept as the plain trace and layout data it was written as, and serialised from that data.
+
+    gradio draws a figure from its `to_json()`. A plotly `Figure` built from the same data costs ~5 ms of Python
+    (it makes an object per trace and deep-copies everything), and its `to_json()` copies it all again: on a
+    shared 2-core server that is every student's every Step, three figures each. This writes the JSON plotly would
+    write (its default template included, NaN as null) straight from the data. Read as a plotly figure (`.data`,
+    `.layout`, `update_layout`...), it builds one on first use and from then on serialises that one."""
+
+    def __init__(self, data: list[dict], layout: dict):
+        self._plain = {"data": data, "layout": layout}
+
+    @cached_property
+    def figure(self) -> go.Figure:
+        return go.Figure(self._plain, _validate=False)
+
+    def to_json(self) -> str:
+        if "figure" in self.__dict__:  # read or changed as a plotly figure: that figure is the truth now
+            return self.figure.to_json()
+        data = [{"type": "scatter", **_unset_dropped(trace)} for trace in self._plain["data"]]
+        layout = {"template": _template(), **_unset_dropped(self._plain["layout"])}
+        return orjson.dumps({"data": data, "layout": layout}, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.figure, name)
+
+
+def _unset_dropped(value):
+    """A property set to None is unset, as plotly reads it: left out (a None inside a data array stays: a gap)."""
+    if isinstance(value, dict):
+        return {k: _unset_dropped(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return [_unset_dropped(v) for v in value]
+    return value
+
+
+@cache
+def _template() -> dict:
+    """The template plotly puts into every figure it serialises (its default, "plotly" unless changed)."""
+    return pio.templates[pio.templates.default].to_plotly_json()
+
+
+def figure_from(data: list[dict], layout: dict) -> Drawn:
+    """A figure from plain trace and layout data, without plotly's per-property validation or copies (see `Drawn`).
     The data here is written by this package and covered by its tests, so nothing invalid reaches the browser."""
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
+    return Drawn(data, layout)
 
 
-def empty_figure(message: str, height: int = 300) -> go.Figure:
+def empty_figure(message: str, height: int = 300) -> Drawn:
     """A blank figure that says what to do to fill it."""
     layout = look(None, height)
     for axis in ("xaxis", "yaxis"):

@@ -1,0 +1,46 @@
+"""A student's clicks sent the way the page sends them, for the timed part of a load test.
+
+gradio_client's `predict` opens a new HTTP connection for every call and waits for the answer by polling a queue
+every 50 ms: up to 50 ms on every latency it reports, and, thirty students at once, a core's worth of CPU on the
+machine the server runs on. A browser does neither: it posts the event to the queue (`queue/join`) and reads the
+session's event stream until the event completes. `PageCaller` does the same over one kept-alive connection, in
+the session of a `gradio_client.Client` (so that client can still download that session's files afterwards)."""
+
+import json
+
+import httpx
+from gradio_client import Client, utils
+
+
+class PageCaller:
+    def __init__(self, client: Client):
+        self.client, self.http = client, httpx.Client(timeout=None)
+
+    def __call__(self, api_name: str, *data) -> tuple:
+        """Call the event named `api_name` with the values of its visible inputs (as `Client.predict` takes them);
+        return its visible outputs (the session's state stays on the server, as for the page), or raise with the
+        server's message."""
+        fn_index = self.client._infer_fn_index(api_name, None)
+        endpoint = self.client.endpoints[fn_index]
+        data = utils.construct_args(endpoint.parameters_info, data, {})  # inputs left out take their defaults
+        payload = {"data": list(endpoint.insert_empty_state(*data)), "fn_index": fn_index, "event_data": None,
+                   "trigger_id": None, "session_hash": self.client.session_hash}  # fmt: skip
+        joined = self.http.post(self.client.sse_data_url, json=payload)
+        joined.raise_for_status()
+        event_id = joined.json()["event_id"]
+        params = {"session_hash": self.client.session_hash}
+        with self.http.stream("GET", self.client.sse_url, params=params) as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line[5:])
+                if message.get("event_id") != event_id or message.get("msg") != "process_completed":
+                    continue
+                output = message.get("output") or {}
+                if not message.get("success"):
+                    raise RuntimeError(output.get("error") or f"{api_name} failed")
+                return endpoint.remove_skipped_components(*output["data"])
+        raise RuntimeError(f"the event stream closed before {api_name} completed")
+
+    def close(self) -> None:
+        self.http.close()
