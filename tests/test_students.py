@@ -18,7 +18,9 @@ def test_a_simulated_class_steps_through_the_scheduler_and_stops_by_itself(tiny)
         time.sleep(0.1)
     status = crowd.status()
     assert status.students == 0 and status.steps > 0
-    assert sum(t.decode_rows for t in scheduler.log.recent()) >= status.steps
+    # every forward pass they fed one token into rode in the scheduler's ticks (a step that ends its run with an
+    # end-of-sequence token needs no pass after it, so there can be fewer such rows than steps, never more)
+    assert 0 < sum(t.decode_rows for t in scheduler.log.recent()) <= status.steps
 
 
 def test_stop_ends_the_class(tiny):
