@@ -30,8 +30,9 @@ TRY_THIS = """**Try this**
    **Step**: the grammar runs before top-k, so top-k keeps the best legal digit and nothing is redrawn.
 4. Type `x` in **Force a token** and press **Force**: refused, and the message names the legal tokens. Press
    **Back**: the forced tokens and the last sampled one go, and the grammar's state rolls back with them.
-5. Press **Sample 20 times**: the free answers rarely parse; the constrained ones always do, and the chart shows
-   how much less likely the model found some of them. Below it, the mask's cost beside one forward pass.
+5. Set **top-k** back to 0, press **Sample 20 times**: the free answers rarely parse; the constrained ones always
+   do, and the chart shows how much less likely the model found some of them. Below it, the mask's cost beside one
+   forward pass.
 """
 ORDER_HINT = "where the grammar runs: transformers and vLLM before the truncations, llama.cpp after (then resamples)"
 

@@ -1,0 +1,109 @@
+"""The Constrained decoding tab's "Try this" steps, done in order through the page's controls in headless Chromium
+on the bundled model (float32, CPU); each asserts what its text says is drawn: the answer's chips, the status line,
+the mask rows, the chart's traces and the measurement. Seeds are the tab's default (0)."""
+
+import json
+import re
+
+import pytest
+
+from tests.pages import figure, pick, until
+from tests.test_app_e2e import ARTIFACTS
+from ui.constrained_tab import TRY_THIS
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+RUN_S = 300  # a run, or 2 x 20 samples, on a shared 2-core CPU
+
+
+@pytest.fixture(scope="module")
+def page(browser, app_url):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(app_url)
+    page.get_by_role("tab", name="Constrained decoding").click()
+    page.locator("#cd-step").wait_for(timeout=60_000)
+    yield page
+    page.close()
+
+
+def text(page, elem: str) -> str:
+    return page.locator(f"#{elem}").inner_text()
+
+
+def answer(page) -> str:
+    """The answer's chips as text (a space is drawn as ␣), without the legend under them."""
+    return "".join(page.locator("#cd-answer .chips .tok").all_inner_texts()).replace("␣", " ")
+
+
+def press(page, button: str, status: str, timeout_s: float = RUN_S) -> str:
+    """Press a button and wait until the status line says `status`."""
+    page.click(f"#{button}")
+    return until(page, lambda: status in (s := text(page, "cd-status")) and s, timeout_s, f"the status to say {status}")
+
+
+def choose(page, preset: str) -> None:
+    pick(page, "cd-preset", preset)
+    until(page, lambda: not text(page, "cd-status").strip(), 60, f"the reset after picking {preset}")
+
+
+def test_step_1_the_keys_are_forced_and_the_model_writes_only_a_name_and_an_age(page):
+    assert '`{"name":` arrives at once, forced by the grammar' in TRY_THIS
+    press(page, "cd-step", "forced by the grammar")
+    assert answer(page).startswith('{"name":')
+    assert page.locator("#cd-answer .chips .tok[title*='forced by the grammar']").count() >= 2
+    press(page, "cd-end", "stopped")
+    assert set(json.loads(answer(page).split("<|im_end|>")[0])) == {"name", "age"}
+
+
+def test_step_2_the_capitalised_favourites_are_removed_by_the_grammar(page):
+    choose(page, "answer yes or no")
+    press(page, "cd-step", "1 sampled")
+    rows = text(page, "cd-rows")
+    grammar_row = next(line for line in rows.splitlines() if "legal" in line and "grammar" in line)
+    assert "No" in grammar_row and "Yes" in grammar_row and "illegal mass" in grammar_row
+    names = {t["name"] for t in figure(page, "cd-chart")["data"]}
+    assert any(name.startswith("removed by grammar") for name in names)  # the wine bars
+
+
+def test_step_3_llama_cpp_resamples_an_illegal_pick_and_transformers_never_draws_one(page):
+    choose(page, "a date as YYYY-MM-DD")
+    box = page.locator("#cd-topk input")
+    box.fill("1")
+    box.press("Tab")
+    page.locator("#cd-order").get_by_text("llama.cpp", exact=True).click()
+    press(page, "cd-step", "1 sampled")
+    assert "↺" in answer(page)
+    assert "chain first drew Ap, illegal" in text(page, "cd-rows")
+    press(page, "cd-back", "0 sampled")
+    page.locator("#cd-order").get_by_text("transformers", exact=True).click()
+    press(page, "cd-step", "1 sampled")
+    assert "↺" not in answer(page) and "first drew" not in text(page, "cd-rows")
+    assert answer(page)[:1].isdigit()
+
+
+def test_step_4_an_illegal_force_names_the_legal_tokens_and_back_rolls_the_grammar_back(page):
+    page.locator("#cd-token input, #cd-token textarea").first.fill("x")
+    page.click("#cd-force")
+    until(page, lambda: "is not legal here" in page.locator("body").inner_text(), 120, "the refusal")
+    assert "the grammar allows" in page.locator("body").inner_text().split("is not legal here", 1)[1][:400]
+    press(page, "cd-back", "0 sampled")
+    assert answer(page) == ""
+    press(page, "cd-step", "1 sampled")  # the grammar is back at the start: a digit again
+    assert answer(page)[:1].isdigit()
+
+
+def test_step_5_twenty_samples_without_the_constraint_rarely_parse_and_with_it_always_do(page):
+    assert "Set **top-k** back to 0, press **Sample 20 times**" in TRY_THIS
+    box = page.locator("#cd-topk input")
+    box.fill("0")
+    box.press("Tab")
+    page.click("#cd-measure")
+    found = until(
+        page, lambda: re.search(r"parse and validate\s+(\d+) of 20\s+(\d+) of 20", text(page, "cd-measure-md")),
+        RUN_S, "the measurement",
+    )  # fmt: skip
+    free, held = int(found.group(1)), int(found.group(2))
+    assert held == 20 and free < 10
+    dots = {t["name"]: len(set(t["x"])) for t in figure(page, "cd-measure-plot")["data"]}
+    assert max(dots.values()) > 1  # sampled answers, not one greedy answer twenty times
+    page.screenshot(path=str(ARTIFACTS / "try-constrained-measure.png"), full_page=True)
