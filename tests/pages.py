@@ -62,3 +62,17 @@ def until(page, check, timeout_s: float = 60, what: str = "the page to show it")
             return found
         page.wait_for_timeout(200)
     raise AssertionError(f"waited {timeout_s:.0f} s for {what}")
+
+
+PROJECTOR = {"width": 1280, "height": 720}  # the size every lesson is checked at
+
+
+def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
+    """A fresh page (its own session) at the projector's size, on the tab named `tab`, once `ready` (a selector)
+    is drawn. The caller closes it."""
+    page = browser.new_page(viewport=PROJECTOR)
+    page.goto(url)
+    page.get_by_role("tab", name=tab).click()
+    if ready:
+        page.locator(ready).wait_for(timeout=timeout)
+    return page

@@ -4,6 +4,7 @@ to artifacts/."""
 
 import pytest
 
+from tests.pages import open_tab
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -12,10 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 @pytest.fixture(scope="module")
 def page(app_url, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Speculative decoding").click()
-    page.locator("#spec-buttons").wait_for(timeout=120_000)
+    page = open_tab(browser, app_url, "Speculative decoding", "#spec-buttons", timeout=120_000)
     yield page
     page.close()
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, until
+from tests.pages import figure, open_tab, until
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -17,10 +17,7 @@ RUN_S = 400  # one Run or Many runs on a shared 2-core CPU
 
 @pytest.fixture(scope="module")
 def page(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Temperature 0 & batching").click()
-    page.locator("#batching-run").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Temperature 0 & batching", "#batching-run")
     yield page
     page.close()
 

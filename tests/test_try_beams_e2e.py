@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, pick, set_number, until
+from tests.pages import figure, open_tab, pick, set_number, until
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -16,10 +16,7 @@ RUN_S = 400  # a 40-token search with four beams on a shared 2-core CPU
 
 @pytest.fixture(scope="module")
 def page(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Beam search & repetition").click()
-    page.locator("#beam-step").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Beam search & repetition", "#beam-step")
     yield page
     page.close()
 

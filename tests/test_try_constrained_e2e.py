@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.pages import figure, pick, until
+from tests.pages import figure, open_tab, pick, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.constrained_tab import TRY_THIS
 
@@ -18,10 +18,7 @@ RUN_S = 300  # a run, or 2 x 20 samples, on a shared 2-core CPU
 @pytest.fixture(scope="module")
 def page(browser, app_url):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Constrained decoding").click()
-    page.locator("#cd-step").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Constrained decoding", "#cd-step")
     yield page
     page.close()
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contrast import IDLE, contrast_problems
-from tests.pages import figure, pick, set_number, until
+from tests.pages import figure, open_tab, pick, set_number, until
 from ui.repetition_panel import PRESETS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -16,10 +16,7 @@ RUN_S = 600  # six settings x 150 tokens on a shared 2-core CPU
 
 @pytest.fixture(scope="module")
 def page(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Beam search & repetition").click()
-    page.locator("#rep-run").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Beam search & repetition", "#rep-run")
     yield page
     page.close()
 

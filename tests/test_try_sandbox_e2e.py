@@ -7,17 +7,14 @@ import pytest
 
 from decoding.sandbox import PRESETS
 from tests.contrast import contrast_problems
-from tests.pages import figure, pick, set_number, until, wait_figure
+from tests.pages import figure, open_tab, pick, set_number, until, wait_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
 @pytest.fixture(scope="module")
 def page(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Sampler sandbox").click()
-    page.locator("#sandbox-strategies .js-plotly-plot").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Sampler sandbox", "#sandbox-strategies .js-plotly-plot")
     yield page
     page.close()
 

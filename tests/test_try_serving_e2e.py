@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, until
+from tests.pages import figure, open_tab, until
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -15,9 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 @pytest.fixture(scope="module")
 def page(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Continuous batching").click()
+    page = open_tab(browser, app_url, "Continuous batching")
     yield page
     page.get_by_role("tab", name="Continuous batching").click()
     page.get_by_role("button", name="Stop them").click()

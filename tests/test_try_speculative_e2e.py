@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.pages import figure, pick, until
+from tests.pages import figure, open_tab, pick, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.speculative_tab import TRY_THIS
 
@@ -18,10 +18,7 @@ RUN_S = 300  # a speculative run and the plain run beside it, on a shared 2-core
 @pytest.fixture(scope="module")
 def page(browser, app_url):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Speculative decoding").click()
-    page.locator("#spec-buttons").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Speculative decoding", "#spec-buttons")
     yield page
     page.close()
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, until
+from tests.pages import figure, open_tab, until
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 MEASURE_S = 400  # the quick plan takes about a minute alone on two cores; other tests share the machine
@@ -15,10 +15,7 @@ MEASURE_S = 400  # the quick plan takes about a minute alone on two cores; other
 
 @pytest.fixture(scope="module")
 def page(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(app_url)
-    page.get_by_role("tab", name="Prefill vs decode").click()
-    page.locator("#timing-measure").wait_for(timeout=60_000)
+    page = open_tab(browser, app_url, "Prefill vs decode", "#timing-measure")
     yield page
     page.close()
 
