@@ -22,6 +22,7 @@ import gradio as gr  # noqa: E402
 from decoding.models import BUNDLED_DIST, load_model
 from ui.context import AppConfig, scheduler_for
 from ui.serving_tab import server_note
+from visuals import theme
 
 # (tab title, module in ui/ with a build(config) function), in teaching order
 TABS = (
@@ -53,18 +54,20 @@ THEME = gr.themes.Default(
     button_cancel_background_fill_hover="*red_800",
 )
 # the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
-# in dark mode the charts' dark grey text (visuals.theme.TEXT, #555555) turns light grey
-CSS = """
-.hint { font-size: 0.9em; }
-.cm-editor .cm-line span { color: var(--body-text-color) !important; }
-.dark .js-plotly-plot text[style*="fill: rgb(85, 85, 85)"] { fill: #d4d4d4 !important; }
-#app-title h1 { margin: 0; font-size: 1.6em; }
-#app-title p { margin: 0; }
-#server-note:not(:has(p)) { display: none; }
-#app-header { flex-wrap: nowrap; align-items: center; }
-#projector { flex: 0 0 200px; }
+# in dark mode the charts' dark grey text (visuals.theme.TEXT, as the browser writes it) turns light grey;
+# a message line (ui.events.error_html) is marked by a red rule, whatever the tab
+CSS = f"""
+.hint {{ font-size: 0.9em; }}
+.cm-editor .cm-line span {{ color: var(--body-text-color) !important; }}
+.dark .js-plotly-plot text[style*="fill: {theme.css_rgb(theme.TEXT)}"] {{ fill: #d4d4d4 !important; }}
+.lab-error {{ border-left: 4px solid {theme.ERROR}; padding: 4px 10px; font-size: 16px; }}
+#app-title h1 {{ margin: 0; font-size: 1.6em; }}
+#app-title p {{ margin: 0; }}
+#server-note:not(:has(p)) {{ display: none; }}
+#app-header {{ flex-wrap: nowrap; align-items: center; }}
+#projector {{ flex: 0 0 200px; }}
 /* projector mode: everything larger (type, controls and charts alike), for a room reading a 1920x1080 screen */
-body.projector .gradio-container { zoom: 1.3; }
+body.projector .gradio-container {{ zoom: 1.3; }}
 """
 # a tab's id in a shared link (?tab=step): its module's name without "_tab"
 TAB_IDS = {module: module.split(".")[-1].removesuffix("_tab") for _, module in TABS}

@@ -5,6 +5,7 @@ next good step works and the run's bookkeeping still has one record per step).""
 import gradio as gr
 import pytest
 
+from decoding import values
 from decoding.models import TINY
 from decoding.prompts import MAX_PROMPT_CHARS
 from ui import step_handlers as h
@@ -264,19 +265,19 @@ def test_a_file_that_is_not_a_trace_is_refused_and_the_session_keeps_its_run(ses
 @pytest.mark.parametrize("value", [None, float("nan"), float("inf"), "warm", True, 5.5, -0.1])
 def test_a_number_out_of_its_range_names_the_control_the_range_and_the_value(value):
     with pytest.raises(ValueError) as info:
-        validate.number("temperature", value, 0.0, 5.0, "between 0 (greedy) and 5")
+        values.number("temperature", value, 0.0, 5.0, "between 0 (greedy) and 5")
     assert str(info.value) == f"temperature must be between 0 (greedy) and 5, got {value!r}"
 
 
 def test_a_number_in_range_comes_back_as_a_float():
-    assert validate.number("top-p", "0.5", 0.01, 1.0, "between 0.01 and 1") == 0.5
+    assert values.number("top-p", "0.5", 0.01, 1.0, "between 0.01 and 1") == 0.5
 
 
 @pytest.mark.parametrize("ticked", [None, [], [2, 3], ["x"]])
 def test_a_checkbox_group_needs_one_allowed_box_ticked(ticked):
     with pytest.raises(ValueError, match=r"batch sizes: tick at least one of 2, 4, 8, got"):
-        validate.picked("batch sizes", ticked, [2, 4, 8])
-    assert validate.picked("batch sizes", [8, 2], [2, 4, 8]) == [8, 2]
+        values.picked("batch sizes", ticked, [2, 4, 8])
+    assert values.picked("batch sizes", [8, 2], [2, 4, 8]) == [8, 2]
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), 5.5])
@@ -285,7 +286,7 @@ def test_a_whole_number_box_lets_nan_reach_the_check_that_names_the_box(bad):
         with pytest.raises((ValueError, OverflowError)):  # gr.Number's own rounding: gradio's bare "Error"
             gr.Number(0, precision=0).preprocess(bad)
     value = validate.whole_number_box(0, label="Seed").preprocess(bad)
-    assert_teaches(lambda: teach(validate.whole)("seed", value, 0, 2**32 - 1), "seed", "[0, 4294967295]", "got ")
+    assert_teaches(lambda: teach(values.whole)("seed", value, 0, 2**32 - 1), "seed", "[0, 4294967295]", "got ")
 
 
 def test_a_whole_number_box_passes_whole_numbers_and_a_cleared_box_through():

@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import gradio as gr
 
+from decoding import values
 from decoding.batching import batchmates
 from decoding.batching import experiment as lab
 from decoding.batching.tally import many_runs
 from decoding.watch import Cancelled
-from ui import validate
 from ui.context import AppConfig, get_model, model_turn, pass_turn
 from ui.events import CancelFlags
 from visuals import batching as vis
@@ -22,8 +22,8 @@ CANCEL = CancelFlags()
 
 def checked(prompt: str, condition: str, dtype: str, sizes, new_tokens) -> tuple:
     """The controls' values (batch 1 added to the sizes), or a ValueError naming the bad one and what is allowed."""
-    sizes = [1, *sorted({int(s) for s in validate.picked("batch sizes", sizes, BATCH_CHOICES)})]
-    new_tokens = validate.whole("new tokens", new_tokens, 1, batchmates.MAX_NEW_TOKENS)
+    sizes = [1, *sorted({int(s) for s in values.picked("batch sizes", sizes, BATCH_CHOICES)})]
+    new_tokens = values.whole("new tokens", new_tokens, 1, batchmates.MAX_NEW_TOKENS)
     batchmates.check_inputs(prompt, sizes, condition, new_tokens, dtype)  # before a model is loaded in `dtype`
     return prompt, condition, dtype, sizes, new_tokens
 

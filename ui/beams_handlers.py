@@ -10,10 +10,10 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from decoding import values
 from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
-from ui import validate
 from ui.context import CHAT, AppConfig, get_model, model_turn
 from ui.events import PROGRESS
 from ui.sessions import Capped
@@ -55,9 +55,9 @@ def release_search(sid: str | None) -> None:
 
 def settings(k, penalty, early, max_new) -> tuple:
     """The controls as (num_beams, length_penalty, early_stopping, max_new_tokens), or a ValueError naming one."""
-    k = validate.whole("number of beams", k, 1, MAX_BEAMS_UI)
-    max_new = validate.whole("max new tokens", max_new, 1, MAX_NEW_UI)
-    penalty = validate.number("length penalty", penalty, -2, 3, "a number between -2 and 3 (1 = per-token average)")
+    k = values.whole("number of beams", k, 1, MAX_BEAMS_UI)
+    max_new = values.whole("max new tokens", max_new, 1, MAX_NEW_UI)
+    penalty = values.number("length penalty", penalty, -2, 3, "a number between -2 and 3 (1 = per-token average)")
     early = EARLY.get(str(early).lower(), early)
     beams.check_settings(k, penalty, early, max_new)
     return k, float(penalty), early, max_new

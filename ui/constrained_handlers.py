@@ -9,13 +9,13 @@ in the browser; the session's run is untouched by it.
 
 import gradio as gr
 
+from decoding import values
 from decoding.constrained.kinds import KIND_LABELS, Constraint
 from decoding.constrained.measure import MAX_SAMPLES, compare
 from decoding.constrained.presets import PRESETS
 from decoding.constrained.run import ConstrainedRun, calls_saved
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
-from ui import validate
 from ui.context import AppConfig, get_model, model_turn, pass_turn, scheduler_for
 from ui.events import PROGRESS, CancelFlags
 from ui.sessions import STORE, Entry
@@ -38,18 +38,18 @@ def apply_preset(name):
 
 def settings_from(order, temperature, top_k, top_p) -> SamplerSettings:
     return SamplerSettings(
-        temperature=validate.real(temperature),
-        top_k=validate.whole("top-k", top_k, 0, MAX_TOP_K, "0 = off"),
-        top_p=validate.real(top_p),
+        temperature=values.real(temperature),
+        top_k=values.whole("top-k", top_k, 0, MAX_TOP_K, "0 = off"),
+        top_p=values.real(top_p),
         order=order,
     )
 
 
 def _setup(config: AppConfig, message, kind, text, seed, max_new):
     lm = get_model(config)
-    constraint = Constraint(KINDS[validate.choice("the constraint kind", kind, list(KINDS))], text)
+    constraint = Constraint(KINDS[values.choice("the constraint kind", kind, list(KINDS))], text)
     prompt = encode_prompt(lm.tokenizer, message, chat=lm.chat, context_length=lm.context_length)
-    seed, max_new = validate.whole("seed", seed, 0, MAX_SEED), validate.whole("max new tokens", max_new, 1, MAX_NEW_UI)
+    seed, max_new = values.whole("seed", seed, 0, MAX_SEED), values.whole("max new tokens", max_new, 1, MAX_NEW_UI)
     return lm, constraint, prompt, seed, max_new
 
 
@@ -168,7 +168,7 @@ def measure(config: AppConfig, message, kind, text, seed, max_new, order, temper
     """N seeded samples without and with the constraint: validity, log-probabilities, the mask's cost."""
     settings = settings_from(order, temperature, top_k, top_p)
     lm, constraint, prompt, seed, max_new = _setup(config, message, kind, text, seed, max_new)
-    n = validate.whole("samples", n, 1, MAX_SAMPLES)
+    n = values.whole("samples", n, 1, MAX_SAMPLES)
     watch = CANCEL.watch(request, progress, between_passes=pass_turn(lm))
     with model_turn(lm, "the constrained samples"):
         result = compare(lm, prompt, constraint, settings, n=n, seed=seed, max_new_tokens=max_new, watch=watch)

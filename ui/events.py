@@ -1,10 +1,11 @@
 """How a tab wires an event: the one queue for the model, the GPU request, errors that teach, and Cancel.
 
 Every event that runs the model goes through `model_event`, so how model events queue is written once, in
-`MODEL_EVENT`: today one queue with one worker, so two people never run the model at the same time and timings
-are not disturbed by another user's work. A scheduler that batches sessions' steps changes that one dict.
+`MODEL_EVENT`: many events wait at once, and the shared scheduler (decoding.serving) batches their steps into its
+forward passes; on ZeroGPU each event runs alone. A handler's bad values reach the person through `teach`.
 """
 
+import html
 import inspect
 import os
 import threading
@@ -36,39 +37,54 @@ CONCURRENT_MODEL_EVENTS = 64 if BATCHING else 1
 MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MODEL_EVENTS}
 
 
-def teach(fn):
-    """Turn the engine's ValueErrors (they name the value and the allowed range) into messages in the browser."""
+def teach(fn, message=None):
+    """The one wrapper for the engine's ValueErrors (they name the value and the allowed range).
+
+    Without `message`, the error becomes a gr.Error toast. With `message` (a component on the page), `fn` returns a
+    dict keyed by component; an error is written into `message` alone, every other output keeps what it shows (no
+    "Error" badge left on each panel after the toast goes), and a good answer clears the message."""
     if inspect.isgeneratorfunction(fn):
 
         @wraps(fn)
         def generator(*args, **kwargs):
             try:
-                yield from fn(*args, **kwargs)
+                for out in fn(*args, **kwargs):
+                    yield out if message is None else {**out, message: ""}
             except ValueError as err:
-                raise _message(err) from None
+                yield _said(err, message)
 
         return generator
 
     @wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
         except ValueError as err:
-            raise _message(err) from None
+            return _said(err, message)
+        return out if message is None else {**out, message: ""}
 
     return wrapper
 
 
-def _message(err: ValueError) -> gr.Error:
-    # gr.Error is itself a ValueError, and its str() is a repr: pass it on as it is, or the message shows quotes
-    return err if isinstance(err, gr.Error) else gr.Error(str(err))
+def error_html(err: Exception) -> str:
+    """A message line's content for `err` (styled by the page's `.lab-error` rule)."""
+    return f"<div class='lab-error' role='alert'>{html.escape(str(err))}</div>"
 
 
-def model_event(triggers, fn, inputs=None, outputs=None, *, gpu_s: int | None = None, **options):
+def _said(err: ValueError, message) -> dict:
+    if message is None:
+        # gr.Error is itself a ValueError, and its str() is a repr: pass it on as it is, or the message shows quotes
+        raise err if isinstance(err, gr.Error) else gr.Error(str(err)) from None
+    return {message: error_html(err)}
+
+
+def model_event(triggers, fn, inputs=None, outputs=None, *, gpu_s: int | None = None, message=None, **options):
     """Wire `fn` to run the model when a trigger fires: in the model queue, on the GPU (for up to `gpu_s` seconds
-    on ZeroGPU) and with its ValueErrors shown to the person. `triggers` is one listener (`button.click`) or a
-    list of them (as for `gr.on`); returns the event, for `.then` and `cancels`."""
-    handler = gpu(teach(fn), duration=gpu_s) if gpu_s else gpu(teach(fn))
+    on ZeroGPU) and with its ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener
+    (`button.click`) or a list of them (as for `gr.on`); returns the event, for `.then` and `cancels`."""
+    if message is not None and outputs is not None and message not in outputs:
+        outputs = [*outputs, message]
+    handler = gpu(teach(fn, message), duration=gpu_s) if gpu_s else gpu(teach(fn, message))
     options = {**MODEL_EVENT, **options}
     if isinstance(triggers, (list, tuple)):
         return gr.on(triggers, handler, inputs, outputs, **options)

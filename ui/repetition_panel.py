@@ -3,6 +3,7 @@ each penalty, and how much of every text repeats itself, measured on the loaded 
 
 import gradio as gr
 
+from decoding import values
 from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_repetition_experiment
 from ui import validate
 from ui.context import AppConfig, get_model, model_turn, pass_turn
@@ -87,10 +88,10 @@ def build(config: AppConfig) -> None:
 
 def run_settings(config: AppConfig, message, chat, words_text, keys, tokens, n_seeds, seed, progress, request):
     """Run button: every ticked setting decoded and measured, then the headline, chart, findings and texts."""
-    keys = validate.picked("settings", keys, SETTINGS)
-    tokens = validate.whole("tokens per setting", tokens, *TOKENS_RANGE)
-    n_seeds = validate.whole("seeds", n_seeds, *SEEDS_RANGE)
-    seed = validate.whole("first seed", seed, 0, MAX_SEED)
+    keys = values.picked("settings", keys, SETTINGS)
+    tokens = values.whole("tokens per setting", tokens, *TOKENS_RANGE)
+    n_seeds = values.whole("seeds", n_seeds, *SEEDS_RANGE)
+    seed = values.whole("first seed", seed, 0, MAX_SEED)
     lm, words = get_model(config), parse_words(words_text)
     watch = CANCEL.watch(request, progress, between_passes=pass_turn(lm))
     with model_turn(lm, "the repetition runs"):

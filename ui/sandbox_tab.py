@@ -4,6 +4,7 @@ No model runs here, so nothing goes through the model queue."""
 
 import gradio as gr
 
+from decoding import values
 from decoding.pipeline import SamplerSettings
 from decoding.sandbox import (
     FORMAT,
@@ -14,7 +15,6 @@ from decoding.sandbox import (
     parse_logits,
     temperature_sweep,
 )
-from ui import validate
 from ui.events import teach
 from ui.strategy_code import code_view
 from visuals.sandbox import describe_sweep, orders_table, sweep_figure
@@ -51,10 +51,10 @@ def sandbox_view(text: str, temperature, top_k, top_p, min_p):
     except ValueError as err:
         raise ValueError(f"logits: {err}".replace("`", '"')) from None
     settings = SamplerSettings(
-        temperature=validate.number("temperature", temperature, 0.0, 5.0, "between 0 (greedy) and 5"),
-        top_k=validate.whole("top-k", top_k, 0, MAX_VOCAB, "0 = off"),
-        top_p=validate.number("top-p", top_p, 0.01, 1.0, "between 0.01 and 1 (1 = off)"),
-        min_p=validate.number("min-p", min_p, 0.0, 0.99, "between 0 (off) and 0.99"),
+        temperature=values.number("temperature", temperature, 0.0, 5.0, "between 0 (greedy) and 5"),
+        top_k=values.whole("top-k", top_k, 0, MAX_VOCAB, "0 = off"),
+        top_p=values.number("top-p", top_p, 0.01, 1.0, "between 0.01 and 1 (1 = off)"),
+        min_p=values.number("min-p", min_p, 0.0, 0.99, "between 0 (off) and 0.99"),
     )
     sweep = temperature_sweep(logits)
     comparison = compare_orders(logits, settings)

@@ -6,9 +6,9 @@ import time
 
 import gradio as gr
 
+from decoding import values
 from decoding.serving.students import MAX_STUDENTS
 from decoding.serving.traffic import summary
-from ui import validate
 from ui.context import AppConfig, get_model, scheduler_for, simulated_class
 from visuals import serving
 
@@ -81,8 +81,8 @@ def server_note(config: AppConfig) -> str:
 
 
 def open_students(config: AppConfig, students, seconds):
-    students = validate.whole("Simulated students", students, 1, MAX_STUDENTS)
-    seconds = validate.whole("Seconds", seconds, 5, 300)
+    students = values.whole("Simulated students", students, 1, MAX_STUDENTS)
+    seconds = values.whole("Seconds", seconds, 5, 300)
     scheduler = scheduler_for(get_model(config))
     if scheduler is None:
         raise gr.Error("simulated students need the shared scheduler, which this server does not run")

@@ -8,6 +8,7 @@ of a round runs inside `model_turn`, so a class's batched steps go between round
 import uuid
 from dataclasses import dataclass
 
+from decoding import values
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt, token_texts
 from decoding.speculative.baseline import Comparison, plain_decode
@@ -15,7 +16,6 @@ from decoding.speculative.drafts import layer_count
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, acceptance_by_position, summary
 from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
-from ui import validate
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS
 from ui.sessions import Capped
@@ -51,19 +51,19 @@ def _key(config: AppConfig, text, template, source, k, layer, max_new, temperatu
          seed) -> tuple:  # fmt: skip
     """The controls checked, as (model, prompt ids, source, K, L, max new, settings, seed); ValueError names one."""
     lm = get_model(config)
-    source = SOURCES.get(validate.choice("draft source", source, list(SOURCES)))
-    k = validate.whole("draft tokens K", k, 1, MAX_K_UI)
+    source = SOURCES.get(values.choice("draft source", source, list(SOURCES)))
+    k = values.whole("draft tokens K", k, 1, MAX_K_UI)
     layers = layer_count(lm)
     layer = (
-        validate.whole("exit layer L", layer, 1, layers - 1, f"the model has {layers} layers")
+        values.whole("exit layer L", layer, 1, layers - 1, f"the model has {layers} layers")
         if source == EARLY_EXIT
         else None
     )
-    max_new = validate.whole("max new tokens", max_new, 1, MAX_NEW_UI)
-    seed = validate.whole("seed", seed, 0, 2**31 - 1)
+    max_new = values.whole("max new tokens", max_new, 1, MAX_NEW_UI)
+    seed = values.whole("seed", seed, 0, 2**31 - 1)
     settings = SamplerSettings(
-        temperature=validate.real(temperature), top_k=validate.integral(top_k), top_p=validate.real(top_p),
-        repetition_penalty=validate.real(penalty), order=order,
+        temperature=values.real(temperature), top_k=values.integral(top_k), top_p=values.real(top_p),
+        repetition_penalty=values.real(penalty), order=order,
     )  # fmt: skip
     prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
     if len(prompt.ids) > MAX_PROMPT_TOKENS:

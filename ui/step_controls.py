@@ -1,43 +1,29 @@
 """The step tab's controls: the preset and prompt, and the sampler knobs with their ranges and usual values beside
-them. Each knob's range is written once, in KNOBS: the slider is drawn with it and the handler checks it."""
-
-from dataclasses import dataclass
+them. Each knob's range is written once, in decoding.knobs: the slider is drawn with it and the handler checks it."""
 
 import gradio as gr
 
+from decoding.knobs import KNOBS, SEED_MAX
 from decoding.models import allowed_models
-from decoding.pipeline import MIN_DIVISOR, ORDERS
+from decoding.pipeline import ORDERS
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
 from ui.step_lessons import DEFAULT_PRESET, PRESETS
 
-
-@dataclass(frozen=True)
-class KnobRange:
-    label: str  # as on the page, so a message names the control the learner sees
-    lo: float
-    hi: float
-    step: float
-    allowed: str  # the range in words, for the message
-    min_positive: float = 0.0  # values in (0, min_positive) are refused (a temperature of 1e-300 divides to inf)
-
-    def ok(self, x: float) -> bool:
-        return self.lo <= x <= self.hi and not 0 < x < self.min_positive
-
-
-KNOBS = {
-    "temperature": KnobRange("Temperature", 0, 3, 0.05, f"0 (greedy) or between {MIN_DIVISOR} and 3", MIN_DIVISOR),
-    "top_p": KnobRange("Top-p", 0.01, 1, 0.01, "between 0.01 and 1 (1 = off)"),
-    "min_p": KnobRange("Min-p", 0, 0.99, 0.01, "between 0 and 0.99 (0 = off)"),
-    "repetition": KnobRange("Repetition penalty", 0.5, 2, 0.05, "between 0.5 and 2 (1 = off)"),
-    "presence": KnobRange("Presence penalty", -2, 2, 0.1, "between -2 and 2 (0 = off)"),
-    "frequency": KnobRange("Frequency penalty", -2, 2, 0.1, "between -2 and 2 (0 = off)"),
+# the step tab's names for its sliders -> the knobs they set (ranges, labels and "off" values: decoding.knobs)
+FIELDS = {
+    "temperature": "temperature",
+    "top_k": "top_k",
+    "top_p": "top_p",
+    "min_p": "min_p",
+    "repetition": "repetition_penalty",
+    "presence": "presence_penalty",
+    "frequency": "frequency_penalty",
 }
-TOP_K_MAX = 200
 
 
 def knob(name: str, value: float, info: str, **kwargs) -> gr.Slider:
-    r = KNOBS[name]
+    r = KNOBS[FIELDS[name]]
     return validate.knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info, elem_classes="knob", **kwargs)
 
 
@@ -56,7 +42,7 @@ def temperature_knob() -> gr.Slider:
 
 def truncation_knobs():
     info = "keep the k likeliest; 0 = off; usual 20-100"
-    top_k = validate.knob_slider(0, TOP_K_MAX, 0, step=1, label="Top-k", info=info, elem_classes="knob")
+    top_k = knob("top_k", 0, info)
     top_p = knob(
         "top_p", 1.0, "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95", elem_id="knob-top-p"
     )
@@ -95,7 +81,7 @@ def advanced_controls():
         presence = knob("presence", 0.0, "subtracts once from every token generated so far; 0 = off; usual 0-1")
         frequency = knob("frequency", 0.0, "subtracts per repeat of a generated token; 0 = off; usual 0-1")
         seed = validate.whole_number_box(
-            0, label="Seed", info="same seed and settings give the same tokens; 0 to 2^32-1", elem_id="knob-seed"
+            0, label="Seed", info=f"same seed and settings give the same tokens; 0 to {SEED_MAX:,}", elem_id="knob-seed"
         )
         max_new = validate.whole_number_box(
             PRESETS[DEFAULT_PRESET].max_new_tokens, label="Max new tokens", elem_id="knob-max-new",

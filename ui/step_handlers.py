@@ -12,20 +12,21 @@ from pathlib import Path
 
 import gradio as gr
 
+from decoding import values
 from decoding.inspector import inspect_step
+from decoding.knobs import check_seed
+from decoding.knobs import settings_from as checked_settings
 from decoding.loop import MAX_NEW_TOKENS_CAP, Run
-from decoding.pipeline import ORDERS, SamplerSettings
+from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
-from ui.step_controls import KNOBS, TOP_K_MAX
 from ui.step_lessons import PRESETS
 from ui.step_view import TOP_N, empty_view, start_line, view
 from visuals import distribution, sequence
 
-MAX_SEED = 2**32 - 1
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
 
 
@@ -33,23 +34,10 @@ def settings_from(
     temperature, top_k, top_p, min_p, repetition, presence, frequency, order, *, vocab_size: int | None = None
 ) -> SamplerSettings:
     """The knobs as sent by the browser (None, NaN, text or out of range included), each checked against the range
-    its control shows, with a message that names the control as labelled."""
-    top_k_max = min(TOP_K_MAX, vocab_size or TOP_K_MAX)
-    note = "0 = off" + (f"; this model has {vocab_size} tokens" if top_k_max == vocab_size else "")
-    values = dict(temperature=temperature, top_p=top_p, min_p=min_p, repetition=repetition, presence=presence,
-                  frequency=frequency)  # fmt: skip
-    checked = {name: validate.checked(KNOBS[name].label, v, KNOBS[name].ok, KNOBS[name].allowed)
-               for name, v in values.items()}  # fmt: skip
-    return SamplerSettings(
-        temperature=checked["temperature"],
-        top_k=validate.whole("Top-k", top_k, 0, top_k_max, note),
-        top_p=checked["top_p"],
-        min_p=checked["min_p"],
-        repetition_penalty=checked["repetition"],
-        presence_penalty=checked["presence"],
-        frequency_penalty=checked["frequency"],
-        order=validate.choice("Engine order", order, ORDERS),
-    )
+    its control shows (decoding.knobs), with a message that names the control as labelled."""
+    given = dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, repetition_penalty=repetition,
+                 presence_penalty=presence, frequency_penalty=frequency, order=order)  # fmt: skip
+    return checked_settings(given, vocab_size=vocab_size)
 
 
 def settings_note(*knobs) -> str:
@@ -95,11 +83,11 @@ def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_ne
     """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution."""
     lm = get_model(config, model_id)
     settings = settings_from(*knobs, vocab_size=lm.vocab_size)
-    seed = validate.whole("Seed", seed, 0, MAX_SEED)
-    validate.choice("Bars show", mode, distribution.MODES)  # before the run is stored, not after
+    seed = check_seed(seed)
+    values.choice("Bars show", mode, distribution.MODES)  # before the run is stored, not after
     if template == CHAT and not lm.chat:
         raise ValueError(f"{lm.label} has no chat template: set Prompt format to raw text")
-    max_new = validate.whole("Max new tokens", max_new, 1, MAX_NEW_TOKENS_CAP)
+    max_new = values.whole("Max new tokens", max_new, 1, MAX_NEW_TOKENS_CAP)
     prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
     stops = validate.stop_strings(stops)
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
@@ -148,7 +136,7 @@ def force(run_id, force_id, mode, *knobs):
     if run is None:
         raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
     # checked before step() goes back a step, so a bad id leaves the run as it was
-    force_id = validate.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
+    force_id = values.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
     return step(run_id, mode, *knobs, force_id=force_id)
 
 
@@ -156,7 +144,7 @@ def run_steps(run_id, n, mode, *knobs):
     """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel. On a finished
     run it shows the run as it is (the view says it is finished), never a blank page."""
     entry = STORE.get(run_id)
-    limit = validate.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
+    limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
     if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
         yield view(entry, run_id, mode, knobs[-1])
         return
@@ -224,7 +212,7 @@ NOT_A_TRACE = "that file is not a Decoding Lab trace (JSON from 'Save trace')"
 def load_trace(run_id, file, mode, order):
     if file is None:
         return gr.skip()
-    validate.choice("Bars show", mode, distribution.MODES)
+    values.choice("Bars show", mode, distribution.MODES)
     try:
         trace = Trace.from_json(Path(file).read_text(encoding="utf-8"))
     except (AttributeError, KeyError, TypeError, ValueError) as err:

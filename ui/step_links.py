@@ -6,10 +6,11 @@ import json
 
 import gradio as gr
 
+from decoding import knobs
+from decoding.knobs import KNOBS
 from ui import step_handlers as h
-from ui import validate
 from ui.context import AppConfig
-from ui.step_controls import KNOBS, TOP_K_MAX
+from ui.step_controls import FIELDS
 from ui.step_lessons import DEFAULT_PRESET, PRESETS, SLUGS
 
 # the settings a link carries, in the order of the step tab's knobs (then the seed)
@@ -24,22 +25,16 @@ def settings_from_link(query: dict) -> tuple[str, dict, list[str]]:
     if slug and slug not in SLUGS:
         problems.append(f"the link's preset {slug!r} is not one of {', '.join(SLUGS)}")
     p = PRESETS[name]
-    values = dict(temperature=p.temperature, top_k=p.top_k, top_p=p.top_p, min_p=p.min_p, repetition=p.repetition,
-                  seed=0)  # fmt: skip
+    found = {"temperature": p.temperature, "top_k": p.top_k, "top_p": p.top_p, "min_p": p.min_p,
+             "repetition": p.repetition, "seed": 0}  # fmt: skip
     for key in PARAMS:
         if key not in query:
             continue
         try:
-            if key == "top_k":
-                values[key] = validate.whole("Top-k", query[key], 0, TOP_K_MAX)
-            elif key == "seed":
-                values[key] = validate.whole("Seed", query[key], 0, h.MAX_SEED)
-            else:
-                r = KNOBS[key]
-                values[key] = validate.checked(r.label, query[key], r.ok, r.allowed)
+            found[key] = knobs.check_seed(query[key]) if key == "seed" else KNOBS[FIELDS[key]].check(query[key])
         except ValueError as err:
             problems.append(f"in the link, {err}")
-    return name, values, problems
+    return name, found, problems
 
 
 def open_link(config: AppConfig, request: gr.Request):

@@ -2,12 +2,12 @@
 
 import gradio as gr
 
+from decoding import values
 from decoding.timing import roofline as rl
 from decoding.timing.limits import device_name
 from decoding.timing.plans import PLANS
 from decoding.timing.shared import SharedMeasurements
 from decoding.timing.sweeps import Measurements, measure_all
-from ui import validate
 from ui.context import AppConfig, get_model, model_turn
 from ui.events import PROGRESS, CancelFlags, model_event, teach
 from visuals.roofline import roofline_figure
@@ -155,7 +155,7 @@ def build(config: AppConfig) -> None:
 def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> tuple:
     """Measure button: the server's kept measurement of this plan when there is one (Re-measure: a new one), then
     the headline, charts, captions and both tables. Measuring holds the model alone: it needs a quiet machine."""
-    plan = PLANS[validate.choice("How much to measure", plan_name, PLANS)]
+    plan = PLANS[values.choice("How much to measure", plan_name, PLANS)]
     lm = get_model(config)
     key = SHARED.key(device_name(lm.device), lm.model_id, lm.dtype_name, plan.name)
     kept = SHARED.get(key)

@@ -36,6 +36,7 @@ SERIES = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0
 BATCH_COLOURS = [c for c in SERIES if c not in (CHOSEN, "#D55E00", "#F0E442", "#000000")] + [OTHER]
 
 TEXT = "#555555"  # 7.5:1 on white; the page's dark mode lightens it (CSS in app.py)
+ERROR = "#B00020"  # a message line's rule: 7.2:1 on white
 PAGE = "#FFFFFF"  # the page behind every figure (their own backgrounds are transparent)
 AA = 4.5  # WCAG AA contrast for normal-size text
 GRID = "rgba(128,128,128,0.25)"
@@ -174,3 +175,9 @@ def empty_figure(message: str, height: int = 300) -> Drawn:
         layout[axis] = {**layout[axis], "visible": False}
     layout["annotations"] = [{"text": message, "showarrow": False, "font": {"size": FONT_SIZE + 1, "color": TEXT}}]
     return figure_from([], layout)
+
+
+def css_rgb(hex_colour: str) -> str:
+    """ "#555555" as the browser writes it in an SVG's style: "rgb(85, 85, 85)"."""
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
