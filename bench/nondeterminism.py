@@ -19,11 +19,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES
-from decoding.batching.causes import causes
-from decoding.batching.experiment import DEFAULTS, run_batching_experiment
-from decoding.batching.tally import many_runs
 from decoding.models import BUNDLED
+from decoding.nondeterminism.batchmates import CONDITIONS, DTYPE_NAMES
+from decoding.nondeterminism.causes import causes
+from decoding.nondeterminism.experiment import DEFAULTS, run_batching_experiment
+from decoding.nondeterminism.tally import many_runs
 from decoding.watch import Watch
 
 

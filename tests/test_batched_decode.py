@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from decoding.batching.batched_decode import greedy_batch, left_pad, pad_id, positions
+from decoding.nondeterminism.batched_decode import greedy_batch, left_pad, pad_id, positions
 
 PROMPTS = ["Hello there", "A much longer prompt than the first one", "hi"]
 

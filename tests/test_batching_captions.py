@@ -1,9 +1,9 @@
 """The words under the batching lab's charts, from hand-made runs: they must never credit one cause with the
 other's effect, and every number they quote is read off the run."""
 
-from decoding.batching.causes import CAUSES
-from decoding.batching.experiment import BatchingExperiment, RowResult
-from decoding.batching.tally import tally
+from decoding.nondeterminism.causes import CAUSES
+from decoding.nondeterminism.experiment import BatchingExperiment, RowResult
+from decoding.nondeterminism.tally import tally
 from visuals.batching_captions import (
     causes_markdown,
     fix_caption,

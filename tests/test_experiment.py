@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from decoding.batching.batchmates import CONDITIONS, check_inputs
-from decoding.batching.causes import CAUSES, causes
-from decoding.batching.experiment import DEFAULTS, compare_rows, run_batching_experiment
-from decoding.batching.flips import flip_possible
+from decoding.nondeterminism.batchmates import CONDITIONS, check_inputs
+from decoding.nondeterminism.causes import CAUSES, causes
+from decoding.nondeterminism.experiment import DEFAULTS, compare_rows, run_batching_experiment
+from decoding.nondeterminism.flips import flip_possible
 from decoding.watch import Cancelled, Watch
 
 # four steps over a 3-token vocabulary, values exact in binary so the expected noise is exact

@@ -1,6 +1,6 @@
 """The flip rule: a greedy token can flip only where the noise can bridge the top-1/top-2 gap."""
 
-from decoding.batching.flips import flip_possible
+from decoding.nondeterminism.flips import flip_possible
 
 
 def test_a_gap_wider_than_twice_the_noise_cannot_flip():

@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from decoding.batching.batched_decode import BatchRun, greedy_batch
-from decoding.batching.batchmates import CONDITIONS, rows_for
-from decoding.batching.experiment import run_batching_experiment
-from decoding.batching.invariance import greedy_invariant, throughput, tokens_per_second
+from decoding.nondeterminism.batched_decode import BatchRun, greedy_batch
+from decoding.nondeterminism.batchmates import CONDITIONS, rows_for
+from decoding.nondeterminism.experiment import run_batching_experiment
+from decoding.nondeterminism.invariance import greedy_invariant, throughput, tokens_per_second
 
 
 @pytest.mark.parametrize("condition", CONDITIONS)

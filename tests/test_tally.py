@@ -1,6 +1,6 @@
 """Many runs: counting distinct greedy completions, and which runs gave each."""
 
-from decoding.batching.tally import many_runs, plan, tally
+from decoding.nondeterminism.tally import many_runs, plan, tally
 
 RUNS = [(1, "solo"), (2, "same-length"), (4, "same-length"), (2, "padded")]
 

@@ -1,6 +1,6 @@
 """Figures of the batching lab, drawn from hand-made rows: flips where they happened, zeros drawn as zeros."""
 
-from decoding.batching.experiment import RowResult
+from decoding.nondeterminism.experiment import RowResult
 from visuals import batching as vis
 from visuals.tally import tally_figure
 

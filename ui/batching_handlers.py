@@ -1,4 +1,4 @@
-"""Handlers of the batching lab: check the inputs, call decoding.batching.experiment, call visuals.batching and
+"""Handlers of the batching lab: check the inputs, call decoding.nondeterminism.experiment, call visuals.batching and
 visuals.batching_captions, return. Progress goes to the progress bar; Cancel stops the run at its next forward pass."""
 
 from dataclasses import replace
@@ -6,9 +6,9 @@ from dataclasses import replace
 import gradio as gr
 
 from decoding import values
-from decoding.batching import batchmates
-from decoding.batching import experiment as lab
-from decoding.batching.tally import many_runs
+from decoding.nondeterminism import batchmates
+from decoding.nondeterminism import experiment as lab
+from decoding.nondeterminism.tally import many_runs
 from decoding.watch import Cancelled
 from ui.context import AppConfig, get_model, model_turn, pass_turn
 from ui.events import CancelFlags

@@ -6,8 +6,8 @@ in visuals/batching_captions.py.
 
 import gradio as gr
 
-from decoding.batching.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
-from decoding.batching.experiment import DEFAULTS
+from decoding.nondeterminism.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
+from decoding.nondeterminism.experiment import DEFAULTS
 from ui import batching_handlers as h
 from ui.context import AppConfig
 from ui.events import PROGRESS, model_event

@@ -2,9 +2,9 @@
 
 A greedy token flips when the batch's logit noise is big enough to swap the top two logits: one goes up by
 at most the noise, the other down by at most the noise, so a flip needs gap ≤ 2 × noise
-(`decoding.batching.flips.flip_possible`, the one rule every figure and caption reads). The scatter of gap
+(`decoding.nondeterminism.flips.flip_possible`, the one rule every figure and caption reads). The scatter of gap
 against noise shows exactly that. Rows are read by attribute (batch_size, token_texts, noise, gap, agree,
-first_divergence), the fields of `decoding.batching.experiment.RowResult`; this module never imports torch.
+first_divergence), the fields of `decoding.nondeterminism.experiment.RowResult`; this module never imports torch.
 Steps are shown 1-based ("token 12" = the 12th generated token).
 """
 
@@ -12,7 +12,7 @@ import html
 
 import plotly.graph_objects as go
 
-from decoding.batching.flips import flip_possible
+from decoding.nondeterminism.flips import flip_possible
 from visuals.log_axis import log_axis, zero_floor
 from visuals.theme import BATCH_COLOURS, CHOSEN, GRID, OTHER, TEXT, empty_figure, styled
 from visuals.tokens import visible_text

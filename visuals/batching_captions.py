@@ -1,7 +1,7 @@
 """The sentences under the batching lab's charts, computed from the run (a BatchingExperiment or a Tally).
 
 They never credit one cause with another's effect: padding only in the "padded" condition, the kernels'
-batch shapes in both, and every number they quote is read off this run. Plain data in (`decoding.batching`'s
+batch shapes in both, and every number they quote is read off this run. Plain data in (`decoding.nondeterminism`'s
 BatchingExperiment and Tally, and its list of causes); no torch here.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from decoding.batching.causes import CAUSES, causes
-from decoding.batching.flips import flip_possible
+from decoding.nondeterminism.causes import CAUSES, causes
+from decoding.nondeterminism.flips import flip_possible
 from visuals import batching as vis
 
 if TYPE_CHECKING:
-    from decoding.batching.experiment import BatchingExperiment
-    from decoding.batching.tally import Tally
+    from decoding.nondeterminism.experiment import BatchingExperiment
+    from decoding.nondeterminism.tally import Tally
 
 PRECISION = {"float32": "24", "bfloat16": "8", "float16": "11"}  # significant bits of the mantissa
 
@@ -137,7 +137,7 @@ CAUSES_HEAD = "### Why the text changes\nThe causes the references list, and whi
 
 
 def causes_markdown(exp: BatchingExperiment | None = None) -> str:
-    """The references' causes (decoding.batching.causes) as a table, with a column saying whether (and how)
+    """The references' causes (decoding.nondeterminism.causes) as a table, with a column saying whether (and how)
     this run exercised each."""
     verdicts = ["—"] * len(CAUSES) if exp is None else _verdicts(CAUSES, exp, set(causes(exp)))
     rows = [f"| **{n.capitalize()}** | {what} | {v} |" for (n, what), v in zip(CAUSES.items(), verdicts)]

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from decoding.batching.flips import flip_possible
+from decoding.nondeterminism.flips import flip_possible
 from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
 
 if TYPE_CHECKING:

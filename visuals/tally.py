@@ -1,5 +1,5 @@
 """The many-runs tally: one prompt's distinct greedy completions as bars, most common first, each with the
-runs (batch size, condition) that wrote it. Plain data in: `decoding.batching.tally.Tally.per_prompt`."""
+runs (batch size, condition) that wrote it. Plain data in: `decoding.nondeterminism.tally.Tally.per_prompt`."""
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots

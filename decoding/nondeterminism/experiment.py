@@ -4,12 +4,12 @@ Greedy decoding takes the argmax, so it has no randomness; yet the same prompt c
 when it runs alone (batch of 1) or as row 0 of a bigger batch. Floating-point sums are not associative,
 and a kernel's reduction order depends on the shapes it sees (batch size, padding), so row 0's logits move
 by a little "noise". Wherever the solo run's top-1/top-2 gap is small enough for that noise to bridge
-(decoding.batching.flips: gap <= 2 x noise), the argmax may flip, and from there the texts branch.
+(decoding.nondeterminism.flips: gap <= 2 x noise), the argmax may flip, and from there the texts branch.
 
 Two causes are kept apart as conditions: "same-length" (batchmates are copies of the prompt: no padding, only
 the batch size changes the kernels' shapes) and "padded" (batchmates are other prompts of other lengths,
 left-padded: the batch size changes, and row 0 also carries padding and an attention mask).
-The batch-invariant mode (decoding.batching.invariance) computes each row alone and matches the solo run bit for bit.
+The batch-invariant mode (decoding.nondeterminism.invariance) computes each row alone and matches the solo run bit for bit.
 """
 
 import time
@@ -18,9 +18,16 @@ from dataclasses import dataclass, field
 
 import torch
 
-from decoding.batching.batched_decode import BatchRun, greedy_batch
-from decoding.batching.batchmates import DEFAULT_DTYPE, MANY_PROMPTS, batchmates, check_inputs, resolve_model, rows_for
-from decoding.batching.invariance import greedy_invariant, throughput, tokens_per_second
+from decoding.nondeterminism.batched_decode import BatchRun, greedy_batch
+from decoding.nondeterminism.batchmates import (
+    DEFAULT_DTYPE,
+    MANY_PROMPTS,
+    batchmates,
+    check_inputs,
+    resolve_model,
+    rows_for,
+)
+from decoding.nondeterminism.invariance import greedy_invariant, throughput, tokens_per_second
 from decoding.prompts import encode_prompt, token_texts
 from decoding.watch import Watch
 

@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from decoding.batching.batched_decode import greedy_batch
-from decoding.batching.batchmates import CONDITIONS, MANY_PROMPTS, check_inputs, resolve_model, rows_for
+from decoding.nondeterminism.batched_decode import greedy_batch
+from decoding.nondeterminism.batchmates import CONDITIONS, MANY_PROMPTS, check_inputs, resolve_model, rows_for
 from decoding.prompts import encode_prompt
 from decoding.watch import Watch
 

@@ -1,7 +1,7 @@
 """Why row 0's logits move inside a batch: the causes the references list, and which of them a run exercised.
 
 Pure python (no torch): the batching lab's captions read it. `experiment` is a
-`decoding.batching.experiment.BatchingExperiment` (rows, condition, dtype).
+`decoding.nondeterminism.experiment.BatchingExperiment` (rows, condition, dtype).
 """
 
 # the causes the references list, in order; causes() says which of them a run exercised

@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import torch
 
-from decoding.batching.batched_decode import BatchRun, greedy_batch
 from decoding.clock import Timer
 from decoding.models import LoadedModel
+from decoding.nondeterminism.batched_decode import BatchRun, greedy_batch
 from decoding.watch import Watch
 
 
