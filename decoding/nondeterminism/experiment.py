@@ -9,7 +9,8 @@ by a little "noise". Wherever the solo run's top-1/top-2 gap is small enough for
 Two causes are kept apart as conditions: "same-length" (batchmates are copies of the prompt: no padding, only
 the batch size changes the kernels' shapes) and "padded" (batchmates are other prompts of other lengths,
 left-padded: the batch size changes, and row 0 also carries padding and an attention mask).
-The batch-invariant mode (decoding.nondeterminism.invariance) computes each row alone and matches the solo run bit for bit.
+The batch-invariant mode (decoding.nondeterminism.invariance) computes each row alone and matches the solo run bit
+for bit.
 """
 
 import time
