@@ -6,25 +6,9 @@ from decoding.beams.search import beam_search
 from decoding.prompts import encode_prompt
 from ui import beams_handlers as h
 from ui.context import AppConfig
-from ui.sessions import Capped
 
 CONFIG = AppConfig("tiny-random", "cpu")
 KNOBS = ("Tell me a story.", h.CHAT, 3, 1.0, "false", 5)
-
-
-def test_store_expires_idle_searches_and_caps_how_many_it_holds():
-    now = [0.0]
-    store = Capped("beam searches", cap=2, ttl_s=10, clock=lambda: now[0])
-    store.put("a", "search a")
-    store.put("b", "search b")
-    with pytest.raises(ValueError, match="already holds 2 beam searches"):
-        store.put("c", "search c")
-    store.put("a", "again")  # a session replacing its own search is not a new one
-    now[0] = 11.0
-    assert store.get("a") is None and len(store) == 0
-    store.put("c", "search c")
-    store.release("c")
-    assert store.get("c") is None
 
 
 def test_settings_from_the_browser_are_checked_with_the_allowed_range():

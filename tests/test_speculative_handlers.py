@@ -7,7 +7,6 @@ from decoding.speculative.run import SpecRun
 from ui import speculative_handlers as h
 from ui.context import AppConfig
 from ui.events import teach
-from ui.sessions import Capped
 
 CONFIG = AppConfig("tiny-random", "cpu")
 LOOKUP, EARLY = "prompt lookup", "early exit (first L layers)"
@@ -22,16 +21,6 @@ def controls(**changes):
 
 def quiet(*a, **k):
     return None
-
-
-def test_store_expires_idle_runs_and_caps_how_many_it_holds():
-    now = [0.0]
-    store = Capped("speculative runs", cap=1, ttl_s=10, clock=lambda: now[0])
-    store.put("a", "run a")
-    with pytest.raises(ValueError, match="already holds 1 speculative runs"):
-        store.put("b", "run b")
-    now[0] = 11.0
-    assert store.get("a") is None
 
 
 def test_rounds_back_and_reset_across_rounds(tiny):

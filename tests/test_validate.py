@@ -235,9 +235,14 @@ def test_unusual_unicode_prompts_run_and_save(tiny, text, template):
     STORE.release(run_id)
 
 
-def test_a_full_server_says_how_many_runs_it_holds(tiny, monkeypatch):
-    monkeypatch.setattr(STORE, "max_runs", len(STORE))
-    assert_teaches(lambda: prefill(), f"the limit is {len(STORE)}", "try again")
+def test_a_full_server_frees_the_oldest_run_and_tells_its_session(tiny, monkeypatch):
+    oldest = prefill()[-1]
+    monkeypatch.setattr(STORE, "max_items", 1)  # a full server: the next session's run takes the place of the oldest
+    newest = prefill()[-1]
+    assert len(STORE) == 1 and STORE.get(newest)
+    told = ["run was freed to make room for newer sessions", "at most 1 runs, beam searches", "press Prefill"]
+    assert_teaches(lambda: step(oldest), *told)
+    STORE.release(newest)
 
 
 TRACE_KEYS = '"model_id": 1, "model_label": 2, "device": 3, "dtype": 4, "prompt": 5, "prompt_ids": "ab", "seed": 0'

@@ -16,13 +16,12 @@ from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui.context import CHAT, AppConfig, get_model, model_turn
 from ui.events import PROGRESS
-from ui.sessions import Capped
+from ui.sessions import STORE, beam_search_bytes
 from visuals.beams import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
 
 EARLY = {"false": False, "true": True, "never": "never"}
 MAX_BEAMS_UI, MAX_NEW_UI = 8, 64
-TTL_S, MAX_SEARCHES = 20 * 60, 24
 
 
 STOP_WORDS = {
@@ -45,7 +44,12 @@ class Search:
     compared: tuple | None = None  # (greedy Scored, beam Scored, (greedy cut, beam cut) at the token limit)
 
 
-SEARCHES = Capped("beam searches", MAX_SEARCHES, TTL_S)
+SEARCHES = STORE.kind(
+    "beam search",
+    bytes_of=lambda search: beam_search_bytes(search.gen),
+    again="press Step",
+    smaller="use fewer beams or fewer max new tokens",
+)
 
 
 def release_search(sid: str | None) -> None:

@@ -1,30 +1,39 @@
-"""Live runs kept on the server, one per browser session.
+"""Everything a browser session holds on the server: live runs, beam searches and speculative runs, in one store.
 
-A `Run` holds the KV cache (megabytes of tensors), so it never goes into `gr.State`: the page keeps
-only a short run id, and this store maps the id to the run. Idle runs expire after a time to live;
-the number of live runs and the total bytes of their KV caches are capped, so one classroom cannot
-exhaust the server's memory. The store knows nothing of gradio: it raises `StoreFull` (a ValueError)
-and the UI turns that into a message for the person in the browser.
+Each of them holds a KV cache (megabytes of tensors), so it never goes into `gr.State`: the page keeps only a short
+id, and this store maps the id to the item. One time to live frees idle items; one count cap and one byte cap bound
+them all, each item counted by its KV cache at its longest, so one classroom that opens every tab cannot exhaust
+the server's memory. When a new item would break a cap, the least recently used items of any kind are freed to make
+room, and their sessions are told so on their next action. The store knows nothing of gradio: it raises
+ValueErrors (`StoreFull` for an item too big for an empty store) and the UI turns them into messages.
 """
 
+import inspect
 import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 
 from decoding.loop import Run, kv_cache_bytes
+from decoding.models import LoadedModel
+from decoding.speculative.drafts import layer_count
+from decoding.speculative.run import SpecRun
+from decoding.timing.roofline import kv_bytes_for
+from decoding.timing.shape import model_shape
 from decoding.trace import Step, Trace
 
 # a teacher with a bigger class or server raises these through the environment
 TTL_S = float(os.environ.get("DECODING_LAB_TTL_S", 30 * 60))
-MAX_RUNS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 48))
+MAX_ITEMS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 48))  # runs, beam searches and speculative runs together
 MAX_KV_BYTES = int(float(os.environ.get("DECODING_LAB_MAX_KV_GB", 2)) * 1024**3)
+TOLD_MAX = 1024  # why a session's item was freed, kept until it comes back; the oldest reasons are forgotten first
 
 
 class StoreFull(ValueError):
-    """No room for another live run right now."""
+    """An item bigger than the whole memory cap."""
 
 
 @dataclass
@@ -55,110 +64,79 @@ class Entry:
         return int(per_token * (len(self.run.prompt.ids) + self.trace.max_new_tokens))
 
 
-class Expiring:
-    """Items kept on the server by key, each dropped after `ttl_s` seconds without use. One lock guards every
-    change, so a store's admission check and its insert happen together."""
-
-    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic):
-        self.ttl_s, self.clock = ttl_s, clock
-        self._items: dict[str, tuple[object, float]] = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def live(self) -> list:
-        with self._lock:
-            self._expire()
-            return [item for item, _ in self._items.values()]
-
-    def _store(self, key: str, item, admit: Callable[[list], None]) -> None:
-        """`item` under `key` (replacing what was there), unless `admit(the other live items)` raises."""
-        with self._lock:
-            self._items.pop(key, None)
-            self._expire()
-            admit([other for other, _ in self._items.values()])
-            self._items[key] = (item, self.clock())
-
-    def _find(self, key: str | None):
-        """The item under `key` with its idle clock reset, or None."""
-        with self._lock:
-            self._expire()
-            if key is None or key not in self._items:
-                return None
-            item = self._items[key][0]
-            self._items[key] = (item, self.clock())
-            return item
-
-    def release(self, key: str | None) -> None:
-        with self._lock:
-            self._items.pop(key, None)
-
-    def _expire(self) -> None:
-        now = self.clock()
-        for key in [k for k, (_, t) in self._items.items() if now - t > self.ttl_s]:
-            del self._items[key]
+def kv_bytes_at(lm: LoadedModel, tokens: int, layers: int | None = None) -> int:
+    """One sequence's KV cache at `tokens` positions through `layers` decoder layers (all by default), from the
+    model's shape. The layers are counted from the model itself: another session's early-exit draft shortens
+    `config.num_hidden_layers` while it runs."""
+    return int(kv_bytes_for(replace(model_shape(lm), layers=layers or layer_count(lm)), tokens))
 
 
-class Capped(Expiring):
-    """An expiring store that holds at most `cap` items; the next is refused, naming what they are."""
-
-    def __init__(self, what: str, cap: int, ttl_s: float, clock: Callable[[], float] = time.monotonic):
-        super().__init__(ttl_s, clock)
-        self.what, self.cap = what, cap
-
-    def put(self, key: str, item) -> None:
-        self._store(key, item, self._admit)
-
-    def _admit(self, others: list) -> None:
-        if len(others) >= self.cap:
-            raise ValueError(
-                f"the server already holds {self.cap} {self.what} (the limit); idle ones are freed after "
-                f"{self.ttl_s / 60:.0f} minutes: try again shortly"
-            )
-
-    def get(self, key: str | None):
-        return self._find(key)
+def spec_run_bytes(run: SpecRun) -> int:
+    """A speculative run's caches at their longest: the target's, and the early-exit draft's through its L layers,
+    each holding the prompt, max new tokens and the K guesses a verify pass adds before it crops."""
+    longest = run.prompt_len + run.max_new + run.k
+    draft = kv_bytes_at(run.lm, longest, run.draft.layers) if run.draft is not None else 0
+    return kv_bytes_at(run.lm, longest) + draft
 
 
-class RunStore(Expiring):
+def beam_search_bytes(search: Iterator) -> int:
+    """A `beam_steps` search's cache at its longest: every beam holds the prompt and max new tokens. Read before its
+    first step, from the arguments the generator was called with (its cache does not exist yet)."""
+    given = inspect.getgeneratorlocals(search)
+    tokens = len(given["prompt_ids"]) + given["max_new_tokens"]
+    return given["num_beams"] * kv_bytes_at(given["lm"], tokens)
+
+
+@dataclass
+class _Held:
+    kind: "Kind"
+    item: object
+    nbytes: int  # its KV cache at its longest, counted when it was stored
+    used: float  # the store's clock when it was last stored or read
+
+
+class Store:
+    """Items by (kind, key), least recently used first. One lock guards every change, so making room and storing
+    happen together."""
+
     def __init__(
         self,
         ttl_s: float = TTL_S,
-        max_runs: int = MAX_RUNS,
+        max_items: int = MAX_ITEMS,
         max_kv_bytes: int = MAX_KV_BYTES,
         clock: Callable[[], float] = time.monotonic,
     ):
-        super().__init__(ttl_s, clock)
-        self.max_runs, self.max_kv_bytes = max_runs, max_kv_bytes
+        self.ttl_s, self.max_items, self.max_kv_bytes, self.clock = ttl_s, max_items, max_kv_bytes, clock
+        self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
+        self._told: OrderedDict[tuple[str, str], str] = OrderedDict()  # why an item is gone, until its session asks
+        self._lock = threading.Lock()
+        self.runs = self.kind(
+            "run", bytes_of=lambda entry: entry.reserved_bytes, again="press Prefill", smaller="lower max new tokens"
+        )
+
+    def kind(self, what: str, bytes_of: Callable[[object], int], again: str, smaller: str) -> "Kind":
+        """A view of this store for one kind of item, e.g. `STORE.kind("beam search", ..., "press Step", ...)`."""
+        return Kind(store=self, what=what, bytes_of=bytes_of, again=again, smaller=smaller)
+
+    def __len__(self) -> int:
+        return len(self._held)
 
     def kv_bytes(self) -> int:
-        return sum(e.kv_bytes for e in self.live())
+        """What the caps count: every live item's KV cache at its longest."""
+        with self._lock:
+            self._expire()
+            return sum(held.nbytes for held in self._held.values())
 
     def put(self, entry: Entry, replace: str | None = None) -> str:
-        """Store `entry` under a new id (releasing `replace`, the session's previous run, first)."""
+        """Store a step or constrained run under a new id (releasing `replace`, the session's previous run, first)."""
         self.release(replace)
         run_id = uuid.uuid4().hex
-        self._store(run_id, entry, lambda others: self._admit(entry, others))
+        self.runs.put(run_id, entry)
         return run_id
 
-    def _admit(self, entry: Entry, others: list[Entry]) -> None:
-        if len(others) >= self.max_runs:
-            raise StoreFull(
-                f"the server already holds {len(others)} live runs (the limit is {self.max_runs}); "
-                f"idle runs are freed after {self.ttl_s / 60:.0f} minutes: try again shortly"
-            )
-        used = sum(e.reserved_bytes for e in others)
-        if used + entry.reserved_bytes > self.max_kv_bytes:
-            raise StoreFull(
-                f"the live runs' KV caches may grow to {used / 2**20:,.0f} MiB of the "
-                f"{self.max_kv_bytes / 2**20:,.0f} MiB allowed, and this run needs "
-                f"{entry.reserved_bytes / 2**20:,.0f} MiB more; try again shortly, or lower max new tokens"
-            )
-
     def get(self, run_id: str | None) -> Entry:
-        """The session's entry, its idle clock reset. Raises ValueError if it is gone."""
-        entry = self._find(run_id)
+        """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why when the store knows."""
+        entry = self.runs.get(run_id)
         if entry is None:
             raise ValueError(
                 "there is no run in this session (it may have expired after "
@@ -166,8 +144,92 @@ class RunStore(Expiring):
             )
         return entry
 
+    def release(self, run_id: str | None) -> None:
+        self.runs.release(run_id)
 
-STORE = RunStore()  # the app's one store, shared by every session
+    def hold(self, kind: "Kind", key: str, item) -> None:
+        """`item` under `key`, replacing the session's own; the least recently used others are freed to make room."""
+        nbytes = kind.bytes_of(item)
+        if nbytes > self.max_kv_bytes:
+            raise StoreFull(
+                f"this {kind.what} needs {nbytes / 2**20:,.0f} MiB of KV cache at its longest, more than the "
+                f"{self.max_kv_bytes / 2**20:,.0f} MiB the server allows for every session together: {kind.smaller}"
+            )
+        with self._lock:
+            self._forget((kind.what, key))
+            self._expire()
+            self._make_room(nbytes)
+            self._held[kind.what, key] = _Held(kind, item, nbytes, self.clock())
+
+    def find(self, kind: "Kind", key: str | None):
+        """The item with its idle clock reset; None if there is none; a ValueError, once, if it was freed."""
+        with self._lock:
+            self._expire()
+            told = self._told.pop((kind.what, key), None)
+            if told is not None:
+                raise ValueError(told)
+            held = self._held.get((kind.what, key))
+            if held is None:
+                return None
+            held.used = self.clock()
+            self._held.move_to_end((kind.what, key))
+            return held.item
+
+    def drop(self, kind: "Kind", key: str | None) -> None:
+        with self._lock:
+            self._forget((kind.what, key))
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        self._held.pop(key, None)
+        self._told.pop(key, None)
+
+    def _make_room(self, nbytes: int) -> None:
+        used = sum(held.nbytes for held in self._held.values())
+        while self._held and (len(self._held) >= self.max_items or used + nbytes > self.max_kv_bytes):
+            if len(self._held) >= self.max_items:
+                cap = f"it holds at most {self.max_items} runs, beam searches and speculative runs"
+            else:
+                cap = f"it holds at most {self.max_kv_bytes / 2**20:,.0f} MiB of KV cache"
+            key, held = self._held.popitem(last=False)
+            used -= held.nbytes
+            self._tell(key, held, f"was freed to make room for newer sessions on the server ({cap})")
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for key, held in [(k, h) for k, h in self._held.items() if now - h.used > self.ttl_s]:
+            del self._held[key]
+            self._tell(key, held, f"expired after {self.ttl_s / 60:.0f} idle minutes")
+
+    def _tell(self, key: tuple[str, str], held: _Held, why: str) -> None:
+        """Keep why `held` is gone for its session's next action (the oldest reasons are forgotten first)."""
+        self._told[key] = f"this session's {held.kind.what} {why}: {held.kind.again} to start again"
+        while len(self._told) > TOLD_MAX:
+            self._told.popitem(last=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Kind:
+    """One kind of item in the store, as a tab sees it: put, get and release by the session's key."""
+
+    store: Store
+    what: str  # what the session is told it lost, e.g. "beam search"
+    bytes_of: Callable[[object], int]  # its KV cache at its longest
+    again: str  # what to press to start again, e.g. "press Prefill"
+    smaller: str  # how to ask for one that fits, when one alone is over the cap
+
+    def put(self, key: str, item) -> None:
+        self.store.hold(self, key, item)
+
+    def get(self, key: str | None):
+        """The session's item, its idle clock reset; None if it has none; a ValueError saying why if it was freed
+        (told once: the next call starts afresh)."""
+        return self.store.find(self, key)
+
+    def release(self, key: str | None) -> None:
+        self.store.drop(self, key)
+
+
+STORE = Store()  # the app's one store, shared by every session and every tab
 
 
 def release_run(run_id: str | None) -> None:

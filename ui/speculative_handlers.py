@@ -18,7 +18,7 @@ from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS
-from ui.sessions import Capped
+from ui.sessions import STORE, spec_run_bytes
 from visuals import speculative as figs
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
 from visuals.theme import empty_figure
@@ -26,7 +26,6 @@ from visuals.theme import empty_figure
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
 MAX_K_UI, MAX_NEW_UI = 12, 160
 MAX_PROMPT_TOKENS = 2048  # a run's caches stay under ~100 MiB (the bundled model: 45 KiB per token in float32)
-TTL_S, MAX_RUNS = 20 * 60, 24
 LABEL = "speculative decoding"
 ROUND_BLANK = "<p class='spec-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
 
@@ -39,7 +38,12 @@ class Spec:
     comparison: Comparison | None = None
 
 
-RUNS = Capped("speculative runs", MAX_RUNS, TTL_S)
+RUNS = STORE.kind(
+    "speculative run",
+    bytes_of=lambda spec: spec_run_bytes(spec.run),
+    again="press Prefill",
+    smaller="use a shorter prompt or fewer max new tokens",
+)
 
 
 def release_spec(sid: str | None) -> None:
