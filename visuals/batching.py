@@ -87,28 +87,45 @@ def noise_figure(solo, rows: list, label: str = "") -> go.Figure:
     steps = list(range(1, len(solo.gap) + 1))
     # an exact tie (gap 0) breaks the dotted line: it cannot be drawn on a log axis, and any noise can flip it
     fig.add_trace(
-        go.Scatter(x=steps, y=[g / 2 if g > 0 else None for g in solo.gap], mode="lines",
-                   name="half solo's top-1/top-2 gap: the noise a flip needs",
-                   line={"color": OTHER, "dash": "dot", "width": 2}, connectgaps=False,
-                   hovertemplate="token %{x}: half the gap = %{y:.3g}<extra></extra>")
-    )  # fmt: skip
+        go.Scatter(
+            x=steps,
+            y=[g / 2 if g > 0 else None for g in solo.gap],
+            mode="lines",
+            name="half solo's top-1/top-2 gap: the noise a flip needs",
+            line={"color": OTHER, "dash": "dot", "width": 2},
+            connectgaps=False,
+            hovertemplate="token %{x}: half the gap = %{y:.3g}<extra></extra>",
+        )
+    )
     for i, row in enumerate(rows):
         colour = BATCH_COLOURS[i % len(BATCH_COLOURS)]
         y = [None if v is None else (v if v > 0 else floor) for v in row.noise]
         raw = ["—" if v is None else ("0 exactly" if v == 0 else f"{v:.3g}") for v in row.noise]
         fig.add_trace(
-            go.Scatter(x=steps[: len(y)], y=y, name=row_label(row), mode="lines+markers", customdata=raw,
-                       line={"color": colour, "width": 2, "dash": DASHES[i % len(DASHES)]}, connectgaps=False,
-                       marker={"size": 8, "symbol": SYMBOLS[i % len(SYMBOLS)], "line": {"width": 2}},
-                       hovertemplate=f"{row_label(row)}, token %{{x}}: noise %{{customdata}}<extra></extra>")
-        )  # fmt: skip
+            go.Scatter(
+                x=steps[: len(y)],
+                y=y,
+                name=row_label(row),
+                mode="lines+markers",
+                customdata=raw,
+                line={"color": colour, "width": 2, "dash": DASHES[i % len(DASHES)]},
+                connectgaps=False,
+                marker={"size": 8, "symbol": SYMBOLS[i % len(SYMBOLS)], "line": {"width": 2}},
+                hovertemplate=f"{row_label(row)}, token %{{x}}: noise %{{customdata}}<extra></extra>",
+            )
+        )
         d = row.first_divergence
         if d is not None and d < len(y) and y[d] is not None:
             fig.add_trace(
-                go.Scatter(x=[d + 1], y=[y[d]], mode="markers", showlegend=False, hoverinfo="skip",
-                           marker={"symbol": "star", "size": 18, "color": CHOSEN,
-                                   "line": {"color": colour, "width": 2}})
-            )  # fmt: skip
+                go.Scatter(
+                    x=[d + 1],
+                    y=[y[d]],
+                    mode="markers",
+                    showlegend=False,
+                    hoverinfo="skip",
+                    marker={"symbol": "star", "size": 18, "color": CHOSEN, "line": {"color": colour, "width": 2}},
+                )
+            )
     fig.update_xaxes(title="generated token", rangemode="tozero")
     fig.update_yaxes(title="max |Δ logit| vs solo", **log_axis(floor, lo, hi, ZERO_LABEL))
     fig = styled(fig, "Logit noise per token" + (f" · {label}" if label else ""), height=420)
@@ -147,10 +164,15 @@ def scatter_figure(rows: list, label: str = "") -> go.Figure:
     fig = go.Figure()
     line_x = [xlo / 3, max(xhi, yhi / 2) * 3]
     fig.add_trace(
-        go.Scatter(x=line_x, y=[2 * v for v in line_x], mode="lines",
-                   name="gap = 2 × noise: a flip needs the gap on or below this line",
-                   line={"color": TEXT, "dash": "dash", "width": 2}, hoverinfo="skip")
-    )  # fmt: skip
+        go.Scatter(
+            x=line_x,
+            y=[2 * v for v in line_x],
+            mode="lines",
+            name="gap = 2 × noise: a flip needs the gap on or below this line",
+            line={"color": TEXT, "dash": "dash", "width": 2},
+            hoverinfo="skip",
+        )
+    )
     sizes = sorted({p["batch_size"] for p in points})
     colour = {size: BATCH_COLOURS[i % len(BATCH_COLOURS)] for i, size in enumerate(sizes)}
     for k, size in enumerate(sizes):
@@ -178,12 +200,15 @@ def _points_trace(points: list[dict], name: str, marker: dict, xfloor: float, yf
     return go.Scatter(
         x=[p["noise"] if p["noise"] > 0 else xfloor for p in points],
         y=[p["gap"] if p["gap"] > 0 else yfloor for p in points],
-        mode="markers", marker=marker, name=name,
-        customdata=[[p["batch_size"], p["step"] + 1, p["noise"], p["gap"], " → flipped" if p["flip"] else ""]
-                    for p in points],
+        mode="markers",
+        marker=marker,
+        name=name,
+        customdata=[
+            [p["batch_size"], p["step"] + 1, p["noise"], p["gap"], " → flipped" if p["flip"] else ""] for p in points
+        ],
         hovertemplate="batch %{customdata[0]}, token %{customdata[1]}: noise %{customdata[2]:.3g}, "
         "gap %{customdata[3]:.3g}%{customdata[4]}<extra></extra>",
-    )  # fmt: skip
+    )
 
 
 CSS = """

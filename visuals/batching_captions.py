@@ -151,12 +151,13 @@ def _verdicts(names: dict[str, str], exp: BatchingExperiment, used: set[str]) ->
     why = {
         "non-associative sums": "every other cause works through it",
         "batch-size-dependent kernels": "mixed with padding here: run *same-length* to see it alone"
-        if exp.condition == "padded" else f"the only cause here (no padding): {seen}",
+        if exp.condition == "padded"
+        else f"the only cause here (no padding): {seen}",
         "padding": f"batchmates of other lengths; {seen}",
         "precision boundaries": f"{exp.dtype} keeps {PRECISION.get(exp.dtype, '?')} significant bits",
         "tensor-parallel reduction order": f"one device ({exp.device})",
         "mixture-of-experts routing": "a dense model: every token uses every weight",
-    }  # fmt: skip
+    }
     no = {
         "non-associative sums": "nothing moved: every sum came out bit-identical",
         "padding": "every row is a copy of the prompt, nothing is padded",

@@ -37,7 +37,17 @@ def tree_nodes(steps, length_penalty: float = 1.0, done: bool = False, outsiders
         for row, c in enumerate(cands):
             parent = slot_node.get(c.parent)
             path = (nodes[parent].path if parent is not None else []) + [c.token_text]
-            node = Node(step.index, c.token_id, c.token_text, c.logprob, c.score, c.fate, c.rank, parent, path)
+            node = Node(
+                col=step.index,
+                token_id=c.token_id,
+                token=c.token_text,
+                logprob=c.logprob,
+                score=c.score,
+                fate=c.fate,
+                rank=c.rank,
+                parent=parent,
+                path=path,
+            )
             node.y = -(row - (len(cands) - 1) / 2)
             if c.fate == "finished":
                 node.hyp_score = c.score / (len(path) ** length_penalty)

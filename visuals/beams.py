@@ -39,33 +39,17 @@ def beam_tree_figure(steps, length_penalty: float = 1.0, done: bool = False, tit
     nodes = tree_nodes(steps, length_penalty, done)
     fig = go.Figure()
     for status in DRAW_ORDER:
-        name, colour, width, size, opacity, symbol = STYLES[status]
-        mine = [n for n in nodes if n.status == status]
-        if not mine:
-            continue
-        xs, ys = [], []
-        for n in mine:
-            p = nodes[n.parent] if n.parent is not None else None
-            xs += [p.col + 1 if p else 0, n.col + 1, None]
-            ys += [p.y if p else 0.0, n.y, None]
-        fig.add_scatter(
-            x=xs, y=ys, mode="lines", line={"color": colour, "width": width}, opacity=opacity,
-            hoverinfo="skip", legendgroup=status, showlegend=False,
-        )  # fmt: skip
-        fig.add_scatter(
-            x=[n.col + 1 for n in mine], y=[n.y for n in mine], mode="markers+text", name=name,
-            marker={"color": colour, "size": [size + 4 * (n.fate == "finished") for n in mine], "line": {"width": 0},
-                    "symbol": [symbol if n.fate != "finished" or status == "dropped" else "diamond" for n in mine],
-                    "opacity": opacity},
-            # the markers fade with their status, the labels never do: a faded label would not read on a projector
-            text=[_label(n) for n in mine], textposition="top center", legendgroup=status,
-            textfont={"size": 13 if status == "pruned" else 14, "color": ink(colour) if status != "pruned" else TEXT},
-            hovertext=[_hover(n) for n in mine], hoverinfo="text", legendrank=list(STYLES).index(status),
-        )  # fmt: skip
+        _draw_status(fig, nodes, status)
     fig.add_scatter(
-        x=[0], y=[0], mode="markers+text", text=["prompt"], textposition="middle left", showlegend=False,
-        marker={"color": TEXT, "size": 12, "symbol": "square"}, hoverinfo="skip",
-    )  # fmt: skip
+        x=[0],
+        y=[0],
+        mode="markers+text",
+        text=["prompt"],
+        textposition="middle left",
+        showlegend=False,
+        marker={"color": TEXT, "size": 12, "symbol": "square"},
+        hoverinfo="skip",
+    )
     cols = max((n.col for n in nodes), default=-1) + 2
     rows = max((sum(n.col == c for n in nodes) for c in range(cols)), default=1)
     scrolls = cols - 1 > SHOWN_STEPS
@@ -74,13 +58,61 @@ def beam_tree_figure(steps, length_penalty: float = 1.0, done: bool = False, tit
     fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
     whole = [-1.1, cols - 0.4]
     fig.update_xaxes(
-        range=shown_steps(nodes, cols) if scrolls else whole, tickvals=list(range(1, cols)),
-        ticktext=[str(c) for c in range(1, cols)], title="step (tokens generated)", showgrid=True, gridcolor=GRID,
-        zeroline=False, rangeslider={"visible": scrolls, "range": whole, "thickness": 0.12, "bordercolor": GRID,
-                                     "borderwidth": 1},
-    )  # fmt: skip
+        range=shown_steps(nodes, cols) if scrolls else whole,
+        tickvals=list(range(1, cols)),
+        ticktext=[str(c) for c in range(1, cols)],
+        title="step (tokens generated)",
+        showgrid=True,
+        gridcolor=GRID,
+        zeroline=False,
+        rangeslider={"visible": scrolls, "range": whole, "thickness": 0.12, "bordercolor": GRID, "borderwidth": 1},
+    )
     fig.update_yaxes(visible=False, range=[-(rows + 1) / 2, (rows + 2) / 2])
     return fig
+
+
+def _draw_status(fig: go.Figure, nodes: list[Node], status: str) -> None:
+    """The edges into the nodes of one status, then the nodes with their labels."""
+    name, colour, width, size, opacity, symbol = STYLES[status]
+    mine = [n for n in nodes if n.status == status]
+    if not mine:
+        return
+    xs, ys = [], []
+    for n in mine:
+        p = nodes[n.parent] if n.parent is not None else None
+        xs += [p.col + 1 if p else 0, n.col + 1, None]
+        ys += [p.y if p else 0.0, n.y, None]
+    fig.add_scatter(
+        x=xs,
+        y=ys,
+        mode="lines",
+        line={"color": colour, "width": width},
+        opacity=opacity,
+        hoverinfo="skip",
+        legendgroup=status,
+        showlegend=False,
+    )
+    fig.add_scatter(
+        x=[n.col + 1 for n in mine],
+        y=[n.y for n in mine],
+        mode="markers+text",
+        name=name,
+        marker={
+            "color": colour,
+            "size": [size + 4 * (n.fate == "finished") for n in mine],
+            "line": {"width": 0},
+            "symbol": [symbol if n.fate != "finished" or status == "dropped" else "diamond" for n in mine],
+            "opacity": opacity,
+        },
+        # the markers fade with their status, the labels never do: a faded label would not read on a projector
+        text=[_label(n) for n in mine],
+        textposition="top center",
+        legendgroup=status,
+        textfont={"size": 13 if status == "pruned" else 14, "color": ink(colour) if status != "pruned" else TEXT},
+        hovertext=[_hover(n) for n in mine],
+        hoverinfo="text",
+        legendrank=list(STYLES).index(status),
+    )
 
 
 def shown_steps(nodes: list[Node], cols: int) -> list[float]:
@@ -161,12 +193,16 @@ def compare_figure(greedy, beam, beam_label: str = "beam search") -> go.Figure:
             total += lp
             ys.append(total)
         fig.add_scatter(
-            x=list(range(1, len(ys) + 1)), y=ys, mode="lines+markers", name=f"{name}: {total:.2f}",
-            line={"color": colour, "width": 3, "dash": dash}, marker={"size": 7},
+            x=list(range(1, len(ys) + 1)),
+            y=ys,
+            mode="lines+markers",
+            name=f"{name}: {total:.2f}",
+            line={"color": colour, "width": 3, "dash": dash},
+            marker={"size": 7},
             customdata=[[_esc(visible_token(t)), lp] for t, lp in zip(seq.token_texts, seq.logprobs)],
             hovertemplate=f"{name} · token %{{x}}: <b>%{{customdata[0]}}</b><br>log p = %{{customdata[1]:.3f}}"
             "<br>cumulative = %{y:.3f}<extra></extra>",
-        )  # fmt: skip
+        )
     styled(fig, "Cumulative log-probability (higher = more probable)", height=340)
     fig.update_xaxes(title="tokens generated")
     fig.update_yaxes(title="sum of log p")

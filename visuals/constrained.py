@@ -150,8 +150,11 @@ def comparison_figure(cmp) -> go.Figure:
             )
     layout = look("The answer's log-probability under the model (each dot one seeded sample)", height=300)
     layout["xaxis"] |= {"title": {"text": "log p of the whole answer (higher = the model liked it more)"}}
-    layout["yaxis"] |= {"type": "category", "categoryorder": "array",
-                        "categoryarray": ["with the constraint", "without"]}  # fmt: skip
+    layout["yaxis"] |= {
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": ["with the constraint", "without"],
+    }
     layout["legend"] = {"orientation": "h", "y": -0.35}
     layout["margin"] = {"l": 150, "r": 20, "t": 50, "b": 90}
     return figure_from(data, layout)

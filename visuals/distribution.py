@@ -71,8 +71,9 @@ def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n
     if mode == MODES[0]:
         data.append(_model_marks(top, labels))
     layout = look(_title(step, chosen), height=400)
-    layout["xaxis"] |= dict(categoryorder="array", categoryarray=labels, tickangle=-45,
-                            tickfont={"size": 15, "family": "monospace"})  # fmt: skip
+    layout["xaxis"] |= dict(
+        categoryorder="array", categoryarray=labels, tickangle=-45, tickfont={"size": 15, "family": "monospace"}
+    )
     layout["yaxis"] |= {"title": {"text": _AXIS[mode]}}
     if mode != MODES[2]:  # a fixed axis: a flatter distribution looks flatter, never rescaled back to full height
         layout["yaxis"] |= {"range": [0, 1.02], "autorange": False, "dtick": 0.2}
@@ -96,8 +97,11 @@ def _bars(fate: str, top, values: list[float], labels: list[str], step: Step, ch
     if removed and mode == MODES[0]:
         # nothing is left of it after your settings: an empty hatched outline at the probability the model gave it
         heights = [top[i].prob_before for i in idx]
-        marker = {"color": "rgba(0,0,0,0)", "pattern": {"shape": "/", "fgcolor": colour, "fillmode": "overlay"},
-                  "line": {"width": 2, "color": colour}}  # fmt: skip
+        marker = {
+            "color": "rgba(0,0,0,0)",
+            "pattern": {"shape": "/", "fgcolor": colour, "fillmode": "overlay"},
+            "line": {"width": 2, "color": colour},
+        }
         name += " (outline: its model probability)"
     elif removed:
         marker |= {"opacity": REMOVED_OPACITY, "pattern": {"shape": "/"}}
@@ -115,9 +119,15 @@ def _bars(fate: str, top, values: list[float], labels: list[str], step: Step, ch
 
 def _model_marks(top, labels: list[str]) -> dict:
     """A dash at each token's model probability, beside its bar: how far your settings moved it."""
-    return dict(type="scatter", mode="markers", x=labels, y=[c.prob_before for c in top], name=MODEL_MARK,
-                marker={"symbol": "line-ew", "size": 22, "line": {"width": 3, "color": TEXT}},
-                hoverinfo="skip")  # fmt: skip
+    return dict(
+        type="scatter",
+        mode="markers",
+        x=labels,
+        y=[c.prob_before for c in top],
+        name=MODEL_MARK,
+        marker={"symbol": "line-ew", "size": 22, "line": {"width": 3, "color": TEXT}},
+        hoverinfo="skip",
+    )
 
 
 def _unique(labels: list[str]) -> list[str]:
@@ -167,18 +177,30 @@ def _draw_thresholds(data: list, layout: dict, step: Step, top, values: list[flo
             total += v
             cumulative.append(total)
         line = {"color": REMOVED["top_p"], "width": 2}
-        data.append(dict(type="scatter", x=labels, y=cumulative, yaxis="y2", mode="lines+markers",
-                         name="cumulative mass", line=line, hoverinfo="skip"))  # fmt: skip
+        data.append(
+            dict(
+                type="scatter",
+                x=labels,
+                y=cumulative,
+                yaxis="y2",
+                mode="lines+markers",
+                name="cumulative mass",
+                line=line,
+                hoverinfo="skip",
+            )
+        )
         shapes.append(_line(y=top_p, colour=REMOVED["top_p"], dash="dot", yref="y2"))
-        notes.append(dict(x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False,
-                          xanchor="right"))  # fmt: skip
+        notes.append(
+            dict(x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False, xanchor="right")
+        )
         layout["yaxis2"] = look()["yaxis"] | {"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False}
     min_p = s.get("min_p", 0.0)
     if min_p > 0 and values:
         floor = min_p * max(values)
         shapes.append(_line(y=floor, colour=REMOVED["min_p"], dash="dash", width=2))
-        notes.append(dict(x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False,
-                          yanchor="bottom"))  # fmt: skip
+        notes.append(
+            dict(x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False, yanchor="bottom")
+        )
 
 
 def _line(colour: str, dash: str, width: float | None = None, x=None, y=None, yref: str = "y") -> dict:

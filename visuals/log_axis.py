@@ -27,8 +27,12 @@ def log_axis(floor: float, lo: float, hi: float, zero_label: str | None) -> dict
     else:
         ticks = log_ticks(lo, hi)
         if len(ticks) < 3:  # a narrow range: finer ticks, so the axis still reads
-            ticks = [m * 10.0**e for e in decades for m in (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)
-                     if lo / 1.3 <= m * 10.0**e <= hi * 1.3]  # fmt: skip
+            ticks = [
+                m * 10.0**e
+                for e in decades
+                for m in (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)
+                if lo / 1.3 <= m * 10.0**e <= hi * 1.3
+            ]
     ticks = [t for t in ticks if t > floor * 3]
     vals = ([floor] if zero_label else []) + ticks
     text = ([zero_label] if zero_label else []) + [_tick(t) for t in ticks]

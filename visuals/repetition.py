@@ -28,20 +28,28 @@ def repetition_figure(rows: list[dict], title: str = "") -> go.Figure:
         high = [100 * r[f"rep{n}_range"][1] - v for v, r in zip(values, rows)]
         several = any(r["runs"] > 1 for r in rows)
         fig.add_bar(
-            x=labels, y=values, name=f"repeated {n}-grams", marker_color=colour,
+            x=labels,
+            y=values,
+            name=f"repeated {n}-grams",
+            marker_color=colour,
             marker_pattern_shape="" if n == 3 else "/",
             error_y={"type": "data", "array": high, "arrayminus": low, "visible": several, "color": TEXT},
-            text=[f"{v:.0f}%" for v in values], textposition="outside", cliponaxis=False,
+            text=[f"{v:.0f}%" for v in values],
+            textposition="outside",
+            cliponaxis=False,
             customdata=[[r["runs"]] for r in rows],
             hovertemplate=f"%{{x}}: %{{y:.1f}}% of {n}-grams had appeared before (mean of %{{customdata[0]}} "
             "run(s))<extra></extra>",
-        )  # fmt: skip
+        )
     top = max(100 * max(r["rep3"], r["rep4"]) for r in rows)
     for r in rows:
         fig.add_annotation(
-            x=r["label"], y=top * 1.18 + 12, text=loop_label(r), showarrow=False,
+            x=r["label"],
+            y=top * 1.18 + 12,
+            text=loop_label(r),
+            showarrow=False,
             font={"size": 13, "color": TEXT},
-        )  # fmt: skip
+        )
     fig.update_yaxes(title="repeated n-grams (%)", range=[0, top * 1.18 + 20], ticksuffix="%")
     fig.update_layout(barmode="group", bargap=0.25)
     return styled(fig, title or "How much of each text repeats itself", height=430)

@@ -14,7 +14,6 @@ def headline(exp: RepetitionExperiment, device: str) -> str:
     runs = sum(len(v) for v in exp.runs.values())
     text = (
         f"Measured on **{device}**: {runs} generations of up to {exp.max_new_tokens} tokens in {exp.seconds:.0f} s "
-        f"(seed {exp.seeds[0]}" + (f" to {exp.seeds[-1]} for the sampled settings" if len(exp.seeds) > 1 else "")
-        + ")."
-    )  # fmt: skip
+        f"(seed {exp.seeds[0]}" + (f" to {exp.seeds[-1]} for the sampled settings" if len(exp.seeds) > 1 else "") + ")."
+    )
     return text + (" **Cancelled**: the settings that finished are shown." if exp.cancelled else "")

@@ -55,19 +55,24 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
             )
         )
     fig.add_vline(x=ridge, line={"dash": "dot", "color": TEXT, "width": 1})
-    fig.add_annotation(
-        x=np.log10(ridge), y=1, yref="paper", text=f"ridge {ridge:.1f} FLOP/byte", showarrow=False,
-        xanchor="left", yanchor="top", font={"size": 12, "color": TEXT},
-    )  # fmt: skip
-    fig.add_annotation(
-        x=np.log10(lo * 1.3), y=1, yref="paper", text="← memory-bound", showarrow=False,
-        xanchor="left", yanchor="top", font={"size": 12, "color": TEXT},
-    )  # fmt: skip
-    fig.add_annotation(
-        x=np.log10(hi / 1.3), y=1, yref="paper", text="compute-bound →", showarrow=False,
-        xanchor="right", yanchor="top", font={"size": 12, "color": TEXT},
-    )  # fmt: skip
+    _note(fig, np.log10(ridge), f"ridge {ridge:.1f} FLOP/byte", "left")
+    _note(fig, np.log10(lo * 1.3), "← memory-bound", "left")
+    _note(fig, np.log10(hi / 1.3), "compute-bound →", "right")
     ys = [p["flops_per_s"] / 1e9 for p in points] + [peak / 1e9, bandwidth * lo / 1e9]
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)", tickvals=log_ticks(lo, hi))
     fig.update_yaxes(type="log", title="achieved GFLOP/s", tickvals=log_ticks(min(ys), max(ys)))
     return styled(fig, f"Roofline · {label}", height=460)
+
+
+def _note(fig: go.Figure, x: float, text: str, xanchor: str) -> None:
+    """A label along the top of the chart, at `x` on the log axis (plotly places annotations by log10 there)."""
+    fig.add_annotation(
+        x=x,
+        y=1,
+        yref="paper",
+        text=text,
+        showarrow=False,
+        xanchor=xanchor,
+        yanchor="top",
+        font={"size": 12, "color": TEXT},
+    )

@@ -103,19 +103,27 @@ def orders_table(comparison: OrderComparison, labels: dict[int, str] | None = No
     """HTML: each engine order's stages and what it keeps, then the tokens the orders disagree on."""
     labels = labels or {}
     rows = [
-        [f"<b>{o.order}</b>", " → ".join(STAGE_LABELS.get(s, s) for s in o.stages) or "none", f"{o.kept:,}",
-         percent(o.mass)]
+        [
+            f"<b>{o.order}</b>",
+            " → ".join(STAGE_LABELS.get(s, s) for s in o.stages) or "none",
+            f"{o.kept:,}",
+            percent(o.mass),
+        ]
         for o in comparison.orders
-    ]  # fmt: skip
+    ]
     html = _table(["engine order", "stages that ran, in order", "tokens kept", "model probability kept"], rows, "llrr")
     if not comparison.n_differing:
         return html + "<p>The three orders keep <b>the same tokens</b> with these settings.</p>"
     everyone = [o.order for o in comparison.orders]
     diff = [
-        [html_escape(labels.get(i, f"id {i}")), f"{p:.4f}", ", ".join(keepers),
-         ", ".join(o for o in everyone if o not in keepers)]
+        [
+            html_escape(labels.get(i, f"id {i}")),
+            f"{p:.4f}",
+            ", ".join(keepers),
+            ", ".join(o for o in everyone if o not in keepers),
+        ]
         for i, p, keepers in comparison.differing
-    ]  # fmt: skip
+    ]
     note = f"<p><b>The orders keep different tokens</b> ({comparison.n_differing:,} differ; the most probable):</p>"
     return html + note + _table(["token", "model probability", "kept by", "removed by"], diff, "lrll")
 

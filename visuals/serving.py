@@ -39,22 +39,41 @@ def ticks_figure(ticks: list[Tick], now: float, window_s: float = WINDOW_S) -> g
     width = [max(t.ms / 1e3, MIN_BAR_S) for t in shown]
     x = [t.at - now - w / 2 for t, w in zip(shown, width)]  # the bar ends when the pass ended
     hover = [[t.rows, t.decode_rows, t.prefill_tokens, t.ms, t.mode] for t in shown]
-    template = ("%{customdata[0]} students, %{customdata[4]}: %{customdata[1]} decoding, "
-                "%{customdata[2]} prompt tokens, %{customdata[3]:.0f} ms<extra></extra>")  # fmt: skip
+    template = (
+        "%{customdata[0]} students, %{customdata[4]}: %{customdata[1]} decoding, "
+        "%{customdata[2]} prompt tokens, %{customdata[3]:.0f} ms<extra></extra>"
+    )
     prefilling = any(t.prefill_tokens for t in shown)
     fig = make_subplots(specs=[[{"secondary_y": prefilling}]])
-    fig.add_bar(x=x, y=[t.decode_rows for t in shown], width=width, name="decoding one token",
-                marker_color=DECODE, customdata=hover, hovertemplate=template)  # fmt: skip
-    fig.add_bar(x=x, y=[t.rows - t.decode_rows for t in shown], width=width, name="reading its prompt",
-                marker_color=PREFILL, customdata=hover, hovertemplate=template)  # fmt: skip
+    fig.add_bar(
+        x=x,
+        y=[t.decode_rows for t in shown],
+        width=width,
+        name="decoding one token",
+        marker_color=DECODE,
+        customdata=hover,
+        hovertemplate=template,
+    )
+    fig.add_bar(
+        x=x,
+        y=[t.rows - t.decode_rows for t in shown],
+        width=width,
+        name="reading its prompt",
+        marker_color=PREFILL,
+        customdata=hover,
+        hovertemplate=template,
+    )
     if prefilling:
         chunks = [(xi, t) for xi, t in zip(x, shown) if t.prefill_tokens]
         fig.add_scatter(
-            x=[xi for xi, _ in chunks], y=[t.prefill_tokens for _, t in chunks], mode="markers",
+            x=[xi for xi, _ in chunks],
+            y=[t.prefill_tokens for _, t in chunks],
+            mode="markers",
             marker={"symbol": "diamond", "size": 9, "color": PREFILL, "line": {"width": 1, "color": "white"}},
-            name="prompt tokens (right axis)", secondary_y=True,
+            name="prompt tokens (right axis)",
+            secondary_y=True,
             hovertemplate="%{y} prompt tokens<extra></extra>",
-        )  # fmt: skip
+        )
         fig.update_yaxes(title_text="prompt tokens", rangemode="tozero", showgrid=False, secondary_y=True)
     fig.update_layout(barmode="stack", bargap=0)
     fig.update_xaxes(title_text="seconds before now", range=[-window_s, 0])
@@ -78,24 +97,44 @@ def tick_time_figure(summary: dict, solo_ms: float | None = None) -> go.Figure:
     fig = go.Figure()
     one = by_rows.get(1, solo_ms)
     if one:
-        fig.add_scatter(x=[1, max(rows)], y=[one, max(rows) * one], mode="lines",
-                        line={"color": OTHER, "dash": "dash", "width": 3},
-                        name=f"one after another: students × {_num(one)} ms",
-                        hovertemplate="%{x} students one at a time: %{y:.0f} ms<extra></extra>")  # fmt: skip
+        fig.add_scatter(
+            x=[1, max(rows)],
+            y=[one, max(rows) * one],
+            mode="lines",
+            line={"color": OTHER, "dash": "dash", "width": 3},
+            name=f"one after another: students × {_num(one)} ms",
+            hovertemplate="%{x} students one at a time: %{y:.0f} ms<extra></extra>",
+        )
     fig.add_scatter(
-        x=rows, y=ms, mode="lines+markers", line={"color": DECODE, "width": 2}, name="one packed pass (median)",
-        marker={"color": DECODE, "size": [10 + 20 * math.sqrt(counts.get(r, 0) / most) for r in rows],
-                "line": {"width": 1, "color": "white"}},
+        x=rows,
+        y=ms,
+        mode="lines+markers",
+        line={"color": DECODE, "width": 2},
+        name="one packed pass (median)",
+        marker={
+            "color": DECODE,
+            "size": [10 + 20 * math.sqrt(counts.get(r, 0) / most) for r in rows],
+            "line": {"width": 1, "color": "white"},
+        },
         customdata=[[counts.get(r, 0), m / r] for r, m in zip(rows, ms)],
         hovertemplate="%{x} students: %{y:.0f} ms over %{customdata[0]} passes, "
-                      "%{customdata[1]:.1f} ms per student<extra></extra>",
-    )  # fmt: skip
+        "%{customdata[1]:.1f} ms per student<extra></extra>",
+    )
     big = max(rows)
     note = f"{big} students: {_num(by_rows[big] / big)} ms per token"
     if one and big > 1:
         note += f"<br>alone: {_num(one)} ms per token"
-    fig.add_annotation(x=big, y=by_rows[big], text=note, showarrow=True, arrowcolor=TEXT, ax=-20, ay=-45,
-                       xanchor="right", font={"size": 13, "color": TEXT})  # fmt: skip
+    fig.add_annotation(
+        x=big,
+        y=by_rows[big],
+        text=note,
+        showarrow=True,
+        arrowcolor=TEXT,
+        ax=-20,
+        ay=-45,
+        xanchor="right",
+        font={"size": 13, "color": TEXT},
+    )
     fig.update_xaxes(title_text="students in one forward pass", rangemode="tozero")
     fig.update_yaxes(title_text="time of the pass (ms)", rangemode="tozero")
     fig = styled(fig, "The decode roofline, from this server's own traffic", height=320)
@@ -126,8 +165,10 @@ def traffic_markdown(summary: dict, noise: Noise | None, holder_text: str | None
             f"taken {big} × {_num(one)} = {_num(big * one)} ms."
         )
     if noise is not None and noise.value == 0:
-        lines.append(f"Batched logits are bit-identical to a solo pass ({noise.dtype}, measured on this server at "
-                     "start): sharing a pass cannot change a pick here.")  # fmt: skip
+        lines.append(
+            f"Batched logits are bit-identical to a solo pass ({noise.dtype}, measured on this server at "
+            "start): sharing a pass cannot change a pick here."
+        )
     elif noise is not None:
         lines.append(
             f"Batched logits differ from a solo pass by up to {noise.value:.2g} ({noise.dtype}, measured on this "
@@ -148,8 +189,10 @@ def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: floa
     others = rows - 1
     text = f"computed with {others} other session{'' if others == 1 else 's'}: batch {rows}, {_num(ms)} ms"
     if gap is not None and flip_possible(gap, noise):
-        text += (f" — the top two were {_small(gap)} apart, within the batching noise: "
-                 "a batchmate could have flipped this pick")  # fmt: skip
+        text += (
+            f" — the top two were {_small(gap)} apart, within the batching noise: "
+            "a batchmate could have flipped this pick"
+        )
     return text
 
 

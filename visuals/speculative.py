@@ -56,8 +56,9 @@ def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
         style = {True: "spec-ok", False: "spec-no", None: "spec-skip"}[c.accepted]
         mark = {True: "✓", False: "✗", None: "·"}[c.accepted]
         note = f"{mark} p {c.p:.2f}" + (f" q {c.q:.2f}" if exit_layer else "")
-        guesses.append(_chip(c.draft_text, f"spec-ghost {style}", f"guess {c.index + 1}: target argmax "
-                             f"{c.target_text!r}", note))  # fmt: skip
+        guesses.append(
+            _chip(c.draft_text, f"spec-ghost {style}", f"guess {c.index + 1}: target argmax {c.target_text!r}", note)
+        )
     source = f"first {exit_layer} layers" if exit_layer else ("lookup: no match" if rnd.match is None else "lookup")
     bonus = _chip(rnd.bonus_text, "spec-bonus", f"the target's own token ({rnd.bonus_from})", "+1 target")
     return (
@@ -83,17 +84,28 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
     fig.add_bar(x=x, y=[c.p for c in checks], name="p: target", marker_color=KEPT, yaxis="y")
     fig.add_bar(x=x, y=[c.q for c in checks], name="q: draft", marker_color=DRAFT, yaxis="y")
     fig.add_bar(
-        x=x, y=keep, name="chance to keep" if not greedy else "verdict", marker_color=colours, yaxis="y2",
-        text=verdict, textposition="inside", showlegend=False, opacity=0.85,
-        hovertext=[f"target's argmax here: {visible_token(c.target_text)}" for c in checks], hoverinfo="text+y",
-    )  # fmt: skip
+        x=x,
+        y=keep,
+        name="chance to keep" if not greedy else "verdict",
+        marker_color=colours,
+        yaxis="y2",
+        text=verdict,
+        textposition="inside",
+        showlegend=False,
+        opacity=0.85,
+        hovertext=[f"target's argmax here: {visible_token(c.target_text)}" for c in checks],
+        hoverinfo="text+y",
+    )
     if not greedy:
         u = [(xi, c.uniform) for xi, c in zip(x, checks) if c.uniform is not None]
         fig.add_scatter(
-            x=[a for a, _ in u], y=[b for _, b in u], mode="markers", name="uniform u (keep if below)",
+            x=[a for a, _ in u],
+            y=[b for _, b in u],
+            mode="markers",
+            name="uniform u (keep if below)",
             marker={"symbol": "diamond", "size": 14, "color": CHOSEN, "line": {"width": 1, "color": "#000"}},
             yaxis="y2",
-        )  # fmt: skip
+        )
     styled(fig, None, height=400)
     fig.update_layout(
         barmode="group",
@@ -123,9 +135,12 @@ def decisive_figure(rnd) -> go.Figure:
     if rnd.residual:
         res = {t: r for t, _, r in rnd.residual}
         fig.add_bar(
-            y=labels, x=[res.get(t, 0.0) for t, *_ in check.top], name="residual max(0, p − q), renormalised",
-            marker_color=SAMPLING, orientation="h",
-        )  # fmt: skip
+            y=labels,
+            x=[res.get(t, 0.0) for t, *_ in check.top],
+            name="residual max(0, p − q), renormalised",
+            marker_color=SAMPLING,
+            orientation="h",
+        )
     where = "rejected here" if check.accepted is False else "bonus position"
     styled(fig, f"Position {check.index + 1} ({where}) → {_esc(visible_token(rnd.bonus_text))}", 400)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
@@ -144,14 +159,25 @@ def run_figure(rounds, k: int, by_position: list[tuple[int, int]]) -> go.Figure:
     fig.add_bar(x=xs, y=[r.accepted for r in rounds], name="guesses kept", marker_color=KEPT)
     fig.add_bar(x=xs, y=[r.kept - r.accepted for r in rounds], name="target's own token", marker_color=CHOSEN)
     fig.add_scatter(
-        x=xs, y=[len(r.drafted) for r in rounds], mode="markers", name="guesses drafted",
+        x=xs,
+        y=[len(r.drafted) for r in rounds],
+        mode="markers",
+        name="guesses drafted",
         marker={"symbol": "line-ew", "size": 18, "line": {"width": 3, "color": DRAFT}},
-    )  # fmt: skip
+    )
     rates = [a / n if n else 0.0 for a, n in by_position]
     fig.add_bar(
-        x=[str(i + 1) for i in range(k)], y=rates, name="kept / checked", marker_color=KEPT, opacity=0.7,
-        xaxis="x2", yaxis="y2", showlegend=False, text=[f"{a}/{n}" for a, n in by_position], textposition="outside",
-    )  # fmt: skip
+        x=[str(i + 1) for i in range(k)],
+        y=rates,
+        name="kept / checked",
+        marker_color=KEPT,
+        opacity=0.7,
+        xaxis="x2",
+        yaxis="y2",
+        showlegend=False,
+        text=[f"{a}/{n}" for a, n in by_position],
+        textposition="outside",
+    )
     styled(fig, None, height=360)
     fig.update_layout(
         barmode="stack",
@@ -189,11 +215,14 @@ def timeline_figure(rounds, prefill_ms: float, plain_prefill_ms: float, plain_to
     fig = go.Figure()
     for name, (items, _) in segs.items():
         fig.add_bar(
-            y=[row for row, _, _ in items], x=[ms for *_, ms in items], base=[s for _, s, _ in items],
-            orientation="h", name=names.get(name, name), marker={"color": colours[name], "line": {"width": 0.5,
-                                                                                                  "color": "#fff"}},
+            y=[row for row, _, _ in items],
+            x=[ms for *_, ms in items],
+            base=[s for _, s, _ in items],
+            orientation="h",
+            name=names.get(name, name),
+            marker={"color": colours[name], "line": {"width": 0.5, "color": "#fff"}},
             hovertemplate="%{x:.1f} ms<extra>" + name + "</extra>",
-        )  # fmt: skip
+        )
     styled(fig, None, height=280)
     fig.update_layout(barmode="overlay", legend={"orientation": "h", "y": -0.35, "x": 0}, bargap=0.35)
     fig.update_xaxes(title="milliseconds since the start (waiting for the model's turn not counted)")

@@ -40,17 +40,25 @@ def phases_figure(prefill_x, prefill_runs, decode_x, decode_runs, label: str) ->
         return empty_figure("Press Measure to time prefill and decode on this machine")
     step = float(np.median(decode_runs[0])) if decode_runs else 0.0
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.12,
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.12,
         subplot_titles=("prefill: the whole prompt in one pass", "decode: one token, with the KV cache"),
-    )  # fmt: skip
+    )
     fig.add_trace(_median_trace(prefill_x, prefill_runs, "prefill", PREFILL, symbol="square"), row=1, col=1)
     if decode_runs:
         fig.add_trace(
-            go.Scatter(x=prefill_x, y=np.array(prefill_x) * step, name="the prompt fed one decode step per token",
-                       mode="lines", line={"color": DECODE, "dash": "dash", "width": 2},
-                       hovertemplate="%{x} tokens × one decode step = %{y:.0f} ms<extra></extra>"),
-            row=1, col=1,
-        )  # fmt: skip
+            go.Scatter(
+                x=prefill_x,
+                y=np.array(prefill_x) * step,
+                name="the prompt fed one decode step per token",
+                mode="lines",
+                line={"color": DECODE, "dash": "dash", "width": 2},
+                hovertemplate="%{x} tokens × one decode step = %{y:.0f} ms<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
         fig.add_trace(_median_trace(decode_x, decode_runs, "decode step", DECODE), row=1, col=2)
     fig.update_xaxes(type="log", title="prompt tokens", tickvals=prefill_x, row=1, col=1)
     fig.update_xaxes(type="log", title="context tokens", tickvals=decode_x, row=1, col=2)
@@ -72,15 +80,25 @@ def cache_figure(context: list[int], naive_ms: list[float], cached_ms: list[floa
         hover = "token %{x} (context %{customdata}): %{y:.0f} ms<extra>" + name + "</extra>"
         line = {"color": colour, "width": 3}
         fig.add_trace(
-            go.Scatter(x=tokens, y=ms, name=name, mode="lines+markers", line=line, customdata=context,
-                       hovertemplate=hover),
-            row=1, col=1,
-        )  # fmt: skip
+            go.Scatter(
+                x=tokens, y=ms, name=name, mode="lines+markers", line=line, customdata=context, hovertemplate=hover
+            ),
+            row=1,
+            col=1,
+        )
         fig.add_trace(
-            go.Scatter(x=tokens, y=np.cumsum(ms) / 1e3, name=name, mode="lines", line=line, showlegend=False,
-                       hovertemplate="after %{x} tokens: %{y:.2f} s<extra>" + name + "</extra>"),
-            row=1, col=2,
-        )  # fmt: skip
+            go.Scatter(
+                x=tokens,
+                y=np.cumsum(ms) / 1e3,
+                name=name,
+                mode="lines",
+                line=line,
+                showlegend=False,
+                hovertemplate="after %{x} tokens: %{y:.2f} s<extra>" + name + "</extra>",
+            ),
+            row=1,
+            col=2,
+        )
     fig.update_xaxes(title="output token", row=1, col=1)
     fig.update_xaxes(title="output tokens", row=1, col=2)
     fig.update_yaxes(title="ms", rangemode="tozero", row=1, col=1)
@@ -95,10 +113,16 @@ def batch_figure(batches: list[int], runs: list[list[float]], label: str) -> go.
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     med, names = np.array([np.median(r) for r in runs]), [str(b) for b in batches]
     fig.add_trace(
-        go.Bar(x=names, y=np.array(batches) / med * 1e3, name="tokens per second", marker_color=SERIES[1],
-               opacity=0.35, hovertemplate="batch %{x}: %{y:.0f} tokens/s<extra></extra>"),
+        go.Bar(
+            x=names,
+            y=np.array(batches) / med * 1e3,
+            name="tokens per second",
+            marker_color=SERIES[1],
+            opacity=0.35,
+            hovertemplate="batch %{x}: %{y:.0f} tokens/s<extra></extra>",
+        ),
         secondary_y=True,
-    )  # fmt: skip
+    )
     fig.add_trace(_median_trace(names, runs, "ms per decode step", DECODE), secondary_y=False)
     fig.update_xaxes(type="category", title="batch size (sequences decoded together)")
     fig.update_yaxes(title="ms per step", rangemode="tozero", secondary_y=False)
@@ -118,11 +142,17 @@ def request_figure(prefill_ms: float, decode_ms: list[float], prompt_tokens: int
     colours = [PREFILL] + [DECODE if i % 2 == 0 else SERIES[5] for i in range(len(decode_ms))]
     fig = go.Figure(
         go.Bar(
-            y=["request"] * len(widths), x=widths, base=starts, orientation="h", marker_color=colours,
-            marker_line={"width": 0}, customdata=names,
-            hovertemplate="%{customdata}<br>%{base:.0f} → %{x:.0f} ms long<extra></extra>", showlegend=False,
+            y=["request"] * len(widths),
+            x=widths,
+            base=starts,
+            orientation="h",
+            marker_color=colours,
+            marker_line={"width": 0},
+            customdata=names,
+            hovertemplate="%{customdata}<br>%{base:.0f} → %{x:.0f} ms long<extra></extra>",
+            showlegend=False,
         )
-    )  # fmt: skip
+    )
     above = {"y": 1, "yref": "paper", "yanchor": "bottom", "showarrow": False}
     prefill_text = f"<b>prefill</b> {prefill_ms:.0f} ms"
     fig.add_annotation(x=prefill_ms / 2, text=prefill_text, font={"color": ink(PREFILL)}, **above)

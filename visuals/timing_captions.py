@@ -93,8 +93,9 @@ def _request_caption(m: Measurements) -> str:
         f"decode was **{r['decode_share']:.0%}** of the wall time (the references quote ~97% on a mid-range GPU)."
     )
     if (r["prompt_tokens"], r["output_tokens"]) != (500, 200) and m.prefill and m.decode:
-        est = rl.estimate_request([(s.x, s.median_ms) for s in m.prefill], [(s.x, s.median_ms) for s in m.decode],
-                                  500, 200)  # fmt: skip
+        est = rl.estimate_request(
+            [(s.x, s.median_ms) for s in m.prefill], [(s.x, s.median_ms) for s in m.decode], 500, 200
+        )
         text += (
             f" Scaled down to keep the measurement short; read off this machine's curves, a 500-token prompt with "
             f"200 output tokens would take ≈ {est['e2e_ms'] / 1e3:.1f} s, decode ≈ {est['decode_share']:.0%} of it."
