@@ -11,8 +11,19 @@ GAP = [2.0, 0.5, 0.1, 3.0, 1.0, 0.8]
 def row(size: int, texts=SOLO_TEXTS, noise=None, first=None) -> RowResult:
     noise = noise if noise is not None else [0.0] * len(texts)
     agree = [first is None or i < first for i in range(len(texts))]
-    return RowResult(size, "padded", False, list(range(len(texts))), list(texts), "".join(texts), noise, list(GAP),
-                     agree, first, 0.1)  # fmt: skip
+    return RowResult(
+        batch_size=size,
+        condition="padded",
+        invariant=False,
+        token_ids=list(range(len(texts))),
+        token_texts=list(texts),
+        text="".join(texts),
+        noise=noise,
+        gap=list(GAP),
+        agree=agree,
+        first_divergence=first,
+        seconds=0.1,
+    )
 
 
 SOLO = row(1)

@@ -9,7 +9,16 @@ EOS = 0
 
 
 def cand(parent, token_id, text, logprob, score, rank, fate, next_slot=-1):
-    return BeamCandidate(parent, token_id, text, logprob, score, rank, fate, next_slot)
+    return BeamCandidate(
+        parent=parent,
+        token_id=token_id,
+        token_text=text,
+        logprob=logprob,
+        score=score,
+        rank=rank,
+        fate=fate,
+        next_slot=next_slot,
+    )
 
 
 # two beams. step 1: " a" and " the" run on, "<end>" ranks third (not among the first two, so it cannot finish).
@@ -64,8 +73,12 @@ def test_when_done_the_best_hypothesis_and_its_path_are_the_answer():
 
 
 def test_a_beam_with_no_surviving_child_dies_out():
-    step2 = BeamStep(1, STEP2.beams, [c if c.parent == 1 else cand(0, 6, " <b>", -2, -2.5, 3, "pruned")
-                                      for c in STEP2.candidates], [HYP])  # fmt: skip
+    step2 = BeamStep(
+        1,
+        STEP2.beams,
+        [c if c.parent == 1 else cand(0, 6, " <b>", -2, -2.5, 3, "pruned") for c in STEP2.candidates],
+        [HYP],
+    )
     nodes = {("".join(n.path), n.col): n for n in tree_nodes([STEP1, step2])}
     assert nodes[(" a", 0)].status == "dead"
 

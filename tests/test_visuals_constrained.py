@@ -11,12 +11,38 @@ from visuals.theme import REMOVED
 
 
 def _step(index=0, token="yes", forced=False, **kw) -> Step:
-    top = [Candidate(1, "Yes", 2.0, 0.6, 0.0, "grammar"), Candidate(2, "yes", 1.0, 0.3, 1.0, None)]
-    fields = dict(index=index, phase="decode", token_id=2, token_text=token, prob_before=0.3, prob_after=1.0, rank=2,
-                  forced=False, top=top, stages=[("grammar", 2)], kept_mass=0.3, entropy_bits=1.0, settings={},
-                  forward_ms=50.0, sample_ms=0.1, kv_bytes=0, context_len=5, allowed=2, illegal_mass=0.7)  # fmt: skip
+    top = [
+        Candidate(id=1, text="Yes", logit=2.0, prob_before=0.6, prob_after=0.0, removed_by="grammar"),
+        Candidate(id=2, text="yes", logit=1.0, prob_before=0.3, prob_after=1.0, removed_by=None),
+    ]
+    fields = dict(
+        index=index,
+        phase="decode",
+        token_id=2,
+        token_text=token,
+        prob_before=0.3,
+        prob_after=1.0,
+        rank=2,
+        forced=False,
+        top=top,
+        stages=[("grammar", 2)],
+        kept_mass=0.3,
+        entropy_bits=1.0,
+        settings={},
+        forward_ms=50.0,
+        sample_ms=0.1,
+        kv_bytes=0,
+        context_len=5,
+        allowed=2,
+        illegal_mass=0.7,
+    )
     if forced:
-        fields |= dict(phase="grammar", top=[Candidate(3, token, 0.0, 0.0, 1.0)], grammar_forced=True, allowed=1)
+        fields |= dict(
+            phase="grammar",
+            top=[Candidate(id=3, text=token, logit=0.0, prob_before=0.0, prob_after=1.0)],
+            grammar_forced=True,
+            allowed=1,
+        )
     return Step(**{**fields, **kw})
 
 
@@ -41,14 +67,29 @@ def test_the_bars_the_grammar_removed_have_its_own_colour_and_name():
 
 
 def test_orders_flag_the_engine_whose_truncation_left_nothing_legal():
-    outcomes = [Outcome("llama.cpp", ("top_k", "grammar"), ("top_k", "grammar"), 1, 0, "resample")]
+    outcomes = [
+        Outcome(
+            engine="llama.cpp",
+            order=("top_k", "grammar"),
+            enabled=("top_k", "grammar"),
+            truncated=1,
+            legal_left=0,
+            recovery="resample",
+        )
+    ]
     assert "**0: nothing legal**" in orders_markdown(outcomes, "top-k 1")
 
 
 def test_the_comparison_counts_valid_answers_and_says_when_the_favourite_was_illegal():
     cmp = Comparison(Constraint("choices", "yes\nno"), SamplerSettings())
-    cmp.unconstrained = [Sample(0, "No.", "not one of", -1.0, 3, 0, "eos"), Sample(1, "no", None, -3.0, 2, 0, "eos")]
-    cmp.constrained = [Sample(0, "no", None, -3.0, 2, 1, "eos"), Sample(1, "yes", None, -4.0, 2, 1, "eos")]
+    cmp.unconstrained = [
+        Sample(seed=0, text="No.", problem="not one of", logprob=-1.0, tokens=3, forced=0, stop_reason="eos"),
+        Sample(seed=1, text="no", problem=None, logprob=-3.0, tokens=2, forced=0, stop_reason="eos"),
+    ]
+    cmp.constrained = [
+        Sample(seed=0, text="no", problem=None, logprob=-3.0, tokens=2, forced=1, stop_reason="eos"),
+        Sample(seed=1, text="yes", problem=None, logprob=-4.0, tokens=2, forced=1, stop_reason="eos"),
+    ]
     cmp.mask_ms, cmp.forward_ms, cmp.calls_saved = [0.2, 0.4], [50.0, 70.0], 2
     md = comparison_markdown(cmp)
     assert "**1 of 2** | **2 of 2**" in md and "most likely text was illegal" in md and "0.5%" in md

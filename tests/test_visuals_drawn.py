@@ -21,7 +21,7 @@ FIGURES = {
     "a gap and an unset property": lambda: figure_from(
         [{"type": "bar", "x": ["a", "b"], "y": [0.5, float("nan")], "name": None}], {"title": None, "height": 200}
     ),
-}  # fmt: skip
+}
 
 
 def plotly_json(fig) -> dict:

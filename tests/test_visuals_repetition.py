@@ -7,11 +7,23 @@ from visuals.repetition import findings_markdown, loop_label, repetition_figure,
 def row(key="greedy", label="greedy", rep4=0.5, loop=None, runs=1, sampled=False, **extra):
     tokens = ["The", " cat", " sat", ".", " The", " cat", " sat", "."]
     return {
-        "key": key, "label": label, "sampled": sampled, "runs": runs, "rep3": rep4 + 0.05, "rep4": rep4,
-        "rep3_range": (rep4, rep4 + 0.1), "rep4_range": (rep4 - 0.05, rep4 + 0.05), "loop": loop,
-        "looped_runs": int(loop is not None), "reuse": 0.5, "words": {}, "tokens": tokens,
-        "mask": [False] * 4 + [True] * 4, "stop_reason": "max_new_tokens", **extra,
-    }  # fmt: skip
+        "key": key,
+        "label": label,
+        "sampled": sampled,
+        "runs": runs,
+        "rep3": rep4 + 0.05,
+        "rep4": rep4,
+        "rep3_range": (rep4, rep4 + 0.1),
+        "rep4_range": (rep4 - 0.05, rep4 + 0.05),
+        "loop": loop,
+        "looped_runs": int(loop is not None),
+        "reuse": 0.5,
+        "words": {},
+        "tokens": tokens,
+        "mask": [False] * 4 + [True] * 4,
+        "stop_reason": "max_new_tokens",
+        **extra,
+    }
 
 
 def test_empty_rows_give_a_figure_that_says_what_to_do():

@@ -90,7 +90,16 @@ def test_percent_reads_at_a_glance():
 
 
 def test_sweep_figure_draws_counts_on_a_log_axis_and_mass():
-    sweep = Sweep([0.5, 1.0, 2.0], 0.9, 0.1, 100, [2, 50, 90], [2, 3, 4], [0.95, 0.9, 0.9], [0.99, 0.7, 0.2])
+    sweep = Sweep(
+        temperatures=[0.5, 1.0, 2.0],
+        top_p=0.9,
+        min_p=0.1,
+        vocab=100,
+        top_p_kept=[2, 50, 90],
+        min_p_kept=[2, 3, 4],
+        top_p_mass=[0.95, 0.9, 0.9],
+        min_p_mass=[0.99, 0.7, 0.2],
+    )
     fig = sweep_figure(sweep)
     assert fig.layout.yaxis.type == "log"
     assert [(t.name, list(t.y)) for t in fig.data if t.xaxis == "x"] == [

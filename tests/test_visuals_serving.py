@@ -11,7 +11,14 @@ NOISE = Noise(4.3e-05, 3, "float32")
 
 
 def tick(ago, rows, ms=50.0, decode=None, prefill=0, mode="packed"):
-    return Tick(NOW - ago, ms, rows, rows if decode is None else decode, prefill, mode)
+    return Tick(
+        at=NOW - ago,
+        ms=ms,
+        rows=rows,
+        decode_rows=rows if decode is None else decode,
+        prefill_tokens=prefill,
+        mode=mode,
+    )
 
 
 def trace(fig, name):
@@ -106,8 +113,17 @@ def test_tick_time_without_traffic_is_the_empty_state():
 
 
 def test_traffic_markdown_reads_the_summary_the_saving_and_the_noise():
-    s = dict(ticks=412, window_s=60, decode_tokens=1860, prefill_tokens=0, tokens_per_s=31.0, busy=0.64,
-             rows_histogram={1: 10, 8: 402}, median_ms_by_rows={1: 58.0, 8: 120.0}, mean_rows=5.3)  # fmt: skip
+    s = dict(
+        ticks=412,
+        window_s=60,
+        decode_tokens=1860,
+        prefill_tokens=0,
+        tokens_per_s=31.0,
+        busy=0.64,
+        rows_histogram={1: 10, 8: 402},
+        median_ms_by_rows={1: 58.0, 8: 120.0},
+        mean_rows=5.3,
+    )
     assert vis.traffic_markdown(s, NOISE) == (
         "In the last 60 s: 412 forward passes, 5.3 students per pass on average, 31 tokens/s for the whole server; "
         "the model was busy 64% of the time. "

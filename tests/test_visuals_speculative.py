@@ -11,13 +11,54 @@ def a_round(accepted=1, sampled=False) -> Round:
     checks = []
     for i, (tok, text) in enumerate([(11, " b"), (12, " c"), (13, " d")]):
         ok = None if i > accepted else i < accepted
-        checks.append(Check(i, tok, text, 0.6 if ok else 0.1, 0.8 if sampled else 1.0, tok if ok else 20,
-                            text if ok else " x", 0.3 if sampled and ok is not None else None, ok,
-                            [(tok, text, 0.6, 1.0), (20, " x", 0.3, 0.0)]))  # fmt: skip
-    checks.append(Check(3, None, "", 0.0, 0.0, 21, " y", None, None, [(21, " y", 0.9, 0.0)]))
-    return Round(0, "prompt-lookup", 6, [11, 12, 13], [" b", " c", " d"], accepted, 20, " x",
-                 "residual" if sampled else "argmax", checks, [(20, " x", 0.7)] if sampled else [],
-                 Match(0, 2, 2), accepted + 1, 9, 7, 1.0, 20.0, 2.0)  # fmt: skip
+        checks.append(
+            Check(
+                index=i,
+                draft_id=tok,
+                draft_text=text,
+                p=0.6 if ok else 0.1,
+                q=0.8 if sampled else 1.0,
+                target_id=tok if ok else 20,
+                target_text=text if ok else " x",
+                uniform=0.3 if sampled and ok is not None else None,
+                accepted=ok,
+                top=[(tok, text, 0.6, 1.0), (20, " x", 0.3, 0.0)],
+            )
+        )
+    checks.append(
+        Check(
+            index=3,
+            draft_id=None,
+            draft_text="",
+            p=0.0,
+            q=0.0,
+            target_id=21,
+            target_text=" y",
+            uniform=None,
+            accepted=None,
+            top=[(21, " y", 0.9, 0.0)],
+        )
+    )
+    return Round(
+        index=0,
+        source="prompt-lookup",
+        context_len=6,
+        drafted=[11, 12, 13],
+        drafted_text=[" b", " c", " d"],
+        accepted=accepted,
+        bonus_id=20,
+        bonus_text=" x",
+        bonus_from="residual" if sampled else "argmax",
+        checks=checks,
+        residual=[(20, " x", 0.7)] if sampled else [],
+        match=Match(0, 2, 2),
+        kept=accepted + 1,
+        cache_verified=9,
+        cache_cropped=7,
+        draft_ms=1.0,
+        verify_ms=20.0,
+        accept_ms=2.0,
+    )
 
 
 def test_round_html_marks_the_match_the_source_and_each_guess_verdict():

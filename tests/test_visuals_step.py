@@ -9,7 +9,9 @@ from visuals.theme import CHOSEN, FORCED, REMOVED
 
 
 def make_step(top, token_id=1, forced=False, settings=None, index=0) -> Step:
-    cands = [Candidate(i, t, lg, p, pa, r) for i, t, lg, p, pa, r in top]
+    cands = [
+        Candidate(id=i, text=t, logit=lg, prob_before=p, prob_after=pa, removed_by=r) for i, t, lg, p, pa, r in top
+    ]
     chosen = next(c for c in cands if c.id == token_id)
     return Step(
         index=index,
