@@ -27,7 +27,8 @@ from decoding.trace import Step, Trace
 
 # a teacher with a bigger class or server raises these through the environment
 TTL_S = float(os.environ.get("DECODING_LAB_TTL_S", 30 * 60))
-MAX_ITEMS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 48))  # runs, beam searches and speculative runs together
+# runs, beam searches and speculative runs together: what the three held when each had a cap of its own (48, 24, 24)
+MAX_ITEMS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 96))
 MAX_KV_BYTES = int(float(os.environ.get("DECODING_LAB_MAX_KV_GB", 2)) * 1024**3)
 TOLD_MAX = 1024  # why a session's item was freed, kept until it comes back; the oldest reasons are forgotten first
 
