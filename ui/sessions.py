@@ -115,7 +115,7 @@ class Store:
             "run", bytes_of=lambda entry: entry.reserved_bytes, again="press Prefill", smaller="lower max new tokens"
         )
 
-    def kind(self, what: str, bytes_of: Callable[[object], int], again: str, smaller: str) -> "Kind":
+    def kind(self, what: str, *, bytes_of: Callable[[object], int], again: str, smaller: str) -> "Kind":
         """A view of this store for one kind of item, e.g. `STORE.kind("beam search", ..., "press Step", ...)`."""
         return Kind(store=self, what=what, bytes_of=bytes_of, again=again, smaller=smaller)
 
