@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from decoding.models import TINY
-from ui import step_handlers as h
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")

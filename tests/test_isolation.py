@@ -13,10 +13,10 @@ import pytest
 
 from decoding.models import BUNDLED, EXTRA_ENV, TINY, allowed_models, cache_root
 from ui import context
-from ui import step_handlers as h
 from ui.context import RAW, AppConfig, get_model
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -73,7 +73,7 @@ def test_an_expired_run_id_reads_nothing(tiny, monkeypatch):
 
 
 def test_closing_the_page_releases_its_run():
-    from ui import step_tab
+    from ui.step import tab as step_tab
 
     with gr.Blocks() as demo:
         step_tab.build(CONFIG)

@@ -5,10 +5,10 @@ import gradio as gr
 import pytest
 
 from decoding.models import TINY
-from ui import step_handlers as h
 from ui.context import RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")

@@ -1,8 +1,8 @@
 """A shared link opens its setup: the preset by its short name, then each setting it carries; a bad value is left
 out and named in the words of the page, never a blank or a crash."""
 
-from ui.step_lessons import DEFAULT_PRESET, PRESETS, SLUGS
-from ui.step_links import settings_from_link
+from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
+from ui.step.links import settings_from_link
 
 
 def test_a_link_sets_the_preset_then_its_own_settings_over_it():

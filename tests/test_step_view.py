@@ -7,10 +7,10 @@ import plotly.graph_objects as go
 from decoding.models import TINY
 from decoding.pipeline import SamplerSettings
 from decoding.sandbox import each_strategy_alone
-from ui import step_handlers as h
-from ui import step_view
 from ui.context import RAW, AppConfig
 from ui.sessions import STORE
+from ui.step import handlers as h
+from ui.step import view as step_view
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")

@@ -8,11 +8,11 @@ import pytest
 from decoding import values
 from decoding.models import TINY
 from decoding.prompts import MAX_PROMPT_CHARS
-from ui import step_handlers as h
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")

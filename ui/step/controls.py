@@ -8,7 +8,7 @@ from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
-from ui.step_lessons import DEFAULT_PRESET, PRESETS
+from ui.step.lessons import DEFAULT_PRESET, PRESETS
 
 # the step tab's names for its sliders -> the knobs they set (ranges, labels and "off" values: decoding.knobs)
 FIELDS = {

@@ -1,5 +1,5 @@
 """Step by step: watch the model choose one token at a time, change a knob between steps, force a token,
-go back and branch. Layout and one line of wiring per event; the handlers are in ui/step_handlers.py.
+go back and branch. Layout and one line of wiring per event; the handlers are in ui/step/handlers.py.
 
 The loop fits one screen (1280×720): the preset and prompt, then Prefill, Step and Back, then the chart beside the
 temperature; "Try this" sits in the knobs' column, so opening it never pushes the chart down."""
@@ -8,19 +8,22 @@ from functools import partial
 
 import gradio as gr
 
-from ui import step_handlers as h
-from ui import step_keys, step_links, step_view, validate
+from ui import validate
 from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.sessions import release_run
-from ui.step_controls import (
+from ui.step import handlers as h
+from ui.step import keys as step_keys
+from ui.step import links as step_links
+from ui.step import view as step_view
+from ui.step.controls import (
     advanced_controls,
     lesson_controls,
     prompt_details,
     temperature_knob,
     truncation_knobs,
 )
-from ui.step_lessons import DEFAULT_PRESET, WALKTHROUGH
+from ui.step.lessons import DEFAULT_PRESET, WALKTHROUGH
 from ui.strategy_code import code_view
 from visuals import distribution, sequence
 from visuals.theme import empty_figure

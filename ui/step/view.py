@@ -13,7 +13,7 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import token_texts
 from decoding.sandbox import each_strategy_alone
 from ui.sessions import STORE, Entry
-from ui.step_lessons import PRESETS
+from ui.step.lessons import PRESETS
 from visuals import distribution, penalties, sandbox, sequence, serving, strategies, timeline
 from visuals.theme import empty_figure
 

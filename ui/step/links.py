@@ -8,10 +8,10 @@ import gradio as gr
 
 from decoding import knobs
 from decoding.knobs import KNOBS
-from ui import step_handlers as h
 from ui.context import AppConfig
-from ui.step_controls import FIELDS
-from ui.step_lessons import DEFAULT_PRESET, PRESETS, SLUGS
+from ui.step import handlers as h
+from ui.step.controls import FIELDS
+from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
 
 # the settings a link carries, in the order of the step tab's knobs (then the seed)
 PARAMS = ("temperature", "top_k", "top_p", "min_p", "repetition", "seed")

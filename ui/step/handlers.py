@@ -23,8 +23,8 @@ from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
-from ui.step_lessons import PRESETS
-from ui.step_view import TOP_N, empty_view, start_line, view
+from ui.step.lessons import PRESETS
+from ui.step.view import TOP_N, empty_view, start_line, view
 from visuals import distribution, sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
