@@ -9,7 +9,7 @@ def test_a_link_sets_the_preset_then_its_own_settings_over_it():
     name, values, problems = settings_from_link({"preset": "greedy-loop", "temperature": "0.7", "top_k": "40"})
     assert name == SLUGS["greedy-loop"] and problems == []
     assert values["temperature"] == 0.7 and values["top_k"] == 40
-    assert values["repetition"] == PRESETS[name].repetition  # not in the link: the preset's own value
+    assert values["repetition_penalty"] == PRESETS[name].repetition  # not in the link: the preset's own value
 
 
 def test_no_link_opens_the_default_preset():
