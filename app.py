@@ -24,16 +24,17 @@ from ui.context import AppConfig, scheduler_for
 from ui.serving_tab import server_note
 from visuals import theme
 
-# (tab title, module in ui/ with a build(config) function), in teaching order
+# (tab title, module in ui/ with a build(config) function, its id in a shared link: ?tab=step), in teaching order.
+# The ids are written out, not derived from the modules' names: a link sent to a class must outlive a moved module.
 TABS = (
-    ("Step by step", "ui.step_tab"),
-    ("Sampler sandbox", "ui.sandbox_tab"),
-    ("Prefill vs decode", "ui.timing_tab"),
-    ("Continuous batching", "ui.serving_tab"),
-    ("Temperature 0 & batching", "ui.batching_tab"),
-    ("Beam search & repetition", "ui.beams_tab"),
-    ("Speculative decoding", "ui.speculative_tab"),
-    ("Constrained decoding", "ui.constrained_tab"),
+    ("Step by step", "ui.step.tab", "step"),
+    ("Sampler sandbox", "ui.sandbox_tab", "sandbox"),
+    ("Prefill vs decode", "ui.timing_tab", "timing"),
+    ("Continuous batching", "ui.serving_tab", "serving"),
+    ("Temperature 0 & batching", "ui.batching_tab", "batching"),
+    ("Beam search & repetition", "ui.beams_tab", "beams"),
+    ("Speculative decoding", "ui.speculative_tab", "speculative"),
+    ("Constrained decoding", "ui.constrained_tab", "constrained"),
 )
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
@@ -69,8 +70,7 @@ CSS = f"""
 /* projector mode: everything larger (type, controls and charts alike), for a room reading a 1920x1080 screen */
 body.projector .gradio-container {{ zoom: 1.3; }}
 """
-# a tab's id in a shared link (?tab=step): its module's name without "_tab"
-TAB_IDS = {module: module.split(".")[-1].removesuffix("_tab") for _, module in TABS}
+TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
 PROJECTOR_JS = "(on) => { document.body.classList.toggle('projector', Boolean(on)); }"
 
 
@@ -78,7 +78,7 @@ def open_link(request: gr.Request):
     """A shared link's tab (?tab=beams) and projector mode (?projector=1)."""
     query = dict(request.query_params) if request is not None else {}
     tab = query.get("tab")
-    selected = tab if tab in TAB_IDS.values() else gr.skip()
+    selected = tab if tab in TAB_IDS else gr.skip()
     return gr.Tabs(selected=selected), query.get("projector") in ("1", "true", "on")
 
 
@@ -100,8 +100,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
         loads = []
         # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
         with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs") as tabs:
-            for title, module in TABS:
-                with gr.Tab(title, id=TAB_IDS[module]):
+            for title, module, tab_id in TABS:
+                with gr.Tab(title, id=tab_id):
                     # a tab may return a function that wires its own page-load events (a shared link's setup)
                     loads.append(importlib.import_module(module).build(config))
         demo.load(open_link, None, [tabs, projector], show_progress="hidden", concurrency_limit=None)

@@ -2,10 +2,11 @@
 server's runs (a bound method of a store would copy every student's run, model and KV cache with it)."""
 
 import inspect
+from types import SimpleNamespace
 
 import gradio as gr
 
-from app import build_app
+from app import TABS, build_app, open_link
 from ui.context import AppConfig
 
 
@@ -15,3 +16,23 @@ def test_no_state_deletes_through_a_bound_method():
     callbacks = [s.delete_callback for s in states if s.delete_callback is not None]
     assert callbacks, "the step and beam tabs free their runs when a page closes"
     assert not any(inspect.ismethod(cb) for cb in callbacks)
+
+
+# every tab's id as shared links have carried it since links were first sent (?tab=beams)
+OLD_LINK_IDS = ("step", "sandbox", "timing", "serving", "batching", "beams", "speculative", "constrained")
+
+
+def selected_by(query: dict):
+    tabs, _ = open_link(SimpleNamespace(query_params=query))
+    return tabs.selected
+
+
+def test_every_shared_link_id_still_opens_its_tab():
+    assert [tab_id for _, _, tab_id in TABS] == list(OLD_LINK_IDS)
+    for tab_id in OLD_LINK_IDS:
+        assert selected_by({"tab": tab_id}) == tab_id
+
+
+def test_an_unknown_tab_id_selects_no_tab():
+    for query in ({"tab": "step_tab"}, {"tab": "ui.step.tab"}, {"tab": ""}, {}):
+        assert selected_by(query) == gr.skip()  # the page stays on the tab it opens with

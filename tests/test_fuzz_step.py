@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from decoding.models import TINY
-from ui import step_handlers as h
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -31,15 +31,17 @@ def mostly(valid, bad=ANYTHING):
     return st.integers(0, 9).flatmap(lambda i: bad if i == 9 else valid)
 
 
-KNOBS = st.tuples(
-    mostly(st.one_of(st.just(0.0), st.floats(0.05, 3))),  # temperature
-    mostly(st.integers(0, VOCAB)),  # top-k (the tenth draw may exceed the vocabulary)
-    mostly(st.floats(0.01, 1)),  # top-p
-    mostly(st.floats(0, 0.99)),  # min-p
-    mostly(st.floats(0.5, 2)),  # repetition
-    mostly(st.floats(-2, 2)),  # presence
-    mostly(st.floats(-2, 2)),  # frequency
-    mostly(st.sampled_from(["transformers", "vllm", "llama.cpp"])),  # order
+KNOBS = st.fixed_dictionaries(
+    {
+        "temperature": mostly(st.one_of(st.just(0.0), st.floats(0.05, 3))),
+        "top_k": mostly(st.integers(0, VOCAB)),  # the tenth draw may exceed the vocabulary
+        "top_p": mostly(st.floats(0.01, 1)),
+        "min_p": mostly(st.floats(0, 0.99)),
+        "repetition_penalty": mostly(st.floats(0.5, 2)),
+        "presence_penalty": mostly(st.floats(-2, 2)),
+        "frequency_penalty": mostly(st.floats(-2, 2)),
+        "order": mostly(st.sampled_from(["transformers", "vllm", "llama.cpp"])),
+    }
 )
 SPECIAL = ["😀", "👩\u200d👩\u200d👧", "🇫🇷", "ש", "ل", "\u202e", "\u200f", "\x00", "\x07", "\x1b", "\r", "\n", "\t"]
 SPECIAL += ["\ud800", "\udfff", "e\u0301", " ", "中", "\\"]
@@ -60,24 +62,24 @@ def act(run_id, action) -> None:
     name, *args, knobs = action
     mode = MODES[0]
     if name == "step":
-        teach(h.step)(run_id, mode, *knobs)
+        teach(h.step)(run_id, mode, knobs)
     elif name == "back":
-        teach(h.back)(run_id, mode, *knobs)
+        teach(h.back)(run_id, mode, knobs)
     elif name == "preview":
-        teach(h.settings_changed)(run_id, mode, *knobs)
+        teach(h.settings_changed)(run_id, mode, knobs)
     elif name == "force":
-        teach(h.force)(run_id, args[0], mode, *knobs)
+        teach(h.force)(run_id, args[0], mode, knobs)
     else:
-        list(teach(h.run_steps)(run_id, args[0], mode, *knobs))
+        list(teach(h.run_steps)(run_id, args[0], mode, knobs))
 
 
 def assert_consistent(run_id) -> None:
     entry = STORE.get(run_id)
     steps = entry.trace.steps
-    assert len(entry.extras) == len(steps)
+    assert len(entry.view.extras) == len(steps)
     assert all(0 <= s.token_id < VOCAB for s in steps)
-    if entry.shown is not None:
-        assert sum(c.prob_after for c in entry.shown.top) <= 1 + 1e-4
+    if entry.view.shown is not None:
+        assert sum(c.prob_after for c in entry.view.shown.top) <= 1 + 1e-4
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -95,7 +97,7 @@ def test_step_handlers_raise_nothing_but_gr_error(tiny, model, message, template
     if model is not None and model != TINY and isinstance(model, str):
         model = f"not-a-model:{model}"  # never a real hub id: this test must not reach for the network
     try:
-        run_id = teach(h.prefill)(CONFIG, None, model, message, template, seed, max_new, stops, MODES[0], *knobs)[-1]
+        run_id = teach(h.prefill)(CONFIG, None, model, message, template, seed, max_new, stops, MODES[0], knobs).run_id
     except gr.Error as err:
         assert err.message
         event(f"prefill refused: {err.message[:25]}")

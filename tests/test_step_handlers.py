@@ -5,59 +5,67 @@ import gradio as gr
 import pytest
 
 from decoding.models import TINY
-from ui import step_handlers as h
 from ui.context import RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
-KNOBS = [1.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, order
+KNOBS = {
+    "temperature": 1.0,
+    "top_k": 0,
+    "top_p": 1.0,
+    "min_p": 0.0,
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "order": "transformers",
+}
 
 
 def start(knobs=KNOBS, max_new=6):
-    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, max_new, "", MODES[0], *knobs)
-    return out[-1]
+    return h.prefill(CONFIG, None, TINY, "hello", RAW, 0, max_new, "", MODES[0], knobs).run_id
 
 
 def test_step_then_back_returns_to_the_same_tokens(tiny):
     run_id = start()
-    h.step(run_id, MODES[0], *KNOBS)
-    h.step(run_id, MODES[0], *KNOBS)
+    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, MODES[0], KNOBS)
     first = list(STORE.get(run_id).trace.token_ids)
-    h.back(run_id, MODES[0], *KNOBS)
+    h.back(run_id, MODES[0], KNOBS)
     assert STORE.get(run_id).trace.token_ids == first[:1]
-    h.step(run_id, MODES[0], *KNOBS)
+    h.step(run_id, MODES[0], KNOBS)
     assert STORE.get(run_id).trace.token_ids == first  # the seeded draw is replayed
 
 
 def test_settings_apply_from_the_next_step(tiny):
     run_id = start()
-    h.step(run_id, MODES[0], *KNOBS)
-    greedy = [0.0, *KNOBS[1:]]
-    h.step(run_id, MODES[0], *greedy)
+    h.step(run_id, MODES[0], KNOBS)
+    greedy = {**KNOBS, "temperature": 0.0}
+    h.step(run_id, MODES[0], greedy)
     steps = STORE.get(run_id).trace.steps
     assert steps[0].settings["temperature"] == 1.0 and steps[1].settings["temperature"] == 0.0
 
 
 def test_forcing_on_a_chosen_step_replaces_that_choice(tiny):
     run_id = start()
-    h.step(run_id, MODES[0], *KNOBS)
-    h.force(run_id, 65, MODES[0], *KNOBS)
+    h.step(run_id, MODES[0], KNOBS)
+    h.force(run_id, 65, MODES[0], KNOBS)
     steps = STORE.get(run_id).trace.steps
     assert len(steps) == 1 and steps[0].token_id == 65 and steps[0].forced
 
 
 def test_a_saved_trace_replays_without_a_model(tiny):
     run_id = start()
-    for _ in h.run_to_end(run_id, MODES[0], *KNOBS):
+    for _ in h.run_to_end(run_id, MODES[0], KNOBS):
         pass
     json_path, csv_path = h.save_trace(run_id)
-    replay_id = h.load_trace(None, json_path, MODES[0], "transformers")[-1]
+    replay_id = h.load_trace(None, json_path, MODES[0], "transformers").run_id
     entry = STORE.get(replay_id)
     assert entry.run is None and entry.trace.token_ids == STORE.get(run_id).trace.token_ids
-    h.back(replay_id, MODES[0], *KNOBS)
-    assert entry.cursor == len(entry.trace.steps) - 1
+    h.back(replay_id, MODES[0], KNOBS)
+    assert entry.view.cursor == len(entry.trace.steps) - 1
     with open(csv_path) as f:
         assert f.read().startswith("index,")
 
@@ -65,21 +73,21 @@ def test_a_saved_trace_replays_without_a_model(tiny):
 @pytest.mark.parametrize(
     "knobs, message",
     [
-        ([-1.0, *KNOBS[1:]], r"Temperature must be 0 \(greedy\) or between 0.01 and 3, got -1.0"),
-        ([1.0, 2.5, *KNOBS[2:]], r"Top-k must be a whole number in \[0, 200\]"),
-        ([1.0, 0, 5, *KNOBS[3:]], r"Top-p must be between 0.01 and 1 \(1 = off\), got 5"),
+        ({**KNOBS, "temperature": -1.0}, r"Temperature must be 0 \(greedy\) or between 0.01 and 3, got -1.0"),
+        ({**KNOBS, "top_k": 2.5}, r"Top-k must be a whole number in \[0, 200\]"),
+        ({**KNOBS, "top_p": 5}, r"Top-p must be between 0.01 and 1 \(1 = off\), got 5"),
     ],
 )
 def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
     with pytest.raises(gr.Error, match=message):
-        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], *knobs)
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], knobs)
 
 
 def test_max_new_tokens_out_of_range_is_refused(tiny):
     with pytest.raises(gr.Error, match=r"Max new tokens must be a whole number in \[1, 4096\], got 0"):
-        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], *KNOBS)
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], KNOBS)
 
 
 def test_step_without_a_run_says_to_prefill():
     with pytest.raises(gr.Error, match="press Prefill"):
-        teach(h.step)("no-such-run", MODES[0], *KNOBS)
+        teach(h.step)("no-such-run", MODES[0], KNOBS)

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.pages import set_number
 from tests.test_app_e2e import ARTIFACTS
-from ui.step_lessons import PRESETS, SLUGS, WALKTHROUGH
+from ui.step.lessons import PRESETS, SLUGS, WALKTHROUGH
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 LONG = 180_000  # ms: a whole run on a loaded 2-core machine

@@ -1,15 +1,15 @@
 """A shared link opens its setup: the preset by its short name, then each setting it carries; a bad value is left
 out and named in the words of the page, never a blank or a crash."""
 
-from ui.step_lessons import DEFAULT_PRESET, PRESETS, SLUGS
-from ui.step_links import settings_from_link
+from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
+from ui.step.links import settings_from_link
 
 
 def test_a_link_sets_the_preset_then_its_own_settings_over_it():
     name, values, problems = settings_from_link({"preset": "greedy-loop", "temperature": "0.7", "top_k": "40"})
     assert name == SLUGS["greedy-loop"] and problems == []
     assert values["temperature"] == 0.7 and values["top_k"] == 40
-    assert values["repetition"] == PRESETS[name].repetition  # not in the link: the preset's own value
+    assert values["repetition_penalty"] == PRESETS[name].repetition  # not in the link: the preset's own value
 
 
 def test_no_link_opens_the_default_preset():

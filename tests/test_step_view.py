@@ -4,18 +4,23 @@ chart's bars with the chosen one marked, the numbers line; and the side panels d
 import gradio as gr
 import plotly.graph_objects as go
 
+from decoding.knobs import settings_from
 from decoding.models import TINY
 from decoding.pipeline import SamplerSettings
 from decoding.sandbox import each_strategy_alone
-from ui import step_handlers as h
-from ui import step_view
 from ui.context import RAW, AppConfig
+from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
+from ui.step import view as step_view
+from ui.step.page import layout
+from ui.step.tab import named
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
-KNOBS = [0.7, 5, 0.9, 0.05, 1.0, 0.0, 0.0, "transformers"]
-GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]
+OFF = {"repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0, "order": "transformers"}
+KNOBS = {"temperature": 0.7, "top_k": 5, "top_p": 0.9, "min_p": 0.05, **OFF}
+GREEDY = {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, **OFF}
 
 
 def bars(fig: go.Figure) -> dict[str, list[int]]:
@@ -25,7 +30,7 @@ def bars(fig: go.Figure) -> dict[str, list[int]]:
 
 def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     chips, loop, stop, chart, picker, orders, numbers, run_id = h.prefill(
-        CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *GREEDY
+        CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], GREEDY
     )
     assert chips.count('class="tok prompt"') == 5 and 'class="tok gen' not in chips
     assert "prefill: one forward pass over the whole prompt (5 tokens)" in loop and "<b>running</b>" in stop
@@ -35,7 +40,7 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     # under the chart: how the prompt's forward pass ran (alone here), then the engine orders
     assert orders.startswith("**Forward pass:** computed alone (nobody else was stepping)")
 
-    chips, loop, _, chart, picker, _, numbers, _ = h.step(run_id, MODES[0], *GREEDY)
+    chips, loop, _, chart, picker, _, numbers, _ = h.step(run_id, MODES[0], GREEDY)
     first = STORE.get(run_id).trace.token_ids[0]
     top = picker["choices"][0][1]
     assert chips.count('class="tok gen"') == 1 and "step 1: one forward pass over 6 tokens" in loop
@@ -43,17 +48,17 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     assert sum(len(ids) for ids in bars(chart).values()) == step_view.TOP_N
     assert "**TTFT**" in numbers and "**time per output token** — ·" in numbers  # one token: no decode step yet
 
-    chips, _, _, _, _, _, numbers, _ = h.step(run_id, MODES[0], *GREEDY)
+    chips, _, _, _, _, _, numbers, _ = h.step(run_id, MODES[0], GREEDY)
     assert chips.count('class="tok gen"') == 2
     assert "**time per output token** —" not in numbers and "server-ms" in numbers
     STORE.release(run_id)
 
 
 def test_strategies_panel_follows_the_pending_logits(tiny):
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *KNOBS)[-1]
-    settings = h.settings_from(*KNOBS)
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], KNOBS).run_id
+    settings = settings_from(KNOBS)
     _, _, before = step_view.side_view(run_id, settings)
-    h.step(run_id, MODES[0], *KNOBS)
+    h.step(run_id, MODES[0], KNOBS)
     _, _, after = step_view.side_view(run_id, settings)
     assert [sum("keeps" in (a.text or "") for a in f.layout.annotations) for f in (before, after)] == [5, 5]
     expected = each_strategy_alone(STORE.get(run_id).run.logits, settings, step_view.TOP_N)
@@ -77,28 +82,35 @@ def test_no_run_gives_blank_panels():
 
 
 def test_greedy_says_why_every_engine_keeps_every_token(tiny):
-    knobs = [0.0, 0, 0.5, 0.0, 1.0, 0.0, 0.0, "transformers"]  # top-p 0.5, skipped by greedy
-    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *knobs)
-    assert step_view.GREEDY_NOTE in out[5]
-    assert "top-p 0.5 is skipped" in h.settings_note(*knobs)
-    assert "Penalties on: repetition 1.3" in h.settings_note(1.0, 0, 1.0, 0.0, 1.3, 0.0, 0.0, "transformers")
-    STORE.release(out[-1])
+    knobs = {**GREEDY, "top_p": 0.5}  # top-p 0.5, skipped by greedy
+    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], knobs)
+    assert step_view.GREEDY_NOTE in out.orders
+    assert "top-p 0.5 is skipped" in h.settings_note(knobs)
+    assert "Penalties on: repetition 1.3" in h.settings_note({**GREEDY, "temperature": 1.0, "repetition_penalty": 1.3})
+    STORE.release(out.run_id)
 
 
 def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loaded(tiny):
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", MODES[0], *GREEDY)[-1]
-    list(h.run_to_end(run_id, MODES[0], *GREEDY))
-    _, _, strategies = step_view.side_view(run_id, h.settings_from(*GREEDY))
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", MODES[0], GREEDY).run_id
+    list(h.run_to_end(run_id, MODES[0], GREEDY))
+    _, _, strategies = step_view.side_view(run_id, settings_from(GREEDY))
     assert "press Prefill" in strategies.layout.annotations[0].text
     assert "replayed" not in strategies.layout.annotations[0].text
     STORE.release(run_id)
 
 
 def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], *GREEDY)[-1]
-    out = step_view.said(h.step)(run_id, MODES[0], 0.0, 0, 5.0, *GREEDY[3:])
-    assert len(out) == step_view.VIEW_SIZE + 1 and all(o is gr.skip() or o == gr.skip() for o in out[:-1])
-    assert "Top-p must be between 0.01 and 1 (1 = off), got 5.0" in out[-1]
-    good = step_view.said(h.step)(run_id, MODES[0], *GREEDY)
-    assert good[-1] == "" and 'class="tok gen"' in good[0]  # the next good step clears the message
+    with gr.Blocks():
+        c = layout(CONFIG)
+    fn, inputs, outputs = named(h.step, c.view, run_id=c.run_id, mode=c.mode, knobs=c.knobs)
+    said = teach(fn, c.message)  # as the page wires the Step button
+    assert inputs == [c.run_id, c.mode, *c.knobs] and outputs == list(c.view)
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], GREEDY).run_id
+    out = said(run_id, MODES[0], *{**GREEDY, "top_p": 5.0}.values())
+    assert list(out) == [c.message]  # every panel keeps what it shows
+    assert "Top-p must be between 0.01 and 1 (1 = off), got 5.0" in out[c.message]
+    assert "class='lab-error'" in out[c.message]
+    good = said(run_id, MODES[0], *GREEDY.values())
+    assert good[c.message] == "" and 'class="tok gen"' in good[c.view.chips]  # the next good step clears the message
+    assert set(good) == {*c.view, c.message}
     STORE.release(run_id)

@@ -6,13 +6,14 @@ import gradio as gr
 import pytest
 
 from decoding import values
+from decoding.knobs import settings_from
 from decoding.models import TINY
 from decoding.prompts import MAX_PROMPT_CHARS
-from ui import step_handlers as h
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
+from ui.step import handlers as h
 from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -21,9 +22,9 @@ KNOBS = {
     "top_k": 0,
     "top_p": 1.0,
     "min_p": 0.0,
-    "repetition": 1.0,
-    "presence": 0.0,
-    "frequency": 0.0,
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
     "order": "transformers",
 }
 GOOD = {"model": TINY, "message": "hello", "template": RAW, "seed": 0, "max_new": 6, "stops": "", "mode": MODES[0]}
@@ -31,24 +32,24 @@ VOCAB = 259  # the tiny model's byte-level vocabulary
 CONTEXT = 512  # the tiny model's context window
 
 
-def knobs(**changes) -> list:
-    return list({**KNOBS, **changes}.values())
+def knobs(**changes) -> dict:
+    return {**KNOBS, **changes}
 
 
 def prefill(run_id=None, knob_changes=None, **changes):
     a = {**GOOD, **changes}
     args = (a["model"], a["message"], a["template"], a["seed"], a["max_new"], a["stops"], a["mode"])
-    return teach(h.prefill)(CONFIG, run_id, *args, *knobs(**(knob_changes or {})))
+    return teach(h.prefill)(CONFIG, run_id, *args, knobs(**(knob_changes or {})))
 
 
 def step(run_id, **knob_changes):
-    return teach(h.step)(run_id, MODES[0], *knobs(**knob_changes))
+    return teach(h.step)(run_id, MODES[0], knobs(**knob_changes))
 
 
 @pytest.fixture
 def session(tiny):
     """One browser session's live run, released when the test ends."""
-    run_id = prefill()[-1]
+    run_id = prefill().run_id
     yield run_id
     STORE.release(run_id)
 
@@ -59,7 +60,7 @@ def assert_usable(run_id) -> None:
     before = len(entry.trace.steps)
     step(run_id)
     assert len(entry.trace.steps) == before + 1
-    assert len(entry.extras) == len(entry.trace.steps)
+    assert len(entry.view.extras) == len(entry.trace.steps)
 
 
 def assert_teaches(call, *parts) -> None:
@@ -97,21 +98,21 @@ PREFILL_CASES = {
     "min-p below 0": ({}, {"min_p": -0.1}, ["Min-p", "got -0.1"]),
     "repetition penalty 0": (
         {},
-        {"repetition": 0.0},
+        {"repetition_penalty": 0.0},
         ["Repetition penalty must be between 0.5 and 2 (1 = off)", "got 0"],
     ),
-    "repetition penalty below 0": ({}, {"repetition": -1.0}, ["Repetition penalty", "got -1.0"]),
+    "repetition penalty below 0": ({}, {"repetition_penalty": -1.0}, ["Repetition penalty", "got -1.0"]),
     "repetition penalty tiny but positive": (
         {},
-        {"repetition": 1e-40},
+        {"repetition_penalty": 1e-40},
         ["Repetition penalty", "0.5 and 2", "got 1e-40"],
     ),
     "presence penalty out of range": (
         {},
-        {"presence": 3.0},
+        {"presence_penalty": 3.0},
         ["Presence penalty must be between -2 and 2 (0 = off)", "got 3.0"],
     ),
-    "frequency penalty None": ({}, {"frequency": None}, ["Frequency penalty", "between -2 and 2", "got None"]),
+    "frequency penalty None": ({}, {"frequency_penalty": None}, ["Frequency penalty", "between -2 and 2", "got None"]),
     "unknown engine order": ({}, {"order": "fastest"}, ["transformers", "got 'fastest'"]),
     "max new tokens above the cap": ({"max_new": 5000}, {}, ["[1, 4096]", "got 5000"]),
     "max new tokens 0": ({"max_new": 0}, {}, ["[1, 4096]", "got 0"]),
@@ -143,7 +144,10 @@ STEP_CASES = {
     "top-k None": ({"top_k": None}, ["Top-k", "[0, 200]", "got None"]),
     "top-p 0": ({"top_p": 0.0}, ["Top-p must be between 0.01 and 1 (1 = off)", "got 0.0"]),
     "min-p as text": ({"min_p": "lots"}, ["Min-p", "between 0 and 0.99", "got 'lots'"]),
-    "repetition penalty 0": ({"repetition": 0}, ["Repetition penalty must be between 0.5 and 2 (1 = off)", "got 0"]),
+    "repetition penalty 0": (
+        {"repetition_penalty": 0},
+        ["Repetition penalty must be between 0.5 and 2 (1 = off)", "got 0"],
+    ),
 }
 
 
@@ -153,8 +157,8 @@ def test_bad_knobs_on_step_back_and_preview_change_nothing(session, knob_changes
     step(session)
     tokens = STORE.get(session).trace.token_ids
     assert_teaches(lambda: step(session, **knob_changes), *parts)
-    assert_teaches(lambda: teach(h.back)(session, MODES[0], *knobs(**knob_changes)), *parts)
-    assert_teaches(lambda: teach(h.settings_changed)(session, MODES[0], *knobs(**knob_changes)), *parts)
+    assert_teaches(lambda: teach(h.back)(session, MODES[0], knobs(**knob_changes)), *parts)
+    assert_teaches(lambda: teach(h.settings_changed)(session, MODES[0], knobs(**knob_changes)), *parts)
     assert STORE.get(session).trace.token_ids == tokens
     assert_usable(session)
 
@@ -162,49 +166,50 @@ def test_bad_knobs_on_step_back_and_preview_change_nothing(session, knob_changes
 @pytest.mark.parametrize("force_id", [VOCAB, -1, 10**9, "abc", float("nan"), 2.5])
 def test_a_bad_forced_token_names_the_range_and_leaves_the_run_as_it_was(session, force_id):
     step(session)
-    reference = prefill()[-1]  # the same run without the bad force
+    reference = prefill().run_id  # the same run without the bad force
     step(reference)
     step(reference)
-    assert_teaches(lambda: teach(h.force)(session, force_id, MODES[0], *knobs()), f"[0, {VOCAB - 1}]", "got")
+    assert_teaches(lambda: teach(h.force)(session, force_id, MODES[0], knobs()), f"[0, {VOCAB - 1}]", "got")
     assert_usable(session)
     assert STORE.get(session).trace.token_ids == STORE.get(reference).trace.token_ids
     STORE.release(reference)
 
 
 def test_a_forced_token_from_the_click_box_arrives_as_text_and_works(session):
-    teach(h.force)(session, "65", MODES[0], *knobs())
+    teach(h.force)(session, "65", MODES[0], knobs())
     assert STORE.get(session).trace.token_ids == [65]
 
 
 @pytest.mark.parametrize("n", [0, -3, 2.5, None, float("nan"), float("inf"), 5000, "many"])
 def test_run_n_refuses_a_bad_n_with_the_range(session, n):
-    assert_teaches(lambda: list(teach(h.run_steps)(session, n, MODES[0], *knobs())), "[1, 4096]", "got")
+    assert_teaches(lambda: list(teach(h.run_steps)(session, n, MODES[0], knobs())), "[1, 4096]", "got")
     assert_usable(session)
 
 
 def test_step_and_run_on_a_finished_run_keep_its_view_and_say_to_prefill_again(session):
-    last = list(h.run_to_end(session, MODES[0], *knobs()))[-1]
+    last = list(h.run_to_end(session, MODES[0], knobs()))[-1]
     entry = STORE.get(session)
     assert entry.run.done and len(entry.trace.steps) == GOOD["max_new"]
-    again = [step(session), *h.run_steps(session, 3, MODES[0], *knobs()), *h.run_to_end(session, MODES[0], *knobs())]
+    again = [step(session), *h.run_steps(session, 3, MODES[0], knobs()), *h.run_to_end(session, MODES[0], knobs())]
     assert len(again) == 3  # one view each: a Run on a finished run never leaves the page blank
     for view in again:
-        assert view[:3] == last[:3]  # the same chips, loop diagram and stop line
-        assert "finished" in view[2] and "press Prefill to run again with the new settings" in view[2]
-        assert view[3].data  # the chart still shows the last step
-    assert len(entry.extras) == len(entry.trace.steps)
-    teach(h.back)(session, MODES[0], *knobs())
+        # the same chips, loop diagram and stop line
+        assert (view.chips, view.loop, view.stop) == (last.chips, last.loop, last.stop)
+        assert "finished" in view.stop and "press Prefill to run again with the new settings" in view.stop
+        assert view.chart.data  # the chart still shows the last step
+    assert len(entry.view.extras) == len(entry.trace.steps)
+    teach(h.back)(session, MODES[0], knobs())
     assert_usable(session)
 
 
 def test_back_with_nothing_to_undo_says_so(session):
-    assert_teaches(lambda: teach(h.back)(session, MODES[0], *knobs()), "nothing to go back to")
+    assert_teaches(lambda: teach(h.back)(session, MODES[0], knobs()), "nothing to go back to")
     assert_usable(session)
 
 
 @pytest.mark.parametrize("stops", ["", "\n\n", None])
 def test_an_empty_stop_list_means_no_stop_strings(tiny, stops):
-    run_id = prefill(stops=stops)[-1]
+    run_id = prefill(stops=stops).run_id
     assert STORE.get(run_id).trace.stop_strings == []
     STORE.release(run_id)
 
@@ -226,7 +231,7 @@ UNICODE = {
 @pytest.mark.parametrize("template", [RAW, CHAT])
 @pytest.mark.parametrize("text", UNICODE.values(), ids=UNICODE.keys())
 def test_unusual_unicode_prompts_run_and_save(tiny, text, template):
-    run_id = prefill(message=text, template=template)[-1]
+    run_id = prefill(message=text, template=template).run_id
     step(run_id)
     step(run_id)
     json_path, _ = h.save_trace(run_id)
@@ -303,4 +308,4 @@ def test_a_knob_slider_lets_an_out_of_range_typed_value_reach_the_check_that_nam
     with pytest.raises(gr.Error, match="greater than maximum"):  # gradio's own slider: no control named
         gr.Slider(0.01, 1, 1.0).preprocess(5)
     assert validate.knob_slider(0.01, 1, 1.0).preprocess(5) == 5
-    assert_teaches(lambda: teach(h.settings_from)(1.0, 0, 5, 0.0, 1.0, 0.0, 0.0, "transformers"), "Top-p", "got 5")
+    assert_teaches(lambda: teach(settings_from)(knobs(top_p=5)), "Top-p", "got 5")

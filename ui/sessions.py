@@ -15,7 +15,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from decoding.loop import Run, kv_cache_bytes
 from decoding.models import LoadedModel
@@ -23,7 +23,7 @@ from decoding.speculative.drafts import layer_count
 from decoding.speculative.run import SpecRun
 from decoding.timing.roofline import kv_bytes_for
 from decoding.timing.shape import model_shape
-from decoding.trace import Step, Trace
+from decoding.trace import Trace
 
 # a teacher with a bigger class or server raises these through the environment
 TTL_S = float(os.environ.get("DECODING_LAB_TTL_S", 30 * 60))
@@ -43,13 +43,7 @@ class Entry:
 
     trace: Trace
     run: Run | None = None
-    cursor: int = 0  # steps shown; a live run shows them all, a replay moves through them
-    extras: list = field(default_factory=list)  # per step: what the inspectors saw before choosing
-    draw_ms: list[float] = field(default_factory=list)  # per step: server time spent drawing
-    shown: Step | None = None  # the distribution on the chart (a preview when `preview`)
-    preview: bool = True
-    preview_extras: object = None
-    penalties_blank_sent: bool = False  # the page already shows the empty penalties chart
+    view: object = None  # what the tab that owns the run shows of it (its own dataclass: the store never reads it)
 
     @property
     def kv_bytes(self) -> int:

@@ -1,21 +1,20 @@
-"""The step tab's handlers: each checks the browser's values, calls decoding (a `Run`), and returns what
-`ui.step_view.view` draws from it.
+"""The step tab's handlers: each checks the browser's values, calls decoding (a `Run`), and returns the `View` that
+`ui.step.view.view` draws from it.
 
-The page keeps only a run id (`gr.State`); the run itself, with its KV cache, lives in `sessions.STORE`.
-Every step handler returns the tuple `step_view.view` builds, so one list of output components serves them all.
+The page keeps only a run id (`gr.State`); the run itself, with its KV cache, lives in `sessions.STORE`, and what
+the tab shows of it in the entry's `StepView`. The sampler knobs arrive as one mapping, their values by the
+`SamplerSettings` field each sets, and become settings through `decoding.knobs.settings_from`.
 A ValueError raised here names the bad value; `ui.events.teach` shows it in the browser.
 """
 
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-
-import gradio as gr
 
 from decoding import values
 from decoding.inspector import inspect_step
-from decoding.knobs import check_seed
-from decoding.knobs import settings_from as checked_settings
+from decoding.knobs import KNOBS, check_seed, settings_from
 from decoding.loop import MAX_NEW_TOKENS_CAP, Run
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
@@ -23,66 +22,71 @@ from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
-from ui.step_lessons import PRESETS
-from ui.step_view import TOP_N, empty_view, start_line, view
+from ui.step.controls import Reads, Setup
+from ui.step.lessons import PRESETS
+from ui.step.view import TOP_N, StepView, View, empty_view, start_line, view
 from visuals import distribution, sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
+TRUNCATIONS = (("top-k", "top_k"), ("top-p", "top_p"), ("min-p", "min_p"))
+PENALTIES = (("repetition", "repetition_penalty"), ("presence", "presence_penalty"), ("frequency", "frequency_penalty"))
 
 
-def settings_from(
-    temperature, top_k, top_p, min_p, repetition, presence, frequency, order, *, vocab_size: int | None = None
-) -> SamplerSettings:
-    """The knobs as sent by the browser (None, NaN, text or out of range included), each checked against the range
-    its control shows (decoding.knobs), with a message that names the control as labelled."""
-    given = dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, repetition_penalty=repetition,
-                 presence_penalty=presence, frequency_penalty=frequency, order=order)  # fmt: skip
-    return checked_settings(given, vocab_size=vocab_size)
-
-
-def settings_note(*knobs) -> str:
+def settings_note(knobs: Mapping) -> str:
     """Beside the knobs: which settings this step skips, and why (greedy takes the argmax; a neutral value is off)."""
     try:
-        s = settings_from(*knobs)
+        s = settings_from(knobs)
     except ValueError:
         return ""  # the message line says what is wrong
-    set_truncations = [f"{label} {value:g}" for label, value, off in (
-        ("top-k", s.top_k, 0), ("top-p", s.top_p, 1.0), ("min-p", s.min_p, 0.0)) if value != off]  # fmt: skip
+    set_truncations = [f"{label} {getattr(s, f):g}" for label, f in TRUNCATIONS if getattr(s, f) != KNOBS[f].off]
     notes = []
     if s.greedy and set_truncations:
-        notes.append(f"Temperature 0 is greedy: it takes the argmax, so {' and '.join(set_truncations)} "
-                     f"{'is' if len(set_truncations) == 1 else 'are'} skipped (as in generate()).")  # fmt: skip
-    penalties = [("repetition", s.repetition_penalty, 1.0), ("presence", s.presence_penalty, 0.0),
-                 ("frequency", s.frequency_penalty, 0.0)]  # fmt: skip
-    on = [f"{name} {value:g}" for name, value, off in penalties if value != off]
+        verb = "is" if len(set_truncations) == 1 else "are"
+        notes.append(
+            f"Temperature 0 is greedy: it takes the argmax, so {' and '.join(set_truncations)} {verb} skipped "
+            "(as in generate())."
+        )
+    on = [f"{name} {getattr(s, f):g}" for name, f in PENALTIES if getattr(s, f) != KNOBS[f].off]
     notes.append(f"Penalties on: {', '.join(on)}." if on else "Penalties off (repetition 1, presence 0, frequency 0).")
     return " ".join(notes)
 
 
-def apply_preset(name):
+def apply_preset(name) -> Setup | dict:
+    """A preset's prompt and settings (nothing changes for a name that is not a preset)."""
     if name not in PRESETS:
-        return (gr.skip(),) * 9
+        return {}
     p = PRESETS[name]
-    values = (p.prompt, p.template, p.temperature, p.top_k, p.top_p, p.min_p, p.repetition, p.max_new_tokens)
-    return (*values, start_line(name))
+    return Setup(
+        prompt=p.prompt,
+        template=p.template,
+        temperature=p.temperature,
+        top_k=p.top_k,
+        top_p=p.top_p,
+        min_p=p.min_p,
+        repetition_penalty=p.repetition,
+        max_new=p.max_new_tokens,
+        start=start_line(name),
+    )
 
 
-def prompt_view(config: AppConfig, model_id: str, message: str, template: str):
+def prompt_view(config: AppConfig, model_id: str, message: str, template: str) -> Reads:
     """The exact text the model reads, and its tokens."""
     if not isinstance(message, str) or not message.strip():
-        return "", ""
+        return Reads(text="", chips="")
     lm = get_model(config, model_id)
     try:
         p = encode_prompt(lm.tokenizer, message, template == CHAT and lm.chat, lm.context_length)
     except ValueError as err:
-        return str(err), ""
-    return p.text, sequence.chips_html(p.tokens, p.ids, [])
+        return Reads(text=str(err), chips="")
+    return Reads(text=p.text, chips=sequence.chips_html(p.tokens, p.ids, []))
 
 
-def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, *knobs, alone=False):
+def prefill(
+    config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, knobs: Mapping, alone=False
+) -> View:
     """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution."""
     lm = get_model(config, model_id)
-    settings = settings_from(*knobs, vocab_size=lm.vocab_size)
+    settings = settings_from(knobs, vocab_size=lm.vocab_size)
     seed = check_seed(seed)
     values.choice("Bars show", mode, distribution.MODES)  # before the run is stored, not after
     if template == CHAT and not lm.chat:
@@ -93,7 +97,7 @@ def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_ne
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
     run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
     run.prefill()
-    entry = Entry(trace=run.trace, run=run)
+    entry = Entry(trace=run.trace, run=run, view=StepView())
     run_id = STORE.put(entry, replace=run_id)
     _show_preview(entry, settings)
     return view(entry, run_id, mode, settings.order)
@@ -108,28 +112,29 @@ def set_alone(run_id, alone) -> None:
         entry.run.alone = bool(alone)
 
 
-def step(run_id, mode, *knobs, force_id=None):
+def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
     """One token (or, replaying a loaded trace, show one more recorded step)."""
     started = time.perf_counter()
     entry = STORE.get(run_id)
+    v: StepView = entry.view
     if entry.run is None:
-        entry.cursor = min(entry.cursor + 1, len(entry.trace.steps))
-        entry.shown, entry.preview = (entry.trace.steps[entry.cursor - 1] if entry.cursor else None), False
-        return view(entry, run_id, mode, knobs[-1])
-    settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size)
+        v.cursor = min(v.cursor + 1, len(entry.trace.steps))
+        v.shown, v.preview = (entry.trace.steps[v.cursor - 1] if v.cursor else None), False
+        return view(entry, run_id, mode, knobs["order"])
+    settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)
     if force_id is None and entry.run.done:  # the view says it is finished and what to press; nothing to redo
         return view(entry, run_id, mode, settings.order)
-    if force_id is not None and not entry.preview and entry.trace.steps:
+    if force_id is not None and not v.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
-    fresh = entry.preview and entry.shown is not None and entry.shown.settings == settings.to_dict()
-    extras = entry.preview_extras if fresh else inspect_step(entry.run, settings)
-    entry.shown, entry.preview = entry.run.step(settings, force_id=force_id), False
-    entry.extras.append(extras)  # only once the step succeeded, so extras stay one per step
-    entry.cursor = len(entry.trace.steps)
+    fresh = v.preview and v.shown is not None and v.shown.settings == settings.to_dict()
+    extras = v.preview_extras if fresh else inspect_step(entry.run, settings)
+    v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
+    v.extras.append(extras)  # only once the step succeeded, so extras stay one per step
+    v.cursor = len(entry.trace.steps)
     return view(entry, run_id, mode, settings.order, started=started)
 
 
-def force(run_id, force_id, mode, *knobs):
+def force(run_id, force_id, mode, knobs: Mapping) -> View:
     if force_id is None or force_id == "":
         raise ValueError("Force a token: pick a candidate in the list under the chart first, then press Force")
     run = STORE.get(run_id).run
@@ -137,63 +142,70 @@ def force(run_id, force_id, mode, *knobs):
         raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
     # checked before step() goes back a step, so a bad id leaves the run as it was
     force_id = values.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
-    return step(run_id, mode, *knobs, force_id=force_id)
+    return step(run_id, mode, knobs, force_id=force_id)
 
 
-def run_steps(run_id, n, mode, *knobs):
+def run_steps(run_id, n, mode, knobs: Mapping):
     """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel. On a finished
     run it shows the run as it is (the view says it is finished), never a blank page."""
     entry = STORE.get(run_id)
     limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
-    if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
-        yield view(entry, run_id, mode, knobs[-1])
+    if _finished(entry):
+        yield view(entry, run_id, mode, knobs["order"])
         return
     for _ in range(limit):
-        if entry.run.done if entry.run is not None else entry.cursor >= len(entry.trace.steps):
+        if _finished(entry):
             break
-        yield step(run_id, mode, *knobs)
+        yield step(run_id, mode, knobs)
 
 
-def run_to_end(run_id, mode, *knobs):
-    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, mode, *knobs)  # a run stops by max_new_tokens at the latest
+def run_to_end(run_id, mode, knobs: Mapping):
+    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, mode, knobs)  # a run stops by max_new_tokens at the latest
 
 
-def back(run_id, mode, *knobs):
+def _finished(entry: Entry) -> bool:
+    return entry.run.done if entry.run is not None else entry.view.cursor >= len(entry.trace.steps)
+
+
+def back(run_id, mode, knobs: Mapping) -> View:
     entry = STORE.get(run_id)
+    v: StepView = entry.view
     if entry.run is None:
-        entry.cursor = max(entry.cursor - 1, 0)
-        entry.shown = entry.trace.steps[entry.cursor - 1] if entry.cursor else None
+        v.cursor = max(v.cursor - 1, 0)
+        v.shown = entry.trace.steps[v.cursor - 1] if v.cursor else None
     else:
         # settings first: bad knobs raise before anything changes
-        settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size)
+        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)
         _back(entry)
         _show_preview(entry, settings)
-    return view(entry, run_id, mode, knobs[-1])
+    return view(entry, run_id, mode, knobs["order"])
 
 
 def _back(entry: Entry) -> None:
+    v: StepView = entry.view
     entry.run.back()
-    entry.extras.pop()
-    del entry.draw_ms[len(entry.trace.steps) :]
-    entry.cursor = len(entry.trace.steps)
+    v.extras.pop()
+    del v.draw_ms[len(entry.trace.steps) :]
+    v.cursor = len(entry.trace.steps)
 
 
-def settings_changed(run_id, mode, *knobs):
+def settings_changed(run_id, mode, knobs: Mapping) -> View | dict:
     """A knob moved: redraw the next distribution under the new settings (no forward pass)."""
     entry = STORE.get(run_id) if run_id is not None else None
-    settings = settings_from(*knobs, vocab_size=entry.run.lm.vocab_size if entry and entry.run else None)
+    settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size if entry and entry.run else None)
     if entry is None or entry.run is None or entry.run.done:
-        return (gr.skip(),) * 8  # nothing to redraw; checked first, so a bad value is said even before Prefill
+        return {}  # nothing to redraw; checked first, so a bad value is said even before Prefill
     _show_preview(entry, settings)
-    return view(entry, run_id, mode, knobs[-1])
+    return view(entry, run_id, mode, settings.order)
 
 
 def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
-    entry.shown, entry.preview = entry.run.preview_step(settings), True
-    entry.preview_extras = inspect_step(entry.run, settings)
+    v: StepView = entry.view
+    v.shown, v.preview = entry.run.preview_step(settings), True
+    v.preview_extras = inspect_step(entry.run, settings)
 
 
-def reset(run_id):
+def reset(run_id) -> View:
     STORE.release(run_id)
     return empty_view()
 
@@ -209,16 +221,16 @@ def save_trace(run_id):
 NOT_A_TRACE = "that file is not a Decoding Lab trace (JSON from 'Save trace')"
 
 
-def load_trace(run_id, file, mode, order):
+def load_trace(run_id, file, mode, order) -> View | dict:
     if file is None:
-        return gr.skip()
+        return {}
     values.choice("Bars show", mode, distribution.MODES)
     try:
         trace = Trace.from_json(Path(file).read_text(encoding="utf-8"))
     except (AttributeError, KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{NOT_A_TRACE}: {err}") from None
-    entry = Entry(trace=trace, cursor=len(trace.steps), preview=False)
-    entry.shown = trace.steps[-1] if trace.steps else None
+    shown = trace.steps[-1] if trace.steps else None
+    entry = Entry(trace=trace, view=StepView(cursor=len(trace.steps), shown=shown, preview=False))
     new_id = STORE.put(entry)
     try:  # drawn before the session's own run is let go: right keys with wrong values fail here
         out = view(entry, new_id, mode, order)

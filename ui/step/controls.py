@@ -1,0 +1,201 @@
+"""The step tab's controls: the preset and prompt, the buttons, and the sampler knobs with their ranges and usual
+values beside them. Each knob's range is written once, in decoding.knobs: the slider is drawn with it and the handler
+checks it. The groups of controls are named (`Knobs`, `Buttons`, `Setup`, `Reads`), so the wiring reads by name."""
+
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+import gradio as gr
+
+from decoding.knobs import KNOBS, SEED_MAX
+from decoding.models import allowed_models
+from decoding.pipeline import ORDERS
+from ui import validate
+from ui.context import CHAT, RAW, AppConfig
+from ui.step.lessons import DEFAULT_PRESET, PRESETS, WALKTHROUGH
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """The sampler's knobs on the page, each named by the `SamplerSettings` field it sets."""
+
+    temperature: gr.Slider
+    top_k: gr.Slider
+    top_p: gr.Slider
+    min_p: gr.Slider
+    repetition_penalty: gr.Slider
+    presence_penalty: gr.Slider
+    frequency_penalty: gr.Slider
+    order: gr.Radio
+
+    def __iter__(self):
+        return (getattr(self, f.name) for f in fields(self))
+
+    def sliders(self) -> list[gr.Slider]:
+        return [knob for knob in self if knob is not self.order]
+
+    def read(self, values: dict) -> dict:
+        """The knobs' values by field, from gradio's {component: value}: what `decoding.knobs.settings_from` takes."""
+        return {f.name: values[getattr(self, f.name)] for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Buttons:
+    prefill: gr.Button
+    step: gr.Button
+    back: gr.Button
+    run_n: gr.Button
+    n_steps: gr.Number
+    run_end: gr.Button
+    stop: gr.Button
+    reset: gr.Button
+
+
+class Setup(NamedTuple):
+    """What a preset sets (a shared link too): values from a handler, or the page's components that show them."""
+
+    prompt: object
+    template: object
+    temperature: object
+    top_k: object
+    top_p: object
+    min_p: object
+    repetition_penalty: object
+    max_new: object
+    start: object
+
+
+class Reads(NamedTuple):
+    """What the model reads: the exact text, and its tokens as chips."""
+
+    text: object
+    chips: object
+
+
+def knob(name: str, value: float, info: str, **kwargs) -> gr.Slider:
+    r = KNOBS[name]
+    return validate.knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info, elem_classes="knob", **kwargs)
+
+
+def lesson_controls():
+    """The preset (one chosen, so the first screen starts the lesson) and the prompt, side by side."""
+    p = PRESETS[DEFAULT_PRESET]
+    preset = gr.Dropdown(list(PRESETS), value=DEFAULT_PRESET, label="Preset", scale=1, elem_id="step-preset")
+    prompt = gr.Textbox(p.prompt, label="Prompt", lines=1, max_lines=4, scale=2, elem_id="step-prompt")
+    return preset, prompt
+
+
+def buttons() -> Buttons:
+    with gr.Row(elem_id="step-buttons"):
+        return Buttons(
+            prefill=gr.Button("Prefill", variant="primary", elem_id="btn-prefill"),
+            step=gr.Button("Step", variant="primary", elem_id="btn-step"),
+            back=gr.Button("Back", elem_id="btn-back"),
+            run_n=gr.Button("Run N", elem_id="btn-run-n"),
+            n_steps=validate.whole_number_box(5, container=False, min_width=64, scale=0, elem_id="run-n"),
+            run_end=gr.Button("Run to end", elem_id="btn-run-end"),
+            stop=gr.Button("Stop", variant="stop", elem_id="btn-stop"),
+            reset=gr.Button("Reset", elem_id="btn-reset"),
+        )
+
+
+def knob_column(config: AppConfig) -> dict:
+    """The column beside the chart: temperature, why a setting is skipped, Try this, the other knobs, the model and
+    what it reads, the pass mode, and the link to this setup. Returns its controls by their `StepPage` names."""
+    preset = PRESETS[DEFAULT_PRESET]
+    temperature = knob(
+        "temperature",
+        preset.temperature,
+        "0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
+        elem_id="knob-temperature",
+    )
+    why = gr.Markdown(elem_id="step-why")
+    with gr.Accordion("Try this (five steps)", open=True, elem_id="step-try"):
+        gr.Markdown(WALKTHROUGH, elem_classes="step-walk")
+    top_k = knob("top_k", 0, "keep the k likeliest; 0 = off; usual 20-100")
+    top_p = knob(
+        "top_p", 1.0, "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95", elem_id="knob-top-p"
+    )
+    min_p = knob(
+        "min_p", 0.0, "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1", elem_id="knob-min-p"
+    )
+    with gr.Accordion("Penalties, seed, length, stop strings, engine order", open=False, elem_id="step-advanced"):
+        advanced = advanced_controls()
+    penalties = {name: advanced.pop(name) for name in ("repetition_penalty", "presence_penalty", "frequency_penalty")}
+    knobs = Knobs(
+        temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, **penalties, order=advanced.pop("order")
+    )
+    return dict(knobs=knobs, why=why, **advanced, **prompt_details(config), **link_controls())
+
+
+def advanced_controls() -> dict:
+    """Under the fold: the penalties, seed, length, stop strings and the engine order."""
+    return dict(
+        repetition_penalty=knob(
+            "repetition_penalty",
+            1.0,
+            "divides the logits of tokens already seen; 1 = off; usual 1.1-1.3",
+            elem_id="knob-rep",
+        ),
+        presence_penalty=knob(
+            "presence_penalty", 0.0, "subtracts once from every token generated so far; 0 = off; usual 0-1"
+        ),
+        frequency_penalty=knob(
+            "frequency_penalty", 0.0, "subtracts per repeat of a generated token; 0 = off; usual 0-1"
+        ),
+        seed=validate.whole_number_box(
+            0, label="Seed", info=f"same seed and settings give the same tokens; 0 to {SEED_MAX:,}", elem_id="knob-seed"
+        ),
+        max_new=validate.whole_number_box(
+            PRESETS[DEFAULT_PRESET].max_new_tokens,
+            label="Max new tokens",
+            elem_id="knob-max-new",
+            info="stop after this many; 1-4096",
+        ),
+        stops=gr.Textbox(
+            "",
+            label="Stop strings",
+            lines=2,
+            info="one per line (\\n for a newline); the text stops before it; up to 16",
+        ),
+        order=gr.Radio(
+            list(ORDERS),
+            value="transformers",
+            label="Engine order",
+            info="the order the stages run in; it can change which tokens survive",
+        ),
+    )
+
+
+def prompt_details(config: AppConfig) -> dict:
+    """The model, the prompt's format, and what the model reads (filled for the default prompt on load)."""
+    model = gr.Dropdown(
+        list(allowed_models()),
+        value=config.model_id,
+        label="Model",
+        info="the bundled model works offline; others need the Hugging Face hub",
+    )
+    template = gr.Radio(
+        [RAW, CHAT],
+        value=PRESETS[DEFAULT_PRESET].template,
+        label="Prompt format",
+        info="raw: the text as typed; chat: wrapped in the model's chat template",
+    )
+    with gr.Accordion("What the model reads (exact text and tokens)", open=True, elem_id="step-reads"):
+        text = gr.Textbox(label="Exact text", lines=3, interactive=False, elem_id="step-templated")
+        reads = Reads(text=text, chips=gr.HTML(elem_id="step-prompt-chips"))
+    return dict(model=model, template=template, reads=reads)
+
+
+def link_controls() -> dict:
+    """How this session's passes run, and a link to this setup."""
+    alone = gr.Checkbox(
+        value=False,
+        label="Run my steps alone",
+        info="off: your steps share forward passes with everyone's (continuous batching); on: a pass of "
+        "your own, bit-exact with generate()",
+        elem_id="step-alone",
+    )
+    copy = gr.Button("Copy a link to this setup", size="sm", elem_id="btn-copy-link")
+    link = gr.Textbox(label="Link", interactive=False, visible=True, elem_id="step-link", max_lines=2)
+    return dict(alone=alone, copy=copy, link=link)

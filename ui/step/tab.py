@@ -1,0 +1,123 @@
+"""Step by step: watch the model choose one token at a time, change a knob between steps, force a token,
+go back and branch. The page is built in ui/step/page.py, its parts named; `wire` connects them, one line per
+event; the handlers are in ui/step/handlers.py, what they draw in ui/step/view.py."""
+
+import inspect
+from functools import partial
+
+import gradio as gr
+
+from decoding.knobs import settings_from
+from ui.context import AppConfig
+from ui.events import model_event, teach
+from ui.step import handlers as h
+from ui.step import links
+from ui.step.controls import Knobs
+from ui.step.page import StepPage, layout
+from ui.step.view import Side, redraw_chart, side_view
+
+
+def build(config: AppConfig):
+    """The tab; returns the function app.py calls with the page, to open a shared link's setup on load."""
+    return wire(layout(config), config)
+
+
+def named(fn, outputs, **args):
+    """`fn` wired by name, as (handler, inputs, outputs) for gradio. The inputs are `args`' components in order (a
+    `Knobs` stands for its eight knobs, which reach `fn` as one mapping by field); `fn` gets them by keyword. When
+    `outputs` is a NamedTuple of components, `fn` returns a NamedTuple of values like it (or {}: nothing changes), and
+    gradio gets {component: value}."""
+    inputs = [x for a in args.values() for x in (a if isinstance(a, Knobs) else [a])]
+    by_component = isinstance(outputs, tuple)
+
+    def kwargs(given: tuple) -> dict:
+        values = dict(zip(inputs, given))
+        return {name: a.read(values) if isinstance(a, Knobs) else values[a] for name, a in args.items()}
+
+    def keyed(out):
+        return (dict(zip(outputs, out)) if out else {}) if by_component else out
+
+    if inspect.isgeneratorfunction(fn):
+
+        def handler(*given):
+            for out in fn(**kwargs(given)):
+                yield keyed(out)
+
+    else:
+
+        def handler(*given):
+            return keyed(fn(**kwargs(given)))
+
+    handler.__name__ = getattr(fn, "__name__", None) or fn.func.__name__  # the event's API name, as before
+    return handler, inputs, list(outputs) if by_component else outputs
+
+
+def side_panels(run_id, knobs) -> Side:
+    """The panels below the chart; bad settings are said by the step itself, so the panels just keep their look."""
+    try:
+        settings = settings_from(knobs)
+    except (ValueError, TypeError):  # gr.Error is a ValueError
+        settings = None
+    return side_view(run_id, settings)
+
+
+def wire(c: StepPage, config: AppConfig):
+    """One line per event; returns the function app.py calls with the page, to open a shared link's setup on load."""
+    b, knobs = c.buttons, c.knobs
+    live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs)
+    side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs)
+
+    def then_side(event, **options):  # the panels below the chart follow, so they never delay it
+        return event.then(*side, show_progress="hidden", **options)
+
+    def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
+        return model_event(triggers, *fn, message=c.message, show_progress="minimal", **options)
+
+    def saying(fn, **args):  # off the model's queue: a View to the page, a bad value to the message line
+        handler, inputs, outputs = named(fn, c.view, **args)
+        return teach(handler, c.message), inputs, [*outputs, c.message]
+
+    read = partial(h.prompt_view, config)
+    read_fn, read_inputs, read_outputs = named(read, c.reads, model_id=c.model, message=c.prompt, template=c.template)
+    prompt_moves = [c.model.change, c.prompt.blur, c.template.change]
+    model_event(prompt_moves, read_fn, read_inputs, read_outputs, show_progress="minimal", api_name="prompt_view")
+    # a preset applies when the learner picks one (not when a shared link sets it with its own settings)
+    picked = c.preset.input(*named(h.apply_preset, c.setup, name=c.preset))
+    picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
+    picked.then(*named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
+    start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
+    prefill = named(
+        partial(h.prefill, config), c.view, run_id=c.run_id, **start, mode=c.mode, knobs=knobs, alone=c.alone
+    )
+    then_side(on_step(b.prefill.click, prefill, api_name="prefill"))
+    c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
+    then_side(on_step(b.step.click, named(h.step, c.view, **live)), api_name="step_side")
+    then_side(on_step(b.back.click, named(h.back, c.view, **live)))
+    then_side(on_step(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate)))
+    then_side(on_step(c.click.click, named(h.force, c.view, **live, force_id=c.click_box)))
+    run_n = on_step(b.run_n.click, named(h.run_steps, c.view, **live, n=b.n_steps))
+    run_end = on_step(b.run_end.click, named(h.run_to_end, c.view, **live))
+    for event in (run_n, run_end, b.stop.click(None, cancels=[run_n, run_end])):
+        then_side(event)
+    then_side(b.reset.click(*saying(h.reset, run_id=c.run_id)))
+    moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]
+    then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
+    gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
+    c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
+    c.save.click(teach(h.save_trace), c.run_id, c.files)
+    then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
+    # the settings a link carries, in the order COPY_JS takes them
+    shared = [c.preset, *[getattr(knobs, field) for field in links.PARAMS.values()], c.seed]
+    c.copy.click(None, shared, c.link, js=links.COPY_JS)
+    return partial(load_on_page, c, config)
+
+
+def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks) -> None:
+    """A shared link's setup, set as the page loads."""
+
+    def load_link(request: gr.Request):
+        o = links.open_link(config, request)
+        setup, reads = dict(zip(c.setup, o.setup)), dict(zip(c.reads, o.reads))
+        return {**setup, **reads, c.preset: o.preset, c.seed: o.seed, c.message: o.message, c.why: o.note}
+
+    demo.load(load_link, None, [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads], **h.QUIET)
