@@ -33,14 +33,12 @@ from decoding.prompts import encode_prompt  # noqa: E402
 from decoding.speculative.baseline import plain_decode  # noqa: E402
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, summary  # noqa: E402
 from decoding.speculative.run import SpecRun  # noqa: E402
-from ui.speculative_tab import COPY, PRESETS, STORY  # noqa: E402
+from ui.speculative_presets import COPY, PRESETS, STORY  # noqa: E402
 
 GREEDY = SamplerSettings(temperature=0)
-# (K, L) per draft source, as the tab's presets set them: name -> (prompt, format, source, K, L, ...)
-PRESET_KL = {
-    PROMPT_LOOKUP: PRESETS["Copy-edit: prompt lookup shines"][3:5],
-    EARLY_EXIT: PRESETS["Early exit: cheap guesses, mostly wrong"][3:5],
-}
+# (K, L) per draft source, as the tab's presets set them
+COPY_EDIT, EARLY = PRESETS["Copy-edit: prompt lookup shines"], PRESETS["Early exit: cheap guesses, mostly wrong"]
+PRESET_KL = {PROMPT_LOOKUP: (COPY_EDIT.k, COPY_EDIT.layer), EARLY_EXIT: (EARLY.k, EARLY.layer)}
 
 
 def timed(lm, fn):

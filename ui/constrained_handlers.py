@@ -3,19 +3,25 @@ visuals.constrained, return.
 
 The page keeps only a run id; the run (its KV cache and its grammar matcher) lives in `sessions.STORE` with every
 other live run, under the same caps. Its steps ride the shared scheduler's ticks like the Step tab's; the
-N-samples measurement takes its turn on the model between ticks. A ValueError names the bad value and is shown
-in the browser; the session's run is untouched by it.
+N-samples measurement takes its turn on the model between ticks. A handler takes the run id and the controls'
+values by name (`Controls`) and answers a `View` (or, for the measurement, `Measured`). A ValueError names the bad
+value and is said on the page; the session's run is untouched by it.
 """
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import gradio as gr
 
 from decoding import values
 from decoding.constrained.kinds import KIND_LABELS, Constraint
 from decoding.constrained.measure import MAX_SAMPLES, compare
-from decoding.constrained.presets import PRESETS
 from decoding.constrained.run import ConstrainedRun, calls_saved
+from decoding.knobs import check_seed, settings_from
+from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
-from decoding.prompts import encode_prompt
+from decoding.prompts import Prompt, encode_prompt
 from ui.context import AppConfig, get_model, model_turn, pass_turn, scheduler_for
 from ui.events import PROGRESS, CancelFlags
 from ui.sessions import STORE, Entry
@@ -23,51 +29,100 @@ from visuals import constrained as draw
 from visuals.theme import empty_figure
 
 KINDS = {label: kind for kind, label in KIND_LABELS.items()}  # the radio shows labels
-MAX_NEW_UI, MAX_TOP_K, MAX_SEED = 96, 1000, 2**32 - 1
+MAX_NEW_UI = 96
 CHART_BLANK = "Press Step: the grammar's mask joins the sampler's stages"
 MEASURE_BLANK = "Press Sample: the same prompt N times without, then with the constraint"
 CANCEL = CancelFlags()
 
 
-def apply_preset(name):
-    if name not in PRESETS:
-        return (gr.skip(),) * 5
-    p = PRESETS[name]
-    return p.prompt, p.constraint.label, p.constraint.text, p.max_new_tokens, f"*What to watch:* {p.watch}"
+@dataclass(frozen=True)
+class Controls:
+    """What the controls hold, as the browser sent it (checked by `_started` and `settings_from`)."""
+
+    prompt: Any  # one chat turn
+    kind: Any  # the constraint kind, as labelled
+    text: Any  # the grammar
+    seed: Any
+    max_new: Any
+    fast_forward: Any
+    knobs: Mapping[str, Any]  # SamplerSettings field -> value, for decoding.knobs.settings_from
 
 
-def settings_from(order, temperature, top_k, top_p) -> SamplerSettings:
-    return SamplerSettings(
-        temperature=values.real(temperature),
-        top_k=values.whole("top-k", top_k, 0, MAX_TOP_K, "0 = off"),
-        top_p=values.real(top_p),
-        order=order,
+class View(NamedTuple):
+    """The run's outputs by name: a handler's answer, and (holding components) the page's outputs."""
+
+    run_id: Any
+    status: Any
+    answer: Any  # the answer's chips
+    chart: Any  # the last sampled step's stages
+    rows: Any  # its mask rows
+    orders: Any  # what each engine's order would do next
+
+
+class Measured(NamedTuple):
+    """The N-samples measurement's outputs by name."""
+
+    plot: Any
+    text: Any
+
+
+class Started(NamedTuple):
+    """What a run is started with, checked: a change in any of it starts a new run."""
+
+    lm: LoadedModel
+    prompt: Prompt
+    constraint: Constraint
+    seed: int
+    max_new: int
+    fast_forward: bool
+
+    def key(self) -> tuple:
+        return (self.lm.model_id, tuple(self.prompt.ids), self.constraint, self.seed, self.max_new, self.fast_forward)
+
+
+def _started(config: AppConfig, controls: Controls) -> Started:
+    lm = get_model(config)
+    return Started(
+        lm=lm,
+        constraint=Constraint(KINDS[values.choice("the constraint kind", controls.kind, list(KINDS))], controls.text),
+        prompt=encode_prompt(lm.tokenizer, controls.prompt, chat=lm.chat, context_length=lm.context_length),
+        seed=check_seed(controls.seed),
+        max_new=values.whole("max new tokens", controls.max_new, 1, MAX_NEW_UI),
+        fast_forward=bool(controls.fast_forward),
     )
 
 
-def _setup(config: AppConfig, message, kind, text, seed, max_new):
-    lm = get_model(config)
-    constraint = Constraint(KINDS[values.choice("the constraint kind", kind, list(KINDS))], text)
-    prompt = encode_prompt(lm.tokenizer, message, chat=lm.chat, context_length=lm.context_length)
-    seed, max_new = values.whole("seed", seed, 0, MAX_SEED), values.whole("max new tokens", max_new, 1, MAX_NEW_UI)
-    return lm, constraint, prompt, seed, max_new
+def _started_with(run: ConstrainedRun) -> Started:
+    return Started(
+        lm=run.lm,
+        prompt=run.prompt,
+        constraint=run.grammar.constraint,
+        seed=run.seed,
+        max_new=run.trace.max_new_tokens,
+        fast_forward=run.fast_forward,
+    )
 
 
-def _key(run: ConstrainedRun) -> tuple:
-    """What a run was started with: a change in any of these starts a new one."""
-    return (run.lm.model_id, tuple(run.prompt.ids), run.grammar.constraint, run.seed, run.trace.max_new_tokens,
-            run.fast_forward)  # fmt: skip
+def _settings(config: AppConfig, controls: Controls) -> SamplerSettings:
+    return settings_from(controls.knobs, vocab_size=get_model(config).vocab_size)
 
 
-def _run(config: AppConfig, run_id, message, kind, text, seed, max_new, fast_forward) -> tuple[str, ConstrainedRun]:
+def _run(config: AppConfig, run_id, controls: Controls) -> tuple[str, ConstrainedRun]:
     """This session's run, or a new one (prefilled) when there is none or what it was started with changed."""
-    lm, constraint, prompt, seed, max_new = _setup(config, message, kind, text, seed, max_new)
-    key = (lm.model_id, tuple(prompt.ids), constraint, seed, max_new, bool(fast_forward))
+    s = _started(config, controls)
     entry = _entry(run_id)
-    if entry is not None and isinstance(entry.run, ConstrainedRun) and _key(entry.run) == key:
+    if entry is not None and isinstance(entry.run, ConstrainedRun) and _started_with(entry.run).key() == s.key():
         return run_id, entry.run
-    run = ConstrainedRun(lm, prompt, constraint, fast_forward=bool(fast_forward), seed=seed,
-                         max_new_tokens=max_new, top_n=20, scheduler=scheduler_for(lm))  # fmt: skip
+    run = ConstrainedRun(
+        s.lm,
+        s.prompt,
+        s.constraint,
+        fast_forward=s.fast_forward,
+        seed=s.seed,
+        max_new_tokens=s.max_new,
+        top_n=20,
+        scheduler=scheduler_for(s.lm),
+    )
     run.prefill()
     return STORE.put(Entry(trace=run.trace, run=run), replace=run_id), run
 
@@ -86,30 +141,29 @@ def _advance(run: ConstrainedRun, settings: SamplerSettings, force_id=None) -> N
         run.step(settings)
 
 
-def step(config: AppConfig, run_id, message, kind, text, seed, max_new, ff, order, temperature, top_k, top_p):
-    settings = settings_from(order, temperature, top_k, top_p)
-    run_id, run = _run(config, run_id, message, kind, text, seed, max_new, ff)
+def step(config: AppConfig, run_id, controls: Controls) -> View:
+    settings = _settings(config, controls)
+    run_id, run = _run(config, run_id, controls)
     if run.done:
         raise ValueError(f"the run has stopped ({run.trace.stop_reason}): press Back, or Reset for a new one")
     _advance(run, settings)
     return view(run_id, run, settings)
 
 
-def run_to_end(config: AppConfig, run_id, message, kind, text, seed, max_new, ff, order, temperature, top_k, top_p,
-               progress=PROGRESS):  # fmt: skip
-    settings = settings_from(order, temperature, top_k, top_p)
-    run_id, run = _run(config, run_id, message, kind, text, seed, max_new, ff)
+def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS) -> View:
+    settings = _settings(config, controls)
+    run_id, run = _run(config, run_id, controls)
     while not run.done:
         progress((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
         _advance(run, settings)
     return view(run_id, run, settings)
 
 
-def force(config: AppConfig, run_id, message, kind, text, seed, max_new, ff, order, temperature, top_k, top_p, token):
+def force(config: AppConfig, run_id, controls: Controls, token) -> View:
     """Your token instead of the pipeline's: one token of the vocabulary, refused (naming the legal ones) if the
     grammar does not allow it here."""
-    settings = settings_from(order, temperature, top_k, top_p)
-    run_id, run = _run(config, run_id, message, kind, text, seed, max_new, ff)
+    settings = _settings(config, controls)
+    run_id, run = _run(config, run_id, controls)
     if not isinstance(token, str) or token == "":
         raise ValueError("type the token to force (for example yes, or {), then press Force")
     ids = run.lm.tokenizer(token, add_special_tokens=False).input_ids
@@ -121,11 +175,10 @@ def force(config: AppConfig, run_id, message, kind, text, seed, max_new, ff, ord
     return view(run_id, run, settings)
 
 
-def back(run_id, order, temperature, top_k, top_p):
+def back(run_id, controls: Controls) -> View:
     """Undo the last decision: the forced tokens after it, then it; the matcher rolls back with the run."""
-    settings = settings_from(order, temperature, top_k, top_p)
-    entry = STORE.get(run_id)
-    run = entry.run
+    run = STORE.get(run_id).run
+    settings = settings_from(controls.knobs, vocab_size=run.lm.vocab_size)
     if not run.trace.steps:
         raise ValueError("nothing to go back to: no token has been generated yet")
     while run.trace.steps and run.trace.steps[-1].grammar_forced:
@@ -135,13 +188,15 @@ def back(run_id, order, temperature, top_k, top_p):
     return view(run_id, run, settings)
 
 
-def reset(run_id):
+def reset(run_id) -> View:
     STORE.release(run_id)
-    return None, "", draw.answer_html([]), empty_figure(CHART_BLANK, 420), "", ""
+    return View(
+        run_id=None, status="", answer=draw.answer_html([]), chart=empty_figure(CHART_BLANK, 420), rows="", orders=""
+    )
 
 
-def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> tuple:
-    """(run id, status, answer chips, the last sampled step's chart, its mask rows, each engine's order next)."""
+def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
+    """The run as the page shows it: its tokens, the last sampled step's chart and mask rows, each order's next."""
     steps = run.trace.steps
     sampled = [s for s in steps if not s.grammar_forced]
     forced = len(steps) - len(sampled)
@@ -152,30 +207,38 @@ def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> tuple:
     )
     if run.done:
         status += f" · **stopped**: {run.trace.stop_reason}"
-    chart = draw.step_chart(sampled[-1]) if sampled else empty_figure(CHART_BLANK, 420)
     decode = run.lm.tokenizer.decode
     shown = sampled[-1] if sampled else steps[-1] if steps else None
     rows = draw.mask_rows_markdown(shown, run.lm.vocab_size, lambda i: decode([i])) if shown else ""
     rows += draw.forced_after(steps[shown.index + 1 :]) if shown else ""
     outcomes = run.outcomes(settings)
     note = f"temperature {settings.temperature:g}, top-k {settings.top_k}, top-p {settings.top_p:g}"
-    orders = draw.orders_markdown(outcomes, note) if outcomes else "*The next tokens are forced, or the run is done.*"
-    return run_id, status, draw.answer_html(steps, run.trace.held_text), chart, rows, orders
+    return View(
+        run_id=run_id,
+        status=status,
+        answer=draw.answer_html(steps, run.trace.held_text),
+        chart=draw.step_chart(sampled[-1]) if sampled else empty_figure(CHART_BLANK, 420),
+        rows=rows,
+        orders=draw.orders_markdown(outcomes, note)
+        if outcomes
+        else "*The next tokens are forced, or the run is done.*",
+    )
 
 
-def measure(config: AppConfig, message, kind, text, seed, max_new, order, temperature, top_k, top_p, n,
-            request: gr.Request = None, progress=PROGRESS):  # fmt: skip
+def measure(config: AppConfig, controls: Controls, n, request: gr.Request = None, progress=PROGRESS) -> Measured:
     """N seeded samples without and with the constraint: validity, log-probabilities, the mask's cost."""
-    settings = settings_from(order, temperature, top_k, top_p)
-    lm, constraint, prompt, seed, max_new = _setup(config, message, kind, text, seed, max_new)
+    settings = _settings(config, controls)
+    s = _started(config, controls)
     n = values.whole("samples", n, 1, MAX_SAMPLES)
-    watch = CANCEL.watch(request, progress, between_passes=pass_turn(lm))
-    with model_turn(lm, "the constrained samples"):
-        result = compare(lm, prompt, constraint, settings, n=n, seed=seed, max_new_tokens=max_new, watch=watch)
+    watch = CANCEL.watch(request, progress, between_passes=pass_turn(s.lm))
+    with model_turn(s.lm, "the constrained samples"):
+        result = compare(
+            s.lm, s.prompt, s.constraint, settings, n=n, seed=s.seed, max_new_tokens=s.max_new, watch=watch
+        )
     if not result.constrained:
         gr.Warning("Cancelled before any constrained sample finished.")
-        return empty_figure(MEASURE_BLANK, 300), ""
+        return Measured(plot=empty_figure(MEASURE_BLANK, 300), text="")
     if result.cancelled:
         gr.Warning(f"Cancelled: {len(result.constrained)} constrained samples finished; those are shown.")
-    head = f"{lm.label} · {lm.device} · {lm.dtype_name} · {n} seeds from {seed} · {settings.order} order\n\n"
-    return draw.comparison_figure(result), head + draw.comparison_markdown(result)
+    head = f"{s.lm.label} · {s.lm.device} · {s.lm.dtype_name} · {n} seeds from {s.seed} · {settings.order} order\n\n"
+    return Measured(plot=draw.comparison_figure(result), text=head + draw.comparison_markdown(result))

@@ -1,15 +1,20 @@
-"""The "Constrained decoding" tab: a grammar as one more mask, live. Layout and one line of wiring per event;
-handlers in ui/constrained_handlers.py."""
+"""The "Constrained decoding" tab: a grammar as one more mask, live. Layout (`layout`), and one line of wiring per
+event (`wire`); handlers in ui/constrained_handlers.py."""
 
-from functools import partial
+from dataclasses import dataclass, fields
 
 import gradio as gr
 
+from decoding import values
+from decoding.constrained.measure import MAX_SAMPLES
 from decoding.constrained.presets import DEFAULT, PRESETS
+from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import constrained_handlers as h
-from ui.events import model_event
+from ui.context import AppConfig
+from ui.events import PROGRESS, model_event, teach
 from ui.sessions import release_run
+from ui.validate import knob_slider, whole_number_box
 from visuals.constrained import answer_html
 from visuals.theme import empty_figure
 
@@ -37,65 +42,196 @@ TRY_THIS = """**Try this**
 ORDER_HINT = "where the grammar runs: transformers and vLLM before the truncations, llama.cpp after (then resamples)"
 
 
-def build(config) -> None:
+@dataclass(frozen=True)
+class Knobs:
+    """The sampler knobs' components, named as the SamplerSettings fields they set."""
+
+    order: gr.Radio
+    temperature: gr.Slider
+    top_k: gr.Number
+    top_p: gr.Slider
+
+    def components(self) -> set:
+        return {getattr(self, f.name) for f in fields(self)}
+
+    def read(self, given: dict) -> dict:
+        """The knobs' values by field, from gradio's {component: value}."""
+        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ConstrainedPage:
+    run_id: gr.State
+    preset: gr.Dropdown
+    note: gr.Markdown
+    prompt: gr.Textbox
+    kind: gr.Radio
+    text: gr.Code
+    knobs: Knobs
+    seed: gr.Number
+    max_new: gr.Slider
+    ff: gr.Checkbox
+    step: gr.Button
+    end: gr.Button
+    back: gr.Button
+    reset: gr.Button
+    token: gr.Textbox
+    force: gr.Button
+    message: gr.HTML  # a bad value, said in words naming its control
+    view: h.View  # the run's outputs
+    n: gr.Slider
+    measure: gr.Button
+    cancel: gr.Button
+    measured: h.Measured  # the measurement's outputs
+
+
+def knob(field: str, value: float, info: str) -> gr.Slider:
+    r = KNOBS[field]
+    return knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info)
+
+
+def _controls() -> dict:
+    """The left column: the preset, the prompt, the grammar and the samplers."""
+    first = PRESETS[DEFAULT]
+    preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="cd-preset")
+    note = gr.Markdown(f"*What to watch:* {first.watch}")
+    prompt = gr.Textbox(first.prompt, label="Prompt (one chat turn)", lines=2, elem_id="cd-prompt")
+    kind = gr.Radio(list(h.KINDS), value=first.constraint.label, label="Constraint", elem_id="cd-kind")
+    text = gr.Code(first.constraint.text, label="Grammar", lines=6, elem_id="cd-text")
+    with gr.Row():
+        order = gr.Radio(list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="cd-order")
+    with gr.Row():
+        temperature = knob("temperature", 1.0, "0 = greedy")
+        top_k = whole_number_box(0, label=KNOBS["top_k"].label, info="0 = off", elem_id="cd-topk")
+        top_p = knob("top_p", 1.0, "1 = off")
+    with gr.Row():
+        seed = whole_number_box(0, label="Seed")
+        max_new = knob_slider(1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens")
+        ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
+    knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
+    return dict(
+        preset=preset, note=note, prompt=prompt, kind=kind, text=text, knobs=knobs, seed=seed, max_new=max_new, ff=ff
+    )
+
+
+def _run_panel() -> tuple[dict, dict]:
+    """The right column: the buttons and the message line; and the run's outputs drawn there."""
+    with gr.Row():
+        buttons = dict(
+            step=gr.Button("Step", variant="primary", elem_id="cd-step"),
+            end=gr.Button("Run to end", elem_id="cd-end"),
+            back=gr.Button("Back", elem_id="cd-back"),
+            reset=gr.Button("Reset", elem_id="cd-reset"),
+        )
+    with gr.Row():
+        token = gr.Textbox(label="Force a token", placeholder="one token, e.g. yes", scale=3, elem_id="cd-token")
+        force = gr.Button("Force", scale=1, elem_id="cd-force")
+    message = gr.HTML(elem_id="constrained-message")
+    shown = dict(
+        status=gr.Markdown(elem_id="cd-status"),
+        answer=gr.HTML(answer_html([]), elem_id="cd-answer"),
+        chart=gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="cd-chart"),
+        rows=gr.Markdown(elem_id="cd-rows"),
+    )
+    return dict(**buttons, token=token, force=force, message=message), shown
+
+
+def layout(config: AppConfig) -> ConstrainedPage:
     gr.Markdown(INTRO)
     with gr.Accordion("Try this (five steps)", open=False):
         gr.Markdown(TRY_THIS)
     run_id = gr.State(None, delete_callback=release_run)
-    first = PRESETS[DEFAULT]
     with gr.Row():
         with gr.Column(scale=2, min_width=320):
-            preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="cd-preset")
-            note = gr.Markdown(f"*What to watch:* {first.watch}")
-            prompt = gr.Textbox(first.prompt, label="Prompt (one chat turn)", lines=2, elem_id="cd-prompt")
-            kind = gr.Radio(list(h.KINDS), value=first.constraint.label, label="Constraint", elem_id="cd-kind")
-            text = gr.Code(first.constraint.text, label="Grammar", lines=6, elem_id="cd-text")
-            with gr.Row():
-                order = gr.Radio(list(ORDERS), value="transformers", label="Engine order", info=ORDER_HINT,
-                                 elem_id="cd-order")  # fmt: skip
-            with gr.Row():
-                temperature = gr.Slider(0, 2, 1.0, step=0.05, label="Temperature", info="0 = greedy")
-                top_k = gr.Number(0, label="top-k", info="0 = off", precision=0, minimum=0, elem_id="cd-topk")
-                top_p = gr.Slider(0.05, 1, 1.0, step=0.05, label="top-p", info="1 = off")
-            with gr.Row():
-                seed = gr.Number(0, label="Seed", precision=0, minimum=0)
-                max_new = gr.Slider(1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens")
-                ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
+            controls = _controls()
         with gr.Column(scale=3, min_width=560):
-            with gr.Row():
-                step_btn = gr.Button("Step", variant="primary", elem_id="cd-step")
-                end_btn = gr.Button("Run to end", elem_id="cd-end")
-                back_btn = gr.Button("Back", elem_id="cd-back")
-                reset_btn = gr.Button("Reset", elem_id="cd-reset")
-            with gr.Row():
-                token = gr.Textbox(label="Force a token", placeholder="one token, e.g. yes", scale=3,
-                                   elem_id="cd-token")  # fmt: skip
-                force_btn = gr.Button("Force", scale=1, elem_id="cd-force")
-            status = gr.Markdown(elem_id="cd-status")
-            answer = gr.HTML(answer_html([]), elem_id="cd-answer")
-            chart = gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="cd-chart")
-            rows = gr.Markdown(elem_id="cd-rows")
-    orders = gr.Markdown(elem_id="cd-orders")
-
+            buttons, shown = _run_panel()
+    view = h.View(run_id=run_id, **shown, orders=gr.Markdown(elem_id="cd-orders"))
     gr.Markdown("### The same prompt, N times, without and with the constraint")
     with gr.Row():
-        n = gr.Slider(1, h.MAX_SAMPLES, 20, step=1, label="Samples (seeds seed .. seed + N - 1)", scale=3)
-        measure_btn = gr.Button("Sample 20 times", variant="primary", scale=1, elem_id="cd-measure")
-        cancel_btn = gr.Button("Cancel", scale=1)
-    measure_plot = gr.Plot(empty_figure(h.MEASURE_BLANK, 300), show_label=False, elem_id="cd-measure-plot")
-    measure_md = gr.Markdown(elem_id="cd-measure-md")
+        n = knob_slider(1, MAX_SAMPLES, 20, step=1, label="Samples (seeds seed .. seed + N - 1)", scale=3)
+        measure = gr.Button("Sample 20 times", variant="primary", scale=1, elem_id="cd-measure")
+        cancel = gr.Button("Cancel", scale=1)
+    measured = h.Measured(
+        plot=gr.Plot(empty_figure(h.MEASURE_BLANK, 300), show_label=False, elem_id="cd-measure-plot"),
+        text=gr.Markdown(elem_id="cd-measure-md"),
+    )
+    return ConstrainedPage(
+        run_id=run_id, **controls, **buttons, view=view, n=n, measure=measure, cancel=cancel, measured=measured
+    )
 
-    started = [run_id, prompt, kind, text, seed, max_new, ff]
-    knobs = [order, temperature, top_k, top_p]
-    outputs = [run_id, status, answer, chart, rows, orders]
-    preset.change(h.apply_preset, preset, [prompt, kind, text, max_new, note]).then(h.reset, run_id, outputs)
-    n.change(lambda v: gr.update(value=f"Sample {int(v)} times"), n, measure_btn, show_progress="hidden")
-    model_event(step_btn.click, partial(h.step, config), started + knobs, outputs, show_progress="minimal")
-    model_event(end_btn.click, partial(h.run_to_end, config), started + knobs, outputs)
-    model_event(force_btn.click, partial(h.force, config), [*started, *knobs, token], outputs)
-    model_event(back_btn.click, h.back, [run_id, *knobs], outputs, show_progress="minimal")
-    reset_btn.click(h.reset, run_id, outputs)
-    model_event(measure_btn.click, partial(h.measure, config), [prompt, kind, text, seed, max_new, *knobs, n],
-                [measure_plot, measure_md],
-                gpu_s=300)  # fmt: skip
-    h.CANCEL.wire(cancel_btn)
+
+def apply_preset(c: ConstrainedPage, name) -> dict:
+    """The preset's prompt, grammar and length into their controls; an unknown name changes nothing."""
+    if name not in PRESETS:
+        return {}
+    p = PRESETS[name]
+    return {
+        c.prompt: p.prompt,
+        c.kind: p.constraint.label,
+        c.text: p.constraint.text,
+        c.max_new: p.max_new_tokens,
+        c.note: f"*What to watch:* {p.watch}",
+    }
+
+
+def measure_label(n):
+    """The measure button says how many samples it takes; a value the check will refuse leaves it as it is."""
+    try:
+        return f"Sample {values.whole('samples', n, 1, MAX_SAMPLES)} times"
+    except ValueError:
+        return gr.skip()
+
+
+def wire(c: ConstrainedPage, config: AppConfig) -> None:
+    def controls(given: dict) -> h.Controls:
+        return h.Controls(
+            prompt=given[c.prompt],
+            kind=given[c.kind],
+            text=given[c.text],
+            seed=given[c.seed],
+            max_new=given[c.max_new],
+            fast_forward=given[c.ff],
+            knobs=c.knobs.read(given),
+        )
+
+    def shown(view: h.View) -> dict:
+        return dict(zip(c.view, view, strict=True))  # each output by its component: the same NamedTuple type
+
+    def step(given):
+        return shown(h.step(config, given[c.run_id], controls(given)))
+
+    def run_to_end(given, progress=PROGRESS):
+        return shown(h.run_to_end(config, given[c.run_id], controls(given), progress=progress))
+
+    def force(given):
+        return shown(h.force(config, given[c.run_id], controls(given), given[c.token]))
+
+    def back(given):
+        return shown(h.back(given[c.run_id], controls(given)))
+
+    def reset(run_id):
+        return shown(h.reset(run_id))
+
+    def measure(given, request: gr.Request = None, progress=PROGRESS):
+        measured = h.measure(config, controls(given), given[c.n], request=request, progress=progress)
+        return dict(zip(c.measured, measured, strict=True))
+
+    inputs = {c.run_id, c.prompt, c.kind, c.text, c.seed, c.max_new, c.ff, *c.knobs.components()}
+    outputs, minimal = list(c.view), dict(message=c.message, show_progress="minimal")
+    preset_outputs = [c.prompt, c.kind, c.text, c.max_new, c.note]
+    c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(
+        teach(reset, c.message), c.run_id, [*outputs, c.message]
+    )
+    c.n.change(measure_label, c.n, c.measure, show_progress="hidden")
+    model_event(c.step.click, step, inputs, outputs, **minimal)
+    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message)
+    model_event(c.force.click, force, {*inputs, c.token}, outputs, message=c.message)
+    model_event(c.back.click, back, inputs, outputs, **minimal)
+    c.reset.click(teach(reset, c.message), c.run_id, [*outputs, c.message])
+    model_event(c.measure.click, measure, {*inputs, c.n}, list(c.measured), message=c.message, gpu_s=300)
+    h.CANCEL.wire(c.cancel)
+
+
+def build(config: AppConfig) -> None:
+    wire(layout(config), config)

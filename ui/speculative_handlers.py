@@ -2,13 +2,17 @@
 
 A `SpecRun` holds the target's KV cache (and the early-exit draft's), so it never goes into `gr.State`: the page
 keeps a short session id and `RUNS` maps it to the run, freeing idle ones after a time to live. Every forward pass
-of a round runs inside `model_turn`, so a class's batched steps go between rounds.
+of a round runs inside `model_turn`, so a class's batched steps go between rounds. A handler takes the session id
+and the controls' values by name (`Controls`) and answers with the whole `View`.
 """
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from decoding import values
+from decoding.knobs import check_seed, settings_from
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt, token_texts
 from decoding.speculative.baseline import Comparison, plain_decode
@@ -30,9 +34,51 @@ LABEL = "speculative decoding"
 ROUND_BLANK = "<p class='spec-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
 
 
+@dataclass(frozen=True)
+class Controls:
+    """What the controls hold, as the browser sent it (checked by `_started`)."""
+
+    prompt: Any
+    template: Any
+    source: Any
+    k: Any  # draft tokens K
+    layer: Any  # exit layer L, read only for early exit
+    max_new: Any
+    seed: Any
+    knobs: Mapping[str, Any]  # SamplerSettings field -> value, for decoding.knobs.settings_from
+
+
+class Started(NamedTuple):
+    """What a run was started with, checked: a change in any of it starts a new run."""
+
+    model_id: str
+    ids: tuple[int, ...]
+    source: str
+    k: int
+    layer: int | None
+    max_new: int
+    settings: SamplerSettings
+    seed: int
+
+
+class View(NamedTuple):
+    """The tab's outputs by name: a handler's answer, and (holding components) the page's outputs."""
+
+    sid: Any  # the session id the page keeps
+    status: Any
+    chips: Any  # the round: context, guesses, verdicts
+    verify: Any  # each guess judged by the target
+    decisive: Any  # the distribution that decided the round
+    run_fig: Any  # tokens per round over the run
+    run_md: Any
+    timeline: Any  # speculative beside plain decoding, in time
+    speed: Any
+    written: Any  # the text so far
+
+
 @dataclass
 class Spec:
-    key: tuple  # what the run was started with
+    key: Started
     run: SpecRun
     context: list[str]  # the token text of every id in the run so far
     comparison: Comparison | None = None
@@ -51,46 +97,56 @@ def release_spec(sid: str | None) -> None:
     RUNS.release(sid)
 
 
-def _key(config: AppConfig, text, template, source, k, layer, max_new, temperature, top_k, top_p, penalty, order,
-         seed) -> tuple:  # fmt: skip
-    """The controls checked, as (model, prompt ids, source, K, L, max new, settings, seed); ValueError names one."""
-    lm = get_model(config)
-    source = SOURCES.get(values.choice("draft source", source, list(SOURCES)))
-    k = values.whole("draft tokens K", k, 1, MAX_K_UI)
-    layers = layer_count(lm)
-    layer = (
-        values.whole("exit layer L", layer, 1, layers - 1, f"the model has {layers} layers")
-        if source == EARLY_EXIT
-        else None
-    )
-    max_new = values.whole("max new tokens", max_new, 1, MAX_NEW_UI)
-    seed = values.whole("seed", seed, 0, 2**31 - 1)
-    settings = SamplerSettings(
-        temperature=values.real(temperature), top_k=values.integral(top_k), top_p=values.real(top_p),
-        repetition_penalty=values.real(penalty), order=order,
-    )  # fmt: skip
-    prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
+def _prompt_ids(lm, controls: Controls) -> tuple[int, ...]:
+    chat = controls.template == CHAT
+    prompt = encode_prompt(lm.tokenizer, controls.prompt, chat=chat, context_length=lm.context_length)
     if len(prompt.ids) > MAX_PROMPT_TOKENS:
         raise ValueError(f"the prompt is {len(prompt.ids):,} tokens; this tab takes up to {MAX_PROMPT_TOKENS:,}")
-    return (lm.model_id, tuple(prompt.ids), source, k, layer, max_new, settings, seed)
+    return tuple(prompt.ids)
 
 
-def _start(config: AppConfig, sid, key: tuple) -> tuple[str, Spec]:
+def _started(config: AppConfig, controls: Controls) -> Started:
+    """The controls checked, in the order given here; a ValueError names the first bad one."""
     lm = get_model(config)
-    _, ids, source, k, layer, max_new, settings, seed = key
-    run = SpecRun(lm, list(ids), settings, source=source, draft_tokens=k, exit_layer=layer, seed=seed,
-                  max_new_tokens=max_new)  # fmt: skip
+    source = SOURCES.get(values.choice("draft source", controls.source, list(SOURCES)))
+    layers = layer_count(lm)
+    return Started(
+        model_id=lm.model_id,
+        source=source,
+        k=values.whole("draft tokens K", controls.k, 1, MAX_K_UI),
+        layer=values.whole("exit layer L", controls.layer, 1, layers - 1, f"the model has {layers} layers")
+        if source == EARLY_EXIT
+        else None,
+        max_new=values.whole("max new tokens", controls.max_new, 1, MAX_NEW_UI),
+        seed=check_seed(controls.seed),
+        settings=settings_from(controls.knobs, vocab_size=lm.vocab_size),
+        ids=_prompt_ids(lm, controls),
+    )
+
+
+def _start(config: AppConfig, sid, key: Started) -> tuple[str, Spec]:
+    lm = get_model(config)
+    run = SpecRun(
+        lm,
+        list(key.ids),
+        key.settings,
+        source=key.source,
+        draft_tokens=key.k,
+        exit_layer=key.layer,
+        seed=key.seed,
+        max_new_tokens=key.max_new,
+    )
     with model_turn(lm, LABEL):
         run.prefill()
     sid = sid or uuid.uuid4().hex
-    spec = Spec(key, run, token_texts(lm.tokenizer, list(ids)))
+    spec = Spec(key, run, token_texts(lm.tokenizer, list(key.ids)))
     RUNS.put(sid, spec)
     return sid, spec
 
 
-def _current(config: AppConfig, sid, controls) -> tuple[str, Spec]:
+def _current(config: AppConfig, sid, controls: Controls) -> tuple[str, Spec]:
     """This session's run, or a fresh prefilled one when there is none or a control changed since it began."""
-    key = _key(config, *controls)
+    key = _started(config, controls)
     spec = RUNS.get(sid)
     if spec is None or spec.key != key:
         return _start(config, sid, key)
@@ -106,19 +162,19 @@ def _round(config: AppConfig, spec: Spec) -> None:
     )
 
 
-def prefill(config: AppConfig, sid, *controls):
+def prefill(config: AppConfig, sid, controls: Controls) -> View:
     RUNS.release(sid)
-    sid, spec = _start(config, sid, _key(config, *controls))
+    sid, spec = _start(config, sid, _started(config, controls))
     return view(sid, spec, get_model(config))
 
 
-def step(config: AppConfig, sid, *controls):
+def step(config: AppConfig, sid, controls: Controls) -> View:
     sid, spec = _current(config, sid, controls)
     _round(config, spec)
     return view(sid, spec, get_model(config))
 
 
-def run_to_end(config: AppConfig, sid, *controls, progress=PROGRESS):
+def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS) -> View:
     """The remaining rounds, then plain decoding on the same prompt and settings, timed side by side."""
     sid, spec = _current(config, sid, controls)
     run, lm = spec.run, get_model(config)
@@ -127,13 +183,13 @@ def run_to_end(config: AppConfig, sid, *controls, progress=PROGRESS):
         _round(config, spec)
     progress(0.99, desc="plain decoding, for comparison")
     with model_turn(lm, LABEL):
-        plain = plain_decode(lm, run.result.prompt_ids, run.settings, run.max_new, spec.key[-1],
-                             Watch(between_passes=pass_turn(lm)))  # fmt: skip
+        watch = Watch(between_passes=pass_turn(lm))
+        plain = plain_decode(lm, run.result.prompt_ids, run.settings, run.max_new, spec.key.seed, watch)
     spec.comparison = Comparison(run.result, plain)
     return view(sid, spec, lm)
 
 
-def back(config: AppConfig, sid):
+def back(config: AppConfig, sid) -> View:
     spec = RUNS.get(sid)
     if spec is None:
         raise ValueError("there is no run in this session: press Prefill to start one")
@@ -143,46 +199,56 @@ def back(config: AppConfig, sid):
     return view(sid, spec, get_model(config))
 
 
-def reset(sid):
+def reset(sid) -> View:
     RUNS.release(sid)
     return blank()
 
 
-def blank() -> tuple:
-    return (
-        None, "", ROUND_BLANK, empty_figure("Each guess, judged by the target, appears here", 400),
-        empty_figure("The distribution that decided the round appears here", 400),
-        figs.run_figure([], 1, []), "", figs.timeline_figure([], 0, 0, []), "", "",
-    )  # fmt: skip
+def blank() -> View:
+    return View(
+        sid=None,
+        status="",
+        chips=ROUND_BLANK,
+        verify=empty_figure("Each guess, judged by the target, appears here", 400),
+        decisive=empty_figure("The distribution that decided the round appears here", 400),
+        run_fig=figs.run_figure([], 1, []),
+        run_md="",
+        timeline=figs.timeline_figure([], 0, 0, []),
+        speed="",
+        written="",
+    )
 
 
-def view(sid: str, spec: Spec, lm) -> tuple:
-    """(session id, status, round chips, verify figure, decisive figure, run figure, run text, time line, speed-up
-    text, the text so far)."""
+def view(sid: str, spec: Spec, lm) -> View:
+    """The run as the page shows it: the last round, the run so far and, once run to the end, the timing."""
     run = spec.run
-    where = f"{lm.label}, {lm.dtype_name} on {lm.device}"
-    source_label = "Prompt lookup" if run.draft is None else f"The first {run.draft.layers} layers"
     text = lm.tokenizer.decode(run.generated, skip_special_tokens=True)
     written = f"**Written so far** ({len(run.generated)} of at most {run.max_new} tokens): {text or '∅'}"
     if run.done:
         written += f"  \n**Stopped:** {run.result.stop_reason}."
-    stats = summary(run.rounds)
-    run_md = run_caption(stats, "")
     by_pos = acceptance_by_position(run.rounds, run.k)
+    shown = blank()._replace(
+        sid=sid,
+        run_fig=figs.run_figure(run.rounds, run.k, by_pos),
+        run_md=run_caption(summary(run.rounds), ""),
+        written=written,
+    )
     if not run.rounds:
         status = f"**Prefilled** {len(run.result.prompt_ids) - 1} prompt tokens in {run.result.prefill_ms:.0f} ms. "
         status += "Press **Round**: the draft guesses, the target checks every guess in one pass."
-        return (sid, status, ROUND_BLANK, *blank()[3:5], figs.run_figure([], run.k, by_pos), run_md,
-                *blank()[7:9], written)  # fmt: skip
+        return shown._replace(status=status)
     rnd = run.rounds[-1]
-    status = round_caption(rnd, run.settings.greedy, source_label)
-    chips = figs.round_html(spec.context[: rnd.context_len], rnd, run.draft.layers if run.draft else None)
-    verify = figs.verify_figure(rnd, run.settings.greedy)
-    decisive = figs.decisive_figure(rnd)
-    timeline, speed = figs.timeline_figure([], 0, 0, []), ""
-    if spec.comparison is not None:
-        cmp = spec.comparison
-        timeline = figs.timeline_figure(run.rounds, run.result.prefill_ms, cmp.plain.prefill_ms, cmp.plain.token_ms)
-        speed = speedup_caption(cmp.to_dict(), where)
-    run_fig = figs.run_figure(run.rounds, run.k, by_pos)
-    return sid, status, chips, verify, decisive, run_fig, run_md, timeline, speed, written
+    source_label = "Prompt lookup" if run.draft is None else f"The first {run.draft.layers} layers"
+    shown = shown._replace(
+        status=round_caption(rnd, run.settings.greedy, source_label),
+        chips=figs.round_html(spec.context[: rnd.context_len], rnd, run.draft.layers if run.draft else None),
+        verify=figs.verify_figure(rnd, run.settings.greedy),
+        decisive=figs.decisive_figure(rnd),
+    )
+    if spec.comparison is None:
+        return shown
+    cmp, where = spec.comparison, f"{lm.label}, {lm.dtype_name} on {lm.device}"
+    return shown._replace(
+        timeline=figs.timeline_figure(run.rounds, run.result.prefill_ms, cmp.plain.prefill_ms, cmp.plain.token_ms),
+        speed=speedup_caption(cmp.to_dict(), where),
+    )

@@ -2,14 +2,17 @@
 round by round, then a whole run timed beside plain decoding. Layout and wiring; handlers in
 ui/speculative_handlers.py."""
 
-from functools import partial
+from dataclasses import dataclass, fields
 
 import gradio as gr
 
+from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import speculative_handlers as h
 from ui.context import CHAT, RAW, AppConfig
-from ui.events import model_event
+from ui.events import PROGRESS, model_event, teach
+from ui.speculative_presets import DEFAULT, PRESETS, Preset
+from ui.validate import knob_slider, whole_number_box
 from visuals.speculative import CSS
 from visuals.speculative_captions import EXACTNESS
 
@@ -39,96 +42,201 @@ TRY_THIS = """**Try this**
    uniform drawn; a guess is kept when it falls below the bar min(1, p/q). After a rejection the bonus comes from
    the residual.
 """
-COPY = (
-    "Fix the spelling in this paragraph and return the whole paragraph: The quick brown fox jumps over the lazzy dog. "
-    "The dog was not amused, and the fox ran back into the forrest before anyone could catch it. Later that evening "
-    "the fox came back to the river, drank some water, and fell asleep under an old oak tree. In the morning the dog "
-    "was waiting by the tree, but the fox had already gone home to its family."
-)
-STORY = "Tell me a story about a dragon who learns to paint."
-PRESETS = {  # name: (prompt, format, source, K, L, max new, temperature, top-k, top-p, penalty, note)
-    "Copy-edit: prompt lookup shines": (
-        COPY, CHAT, "prompt lookup", 8, 8, 120, 0.0, 0, 1.0, 1.0,
-        "The answer copies the prompt, so what followed the last token where it occurred earlier is usually right.",
-    ),
-    "Open story: nothing to copy": (
-        STORY, CHAT, "prompt lookup", 8, 8, 80, 0.0, 0, 1.0, 1.0,
-        "A new story repeats little of its prompt: lookup rarely matches, and its few guesses are wrong.",
-    ),
-    "Early exit: cheap guesses, mostly wrong": (
-        COPY, CHAT, "early exit (first L layers)", 3, 8, 40, 0.0, 0, 1.0, 1.0,
-        "The first 8 of 30 layers, then the final norm and head: each guess costs a quarter pass and is rarely right.",
-    ),
-    "Sampling: the accept rule": (
-        COPY, CHAT, "prompt lookup", 5, 8, 80, 0.8, 0, 0.95, 1.0,
-        "At temperature 0.8 each guess is kept with probability p(guess): watch the uniform against the bar.",
-    ),
-}  # fmt: skip
-DEFAULT = "Copy-edit: prompt lookup shines"
 
 
-def apply_preset(name):
-    if name not in PRESETS:
-        return (gr.skip(),) * 11
-    *values, note = PRESETS[name]
-    return (*values, f"*{note}*")
+@dataclass(frozen=True)
+class Knobs:
+    """The sampler knobs' components, named as the SamplerSettings fields they set."""
+
+    temperature: gr.Slider
+    top_k: gr.Slider
+    top_p: gr.Slider
+    repetition_penalty: gr.Slider
+    order: gr.Dropdown
+
+    def components(self) -> set:
+        return {getattr(self, f.name) for f in fields(self)}
+
+    def read(self, given: dict) -> dict:
+        """The knobs' values by field, from gradio's {component: value}."""
+        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
 
 
-def build(config: AppConfig) -> None:
+@dataclass(frozen=True)
+class SpecPage:
+    sid: gr.State
+    preset: gr.Dropdown
+    note: gr.Markdown
+    prompt: gr.Textbox
+    template: gr.Radio
+    source: gr.Radio
+    k: gr.Number
+    layer: gr.Number
+    max_new: gr.Slider
+    seed: gr.Number
+    knobs: Knobs
+    prefill: gr.Button
+    round: gr.Button
+    back: gr.Button
+    end: gr.Button
+    reset: gr.Button
+    message: gr.HTML  # a bad value, said in words naming its control
+    view: h.View  # the outputs' components
+
+
+def knob(field: str, value: float, info: str) -> gr.Slider:
+    r = KNOBS[field]
+    return knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info)
+
+
+def _controls(p: Preset) -> dict:
+    """The left column: the preset, the prompt, the draft and the samplers."""
+    preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="spec-preset")
+    note = gr.Markdown(f"*{p.note}*")
+    prompt = gr.Textbox(p.prompt, label="Prompt", lines=3)
+    template = gr.Radio([RAW, CHAT], value=p.template, label="Prompt format")
+    source = gr.Radio(list(h.SOURCES), value=p.source, label="Draft", elem_id="spec-source")
+    with gr.Row():
+        k = whole_number_box(p.k, label=f"Draft tokens K (1-{h.MAX_K_UI})", elem_id="spec-k")
+        layer = whole_number_box(p.layer, label="Exit layer L (early exit)", elem_id="spec-l")
+    max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="spec-max-new")
+    with gr.Accordion("Samplers (as in Step by step)", open=False):
+        knobs = Knobs(
+            temperature=knob("temperature", p.temperature, "0 = greedy"),
+            top_k=knob("top_k", p.top_k, "0 = off"),
+            top_p=knob("top_p", p.top_p, "1 = off"),
+            repetition_penalty=knob("repetition_penalty", p.repetition_penalty, "1 = off"),
+            order=gr.Dropdown(list(ORDERS), value="transformers", label=ORDER_LABEL),
+        )
+        seed = whole_number_box(0, label="Seed")
+    return dict(
+        preset=preset,
+        note=note,
+        prompt=prompt,
+        template=template,
+        source=source,
+        k=k,
+        layer=layer,
+        max_new=max_new,
+        seed=seed,
+        knobs=knobs,
+    )
+
+
+def layout(config: AppConfig) -> SpecPage:
     gr.HTML(f"<style>{CSS}</style>")
     gr.Markdown(INTRO)
     with gr.Accordion("Try this (six steps)", open=True):
         gr.Markdown(TRY_THIS)
     sid = gr.State(None, delete_callback=h.release_spec)
-    p = PRESETS[DEFAULT]
+    blank = h.blank()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="spec-preset")
-            note = gr.Markdown(f"*{p[-1]}*")
-            prompt = gr.Textbox(p[0], label="Prompt", lines=3)
-            template = gr.Radio([RAW, CHAT], value=p[1], label="Prompt format")
-            source = gr.Radio(list(h.SOURCES), value=p[2], label="Draft", elem_id="spec-source")
-            with gr.Row():
-                k = gr.Number(p[3], label=f"Draft tokens K (1-{h.MAX_K_UI})", precision=None, step=1,
-                              elem_id="spec-k")  # fmt: skip
-                layer = gr.Number(p[4], label="Exit layer L (early exit)", precision=None, step=1, elem_id="spec-l")
-            max_new = gr.Slider(1, h.MAX_NEW_UI, p[5], step=1, label="Max new tokens", elem_id="spec-max-new")
-            with gr.Accordion("Samplers (as in Step by step)", open=False):
-                temperature = gr.Slider(0, 2, p[6], step=0.05, label="Temperature", info="0 = greedy")
-                top_k = gr.Slider(0, 100, p[7], step=1, label="Top-k", info="0 = off")
-                top_p = gr.Slider(0.05, 1, p[8], step=0.01, label="Top-p", info="1 = off")
-                penalty = gr.Slider(1, 2, p[9], step=0.05, label="Repetition penalty", info="1 = off")
-                order = gr.Dropdown(list(ORDERS), value="transformers", label="Engine order")
-                seed = gr.Number(0, label="Seed", precision=None, step=1)
+            controls = _controls(PRESETS[DEFAULT])
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="spec-buttons"):
-                prefill_btn = gr.Button("Prefill", elem_id="spec-prefill")
-                round_btn = gr.Button("Round", variant="primary", elem_id="spec-round")
-                back_btn = gr.Button("Back", elem_id="spec-back")
-                end_btn = gr.Button("Run to end", elem_id="spec-end")
-                reset_btn = gr.Button("Reset", elem_id="spec-reset")
-            blank = h.blank()
+                buttons = dict(
+                    prefill=gr.Button("Prefill", elem_id="spec-prefill"),
+                    round=gr.Button("Round", variant="primary", elem_id="spec-round"),
+                    back=gr.Button("Back", elem_id="spec-back"),
+                    end=gr.Button("Run to end", elem_id="spec-end"),
+                    reset=gr.Button("Reset", elem_id="spec-reset"),
+                )
+            message = gr.HTML(elem_id="spec-message")
             status = gr.Markdown(elem_id="spec-status")
-            chips = gr.HTML(blank[2], elem_id="spec-chips")
+            chips = gr.HTML(blank.chips, elem_id="spec-chips")
             with gr.Row():
-                verify = gr.Plot(blank[3], show_label=False, elem_id="spec-verify")
-                decisive = gr.Plot(blank[4], show_label=False, elem_id="spec-decisive")
+                verify = gr.Plot(blank.verify, show_label=False, elem_id="spec-verify")
+                decisive = gr.Plot(blank.decisive, show_label=False, elem_id="spec-decisive")
             written = gr.Markdown(elem_id="spec-text")
     gr.Markdown("### Over the whole run")
     run_md = gr.Markdown(elem_id="spec-run-text")
-    run_fig = gr.Plot(blank[5], show_label=False, elem_id="spec-run")
+    run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="spec-run")
     speed = gr.Markdown(elem_id="spec-speed")
-    timeline = gr.Plot(blank[7], show_label=False, elem_id="spec-timeline")
+    timeline = gr.Plot(blank.timeline, show_label=False, elem_id="spec-timeline")
     with gr.Accordion("Which settings keep the output exact", open=False):
         gr.Markdown(EXACTNESS)
+    view = h.View(
+        sid=sid,
+        status=status,
+        chips=chips,
+        verify=verify,
+        decisive=decisive,
+        run_fig=run_fig,
+        run_md=run_md,
+        timeline=timeline,
+        speed=speed,
+        written=written,
+    )
+    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view)
 
-    controls = [prompt, template, source, k, layer, max_new, temperature, top_k, top_p, penalty, order, seed]
-    outputs = [sid, status, chips, verify, decisive, run_fig, run_md, timeline, speed, written]
-    preset.change(
-        apply_preset, preset, [prompt, template, source, k, layer, max_new, temperature, top_k, top_p, penalty, note]
-    ).then(h.reset, sid, outputs)
-    model_event(prefill_btn.click, partial(h.prefill, config), [sid, *controls], outputs, show_progress="minimal")
-    model_event(round_btn.click, partial(h.step, config), [sid, *controls], outputs, show_progress="minimal")
-    model_event(back_btn.click, partial(h.back, config), [sid], outputs, show_progress="minimal")
-    model_event(end_btn.click, partial(h.run_to_end, config), [sid, *controls], outputs)
-    reset_btn.click(h.reset, sid, outputs)
+
+def apply_preset(c: SpecPage, name) -> dict:
+    """The preset's values into their controls; an unknown name changes nothing."""
+    if name not in PRESETS:
+        return {}
+    p = PRESETS[name]
+    return {
+        c.prompt: p.prompt,
+        c.template: p.template,
+        c.source: p.source,
+        c.k: p.k,
+        c.layer: p.layer,
+        c.max_new: p.max_new,
+        c.knobs.temperature: p.temperature,
+        c.knobs.top_k: p.top_k,
+        c.knobs.top_p: p.top_p,
+        c.knobs.repetition_penalty: p.repetition_penalty,
+        c.note: f"*{p.note}*",
+    }
+
+
+def wire(c: SpecPage, config: AppConfig) -> None:
+    def controls(given: dict) -> h.Controls:
+        return h.Controls(
+            prompt=given[c.prompt],
+            template=given[c.template],
+            source=given[c.source],
+            k=given[c.k],
+            layer=given[c.layer],
+            max_new=given[c.max_new],
+            seed=given[c.seed],
+            knobs=c.knobs.read(given),
+        )
+
+    def shown(view: h.View) -> dict:
+        return dict(zip(c.view, view, strict=True))  # each output by its component: the same NamedTuple type
+
+    def prefill(given):
+        return shown(h.prefill(config, given[c.sid], controls(given)))
+
+    def step(given):
+        return shown(h.step(config, given[c.sid], controls(given)))
+
+    def run_to_end(given, progress=PROGRESS):
+        return shown(h.run_to_end(config, given[c.sid], controls(given), progress=progress))
+
+    def back(sid):
+        return shown(h.back(config, sid))
+
+    def reset(sid):
+        return shown(h.reset(sid))
+
+    inputs = {c.sid, c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.seed, *c.knobs.components()}
+    outputs = list(c.view)
+    on_message = dict(message=c.message, show_progress="minimal")
+    knobs = c.knobs
+    preset_outputs = [c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.note]
+    preset_outputs += [knobs.temperature, knobs.top_k, knobs.top_p, knobs.repetition_penalty]
+    c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(
+        teach(reset, c.message), c.sid, [*outputs, c.message]
+    )
+    model_event(c.prefill.click, prefill, inputs, outputs, **on_message)
+    model_event(c.round.click, step, inputs, outputs, **on_message)
+    model_event(c.back.click, back, c.sid, outputs, **on_message)
+    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message)
+    c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
+
+
+def build(config: AppConfig) -> None:
+    wire(layout(config), config)
