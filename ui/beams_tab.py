@@ -174,7 +174,7 @@ def layout(config: AppConfig) -> BeamPage:
                 step_btn = gr.Button("Step", variant="primary", elem_id="beam-step")
                 end_btn = gr.Button("Run to end", elem_id="beam-end")
                 reset_btn = gr.Button("Reset", elem_id="beam-reset")
-            message = gr.HTML(elem_id="beam-message")
+            message = gr.HTML(elem_id="beam-message", elem_classes=["lab-message"])
             status = gr.Markdown(elem_id="beam-status")
             tree = gr.Plot(empty_figure(h.TREE_BLANK, 380), show_label=False, elem_id="beam-tree")
             table = gr.Markdown(beams_markdown([]), elem_id="beam-table")

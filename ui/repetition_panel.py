@@ -117,7 +117,7 @@ def layout(config: AppConfig) -> RepetitionPanel:
     with gr.Row():
         run_btn = gr.Button("Run", variant="primary", elem_id="rep-run")
         cancel_btn = gr.Button("Cancel", variant="stop")
-    message = gr.HTML(elem_id="rep-message")
+    message = gr.HTML(elem_id="rep-message", elem_classes=["lab-message"])
     summary = gr.Markdown("*No run yet: press **Run**.*", elem_id="rep-summary")
     chart = gr.Plot(
         value=empty_figure("Press Run to measure each setting's repetition"), show_label=False, elem_id="rep-chart"

@@ -136,7 +136,7 @@ def layout(config: AppConfig) -> ServingPage:
         open_btn = gr.Button("Open simulated students", variant="primary")
         stop_btn = gr.Button("Stop them")
         live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
-    message = gr.HTML(elem_id="serving-message")
+    message = gr.HTML(elem_id="serving-message", elem_classes=["lab-message"])
     return ServingPage(
         students=students,
         seconds=seconds,

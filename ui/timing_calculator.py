@@ -110,7 +110,7 @@ def layout() -> Calculator:
         column_widths=["22%", *["8.5%"] * 6, "16%", "7%", "8%"],
         datatype=["str", *["number"] * 6, "str", "number", "number"],
     )
-    message = gr.HTML(elem_id="timing-calculator-message")
+    message = gr.HTML(elem_id="timing-calculator-message", elem_classes=["lab-message"])
     results = gr.Dataframe(
         value=table_values(rl.REFERENCE_ROWS, RESULTS),
         headers=[HEADERS[c] for c in RESULTS],

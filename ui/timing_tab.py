@@ -137,7 +137,7 @@ def layout(config: AppConfig) -> TimingPage:
         measure_btn = gr.Button("Measure", variant="primary", scale=1, elem_id="timing-measure")
         again_btn = gr.Button("Re-measure", scale=1)
         cancel_btn = gr.Button("Cancel", variant="stop", scale=1)
-    message = gr.HTML(elem_id="timing-message")
+    message = gr.HTML(elem_id="timing-message", elem_classes=["lab-message"])
     summary = gr.Markdown("*No measurement yet: press **Measure**.*", elem_id="timing-summary")
     plots, notes = {}, {}
     for name, title in TITLES._asdict().items():
