@@ -38,7 +38,7 @@ COMPARE_BLANK = "When the search ends, greedy's sequence is scored beside it"
 
 
 class Settings(NamedTuple):
-    """A search's settings, checked; the tab's knobs carry the same names."""
+    """A search's settings, checked; named as beam_steps' arguments, and the tab's knobs carry the same names."""
 
     num_beams: int
     length_penalty: float
@@ -59,7 +59,8 @@ class BeamView(NamedTuple):
 
 @dataclass
 class Search:
-    key: tuple  # (model, prompt ids, beams, penalty, early stopping, max new): what it was started with
+    key: tuple  # (model, prompt ids, settings): what it was started with
+    settings: Settings
     prompt: Prompt
     gen: Iterator  # the beam_steps generator, with the beams' KV cache inside
     steps: list = field(default_factory=list)
@@ -90,15 +91,15 @@ def settings(num_beams, length_penalty, early_stopping, max_new_tokens) -> Setti
 def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> tuple[str, Search]:
     """This session's search, or a new one when there is none or the settings (`knobs`, keyed by the names of
     `Settings`) changed since it began."""
-    k, penalty, early, max_new = settings(**knobs)
+    asked = settings(**knobs)
     lm = get_model(config)
     prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
-    key = (lm.model_id, tuple(prompt.ids), k, penalty, early, max_new)
+    key = (lm.model_id, tuple(prompt.ids), asked)
     sid = sid or uuid.uuid4().hex
     search = SEARCHES.get(sid)
     if search is None or search.key != key:
-        gen = beams.beam_steps(lm, prompt.ids, k, penalty, early, max_new)
-        search = Search(key, prompt, gen)
+        gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
+        search = Search(key=key, settings=asked, prompt=prompt, gen=gen)
         SEARCHES.put(sid, search)
     return sid, search
 
@@ -120,7 +121,7 @@ def _advance(config: AppConfig, search: Search) -> None:
 
 def _compare(config: AppConfig, search: Search) -> None:
     lm, ids = get_model(config), search.prompt.ids
-    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.key[-1])
+    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.settings.max_new_tokens)
     beam = scoring.score_sequence(lm, ids, search.result.token_ids)
     cut = tuple(not seq.token_ids or seq.token_ids[-1] not in lm.eos_ids for seq in (greedy, beam))
     search.compared = (greedy, beam, cut)
@@ -134,7 +135,7 @@ def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) ->
 
 def run_to_end(config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS) -> BeamView:
     sid, search = _search(config, sid, text, template, knobs)
-    max_new = search.key[-1]
+    max_new = search.settings.max_new_tokens
     while search.result is None:
         progress((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
         _advance(config, search)
@@ -160,7 +161,7 @@ def reset(sid) -> BeamView:
 
 def view(sid: str, search: Search) -> BeamView:
     """The search as it stands: its tree, beams table and status line, and greedy beside it once it ended."""
-    _, _, k, penalty, early, max_new = search.key
+    k, penalty, early, max_new = search.settings
     done = search.result is not None
     label = f"{k} beam{'s' if k > 1 else ''} · length penalty {penalty:g} · early stopping {early}"
     tree = beam_tree_figure(search.steps, penalty, done)
