@@ -61,6 +61,8 @@ CSS = f"""
 .hint {{ font-size: 0.9em; }}
 .cm-editor .cm-line span {{ color: var(--body-text-color) !important; }}
 .dark .js-plotly-plot text[style*="fill: {theme.css_rgb(theme.TEXT)}"] {{ fill: #d4d4d4 !important; }}
+/* a message line shows only while it holds a message */
+.lab-message:not(:has(.lab-error)) {{ display: none; }}
 .lab-error {{ border-left: 4px solid {theme.ERROR}; padding: 4px 10px; font-size: 16px; }}
 #app-title h1 {{ margin: 0; font-size: 1.6em; }}
 #app-title p {{ margin: 0; }}

@@ -8,7 +8,8 @@ from ui import beams_handlers as h
 from ui.context import AppConfig
 
 CONFIG = AppConfig("tiny-random", "cpu")
-KNOBS = ("Tell me a story.", h.CHAT, 3, 1.0, "false", 5)
+TEXT = "Tell me a story."
+KNOBS = {"num_beams": 3, "length_penalty": 1.0, "early_stopping": "false", "max_new_tokens": 5}
 
 
 def test_settings_from_the_browser_are_checked_with_the_allowed_range():
@@ -22,22 +23,23 @@ def test_settings_from_the_browser_are_checked_with_the_allowed_range():
 
 
 def test_steps_grow_the_tree_then_the_end_compares_with_greedy(tiny):
-    sid, tree, table, status, _, compare_md = h.step(CONFIG, None, *KNOBS)
-    assert sid and "Step 1" in status and compare_md == ""
-    sid2, _, _, status, _, _ = h.step(CONFIG, sid, *KNOBS)
-    assert sid2 == sid and "Step 2" in status
-    *_, status, _, compare_md = h.run_to_end(CONFIG, sid, *KNOBS, progress=lambda *a, **k: None)
-    assert "Stopped" in status and "greedy" in compare_md
+    first = h.step(CONFIG, None, TEXT, h.CHAT, KNOBS)
+    sid = first.sid
+    assert sid and "Step 1" in first.status and first.compare_md == ""
+    second = h.step(CONFIG, sid, TEXT, h.CHAT, KNOBS)
+    assert second.sid == sid and "Step 2" in second.status
+    end = h.run_to_end(CONFIG, sid, TEXT, h.CHAT, KNOBS, progress=lambda *a, **k: None)
+    assert "Stopped" in end.status and "greedy" in end.compare_md
     search = h.SEARCHES.get(sid)
-    ids = encode_prompt(tiny.tokenizer, KNOBS[0], chat=True).ids
+    ids = encode_prompt(tiny.tokenizer, TEXT, chat=True).ids
     assert search.result.token_ids == beam_search(tiny, ids, 3, 1.0, False, 5).token_ids
     h.reset(sid)
     assert h.SEARCHES.get(sid) is None
 
 
 def test_changing_a_setting_starts_a_new_search():
-    sid, *_ = h.step(CONFIG, None, *KNOBS)
+    sid = h.step(CONFIG, None, TEXT, h.CHAT, KNOBS).sid
     first = h.SEARCHES.get(sid)
-    h.step(CONFIG, sid, *KNOBS[:2], 2, *KNOBS[3:])
+    h.step(CONFIG, sid, TEXT, h.CHAT, {**KNOBS, "num_beams": 2})
     assert h.SEARCHES.get(sid) is not first and len(h.SEARCHES.get(sid).steps) == 1
     h.reset(sid)

@@ -17,7 +17,9 @@ CONFIG = AppConfig(TINY, "cpu")
 def test_the_tab_reads_the_traffic_of_this_server(tiny):
     scheduler = scheduler_for(tiny)
     scheduler.forward([3, 4, 5], None, 0)
-    ticks, cost, text = serving_tab.refresh(CONFIG)
+    view = serving_tab.TrafficView(ticks="ticks", cost="cost", status="status")
+    shown = serving_tab.refresh(CONFIG, view)
+    ticks, cost, text = shown["ticks"], shown["cost"], shown["status"]
     assert ticks.data and cost.data and "forward pass" in text
     numbers = serving_tab.traffic(CONFIG)
     assert numbers["scheduler"] and numbers["ticks"] >= 1 and numbers["prefill_tokens"] >= 3
@@ -63,9 +65,9 @@ def test_a_kept_measurement_is_handed_out_at_once_and_re_measure_takes_a_new_one
     monkeypatch.setattr(timing_tab, "SHARED", type(timing_tab.SHARED)())
     monkeypatch.setattr(timing_tab, "measure_all", fake_measure_all)
     quiet = lambda *a, **k: None  # noqa: E731
-    first = timing_tab.measure(CONFIG, "quick", quiet, None)[0]
-    second = timing_tab.measure(CONFIG, "quick", quiet, None)[0]
-    again = timing_tab.measure(CONFIG, "quick", quiet, None, again=True)[0]
+    first = timing_tab.measure(CONFIG, "quick", quiet, None).summary
+    second = timing_tab.measure(CONFIG, "quick", quiet, None).summary
+    again = timing_tab.measure(CONFIG, "quick", quiet, None, again=True).summary
     assert calls == [("a timing measurement", True)] * 2  # the second press measured nothing
     assert first.startswith("*Measured just now") and again.startswith("*Measured just now")
     assert second.startswith("*Measured at ") and "shared with everyone here" in second

@@ -7,7 +7,6 @@ import pytest
 
 from decoding.inspector import Inspection
 from decoding.sandbox import Alone, OrderComparison, OrderResult, Sweep, preset_logits, temperature_sweep
-from ui.sandbox_tab import sandbox_view
 from ui.strategy_code import strategy_source
 from visuals.sandbox import describe_sweep, orders_markdown, orders_table, sweep_figure
 from visuals.strategies import percent, strategies_figure
@@ -123,37 +122,12 @@ def test_orders_table_lists_each_order_and_the_tokens_they_disagree_on():
     assert "the same tokens" in same
 
 
-# the sandbox tab's handler: pure enough to call directly
-
-
-def test_sandbox_view_builds_every_output():
-    strategies, sweep, sentence, orders = sandbox_view("10, 9.9, 9.8, 5, 4, 0 x 95", 1.0, 0, 0.9, 0.1)
-    assert len(strategies.layout.annotations) == 5 and "top-p 0.9" in sentence
-    assert "transformers" in orders
-
-
 def test_describe_sweep_states_the_measured_numbers():
     text = describe_sweep(temperature_sweep(preset_logits("reference exercise")))
     assert "2 → 28,792" in text and "3 → 5" in text and "top-p 22,782, min-p 3" in text
     assert "5,758×" in text and "floods" in text  # 28,792 / 5
     calm = describe_sweep(temperature_sweep(preset_logits("flat")))
     assert "floods" not in calm
-
-
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (("1, x", 1.0, 0, 0.9, 0.1), "logits: entry 2 ('x') is not a number"),
-        (("1, 2", 7.0, 0, 0.9, 0.1), "temperature must be between 0 (greedy) and 5, got 7.0"),
-        (("1, 2", 1.0, 2.5, 0.9, 0.1), "top-k must be a whole number"),
-        (("1, 2", 1.0, 0, 0.0, 0.1), "top-p must be between 0.01 and 1"),
-        (("1, 2", 1.0, 0, 0.9, None), "min-p must be between 0 (off) and 0.99, got None"),
-    ],
-)
-def test_sandbox_view_errors_name_the_value_and_range(args, message):
-    with pytest.raises(gr.Error) as err:
-        sandbox_view(*args)
-    assert message in err.value.message
 
 
 def test_the_code_view_reads_the_project_functions():

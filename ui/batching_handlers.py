@@ -2,6 +2,7 @@
 visuals.batching_captions, return. Progress goes to the progress bar; Cancel stops the run at its next forward pass."""
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import gradio as gr
 
@@ -20,67 +21,131 @@ BATCH_CHOICES = [2, 4, 8, 16, 32]
 CANCEL = CancelFlags()
 
 
-def checked(prompt: str, condition: str, dtype: str, sizes, new_tokens) -> tuple:
+class Asked(NamedTuple):
+    """The controls' values, checked; the tab's controls carry the same names."""
+
+    prompt: str
+    condition: str
+    dtype: str
+    sizes: list[int]  # batch 1 (solo) first
+    new_tokens: int
+
+
+class LabView(NamedTuple):
+    """What a Run shows; the tab holds a LabView of its components, so outputs go by name."""
+
+    headline: str
+    texts: str
+    texts_note: str
+    noise: object
+    noise_note: str
+    scatter: object
+    scatter_note: str
+    causes: str
+    fix: str
+    fix_note: str
+
+
+class TallyView(NamedTuple):
+    """What Many runs shows."""
+
+    tally: object
+    tally_note: str
+
+
+def checked(prompt: str, condition: str, dtype: str, sizes, new_tokens) -> Asked:
     """The controls' values (batch 1 added to the sizes), or a ValueError naming the bad one and what is allowed."""
-    sizes = [1, *sorted({int(s) for s in values.picked("batch sizes", sizes, BATCH_CHOICES)})]
-    new_tokens = values.whole("new tokens", new_tokens, 1, batchmates.MAX_NEW_TOKENS)
+    sizes = [1, *sorted({int(s) for s in values.picked("Batch sizes", sizes, BATCH_CHOICES)})]
+    new_tokens = values.whole("New tokens", new_tokens, 1, batchmates.MAX_NEW_TOKENS)
     batchmates.check_inputs(prompt, sizes, condition, new_tokens, dtype)  # before a model is loaded in `dtype`
-    return prompt, condition, dtype, sizes, new_tokens
+    return Asked(prompt=prompt, condition=condition, dtype=dtype, sizes=sizes, new_tokens=new_tokens)
 
 
 def _model(config: AppConfig, dtype: str):
     return get_model(replace(config, dtype=dtype))
 
 
-def run_lab(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, invariant, progress, request):
-    """Run button: the experiment, then every view of it."""
-    prompt, condition, dtype, sizes, new_tokens = checked(prompt, condition, dtype, sizes, new_tokens)
+def run_lab(config: AppConfig, invariant, progress, request, **controls) -> LabView | None:
+    """Run button: the experiment, then every view of it (None when cancelled: the previous run stays shown)."""
+    asked = checked(**controls)
     app_model = get_model(config)
     watch = CANCEL.watch(request, progress, between_passes=pass_turn(app_model))
     try:
         with model_turn(app_model, "the temperature-0 experiment"):
-            exp = lab.run_batching_experiment(_model(config, dtype), prompt, sizes, condition, new_tokens,
-                                              bool(invariant), watch.on_progress, watch)  # fmt: skip
+            exp = lab.run_batching_experiment(
+                _model(config, asked.dtype),
+                prompt=asked.prompt,
+                batch_sizes=asked.sizes,
+                condition=asked.condition,
+                new_tokens=asked.new_tokens,
+                invariant=bool(invariant),
+                on_progress=watch.on_progress,
+                watch=watch,
+            )
     except Cancelled:
         gr.Warning("Run cancelled: the charts still show the previous run.")
-        return (gr.skip(),) * len(empty_views())
+        return None
     return views(exp)
 
 
-def many(config: AppConfig, prompt, condition, dtype, sizes, new_tokens, progress, request):
-    """Many runs button: several prompts x batch sizes x both conditions, distinct completions counted."""
-    prompt, _, dtype, sizes, new_tokens = checked(prompt, condition, dtype, sizes, new_tokens)
+def many(config: AppConfig, progress, request, **controls) -> TallyView | None:
+    """Many runs button: several prompts x batch sizes x both conditions, distinct completions counted (None when
+    cancelled)."""
+    asked = checked(**controls)
     app_model = get_model(config)
     watch = CANCEL.watch(request, progress, between_passes=pass_turn(app_model))
-    prompts = [prompt, *[p for p in lab.DEFAULTS["many_prompts"] if p != prompt]][: len(lab.DEFAULTS["many_prompts"])]
+    others = [p for p in lab.DEFAULTS["many_prompts"] if p != asked.prompt]
+    prompts = [asked.prompt, *others][: len(lab.DEFAULTS["many_prompts"])]
     try:
         with model_turn(app_model, "the temperature-0 tally"):
-            tally = many_runs(_model(config, dtype), prompts, sizes, batchmates.CONDITIONS, new_tokens,
-                              watch.on_progress, watch)  # fmt: skip
+            tally = many_runs(
+                _model(config, asked.dtype),
+                prompts=prompts,
+                batch_sizes=asked.sizes,
+                conditions=batchmates.CONDITIONS,
+                new_tokens=asked.new_tokens,
+                on_progress=watch.on_progress,
+                watch=watch,
+            )
     except Cancelled:
         gr.Warning("Many runs cancelled.")
-        return gr.skip(), gr.skip()
+        return None
     groups = [(p["prompt"], p["completions"]) for p in tally.per_prompt]
     sources = [p["sources"] for p in tally.per_prompt]
-    return tally_figure(groups, f"{config.model_id} · {dtype}", sources=sources), captions.tally_caption(
-        tally, len(sizes)
+    return TallyView(
+        tally=tally_figure(groups, f"{config.model_id} · {asked.dtype}", sources=sources),
+        tally_note=captions.tally_caption(tally, len(asked.sizes)),
     )
 
 
-def empty_views() -> tuple:
+def empty_views() -> LabView:
     """What the run's outputs show before the first run."""
-    return ("*No run yet: press **Run** (under a minute on a CPU).*", vis.texts_html(None, []), "",
-            vis.noise_figure(None, []), "", vis.scatter_figure([]), "", captions.causes_markdown(), "",
-            "*Press **Run**: with batch-invariant mode ticked, each batch reruns with batch-1 shapes.*")  # fmt: skip
+    return LabView(
+        headline="*No run yet: press **Run** (under a minute on a CPU).*",
+        texts=vis.texts_html(None, []),
+        texts_note="",
+        noise=vis.noise_figure(None, []),
+        noise_note="",
+        scatter=vis.scatter_figure([]),
+        scatter_note="",
+        causes=captions.causes_markdown(),
+        fix="",
+        fix_note="*Press **Run**: with batch-invariant mode ticked, each batch reruns with batch-1 shapes.*",
+    )
 
 
-def views(exp) -> tuple:
-    """(headline, texts, texts caption, noise figure, caption, scatter, caption, causes, the fix, its caption)."""
+def views(exp) -> LabView:
+    """Every view of one experiment: headline, texts side by side, charts and the fix, each with its caption."""
     label = f"{exp.model} · {exp.device} · {exp.dtype} · {exp.condition}"
-    fix = vis.texts_html(exp.solo, exp.invariant_rows) if exp.invariant_rows else ""
-    return (
-        captions.headline(exp), vis.texts_html(exp.solo, exp.rows), captions.texts_caption(exp),
-        vis.noise_figure(exp.solo, exp.rows, label), captions.noise_caption(exp),
-        vis.scatter_figure(exp.rows, label), captions.scatter_caption(exp),
-        captions.causes_markdown(exp), fix, captions.fix_caption(exp),
-    )  # fmt: skip
+    return LabView(
+        headline=captions.headline(exp),
+        texts=vis.texts_html(exp.solo, exp.rows),
+        texts_note=captions.texts_caption(exp),
+        noise=vis.noise_figure(exp.solo, exp.rows, label),
+        noise_note=captions.noise_caption(exp),
+        scatter=vis.scatter_figure(exp.rows, label),
+        scatter_note=captions.scatter_caption(exp),
+        causes=captions.causes_markdown(exp),
+        fix=vis.texts_html(exp.solo, exp.invariant_rows) if exp.invariant_rows else "",
+        fix_note=captions.fix_caption(exp),
+    )

@@ -4,13 +4,16 @@ Layout and one line of wiring per event; the handlers are in ui/batching_handler
 in visuals/batching_captions.py.
 """
 
+from dataclasses import dataclass, fields
+
 import gradio as gr
 
 from decoding.nondeterminism.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
 from decoding.nondeterminism.experiment import DEFAULTS
 from ui import batching_handlers as h
 from ui.context import AppConfig
-from ui.events import PROGRESS, model_event
+from ui.events import PROGRESS, message_line, model_event
+from ui.validate import knob_slider
 from visuals import batching as vis
 from visuals.tally import tally_figure
 
@@ -34,7 +37,38 @@ CONDITION_CHOICES = [
 assert {v for _, v in CONDITION_CHOICES} == set(CONDITIONS)
 
 
-def build(config: AppConfig) -> None:
+@dataclass(frozen=True)
+class Controls:
+    """What the experiment is asked, as one value; each field is named as `batching_handlers.checked`'s argument."""
+
+    prompt: gr.Textbox
+    condition: gr.Radio
+    dtype: gr.Radio
+    sizes: gr.CheckboxGroup
+    new_tokens: gr.Slider
+
+    def __iter__(self):
+        return (getattr(self, f.name) for f in fields(self))
+
+    def read(self, given: dict) -> dict:
+        """The controls' values by name, from the {component: value} dict gradio passes for a set of inputs."""
+        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class BatchingPage:
+    controls: Controls
+    invariant: gr.Checkbox
+    run_btn: gr.Button
+    many_btn: gr.Button
+    cancel_btn: gr.Button
+    message: gr.HTML
+    view: h.LabView  # of components
+    tally: h.TallyView  # of components
+
+
+def layout(config: AppConfig) -> BatchingPage:
+    """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
     gr.HTML(f"<style>{vis.CSS}</style>")
     gr.Markdown(INTRO)
     with gr.Accordion("Try this (six steps)", open=True):
@@ -55,67 +89,112 @@ def build(config: AppConfig) -> None:
                 run_btn = gr.Button("Run", variant="primary", elem_id="batching-run")
                 many_btn = gr.Button("Many runs", elem_id="batching-many")
                 cancel_btn = gr.Button("Cancel", variant="stop")
+            message = message_line("batching-message")
             gr.Markdown(
                 "**Run**: solo vs each batch, token by token. **Many runs**: several prompts × your batch sizes × "
                 "both conditions, distinct completions counted (a few times longer than Run).",
                 elem_classes="hint",
             )
         with gr.Column(scale=2):
-            sizes = gr.CheckboxGroup(
-                h.BATCH_CHOICES,
-                label="Batch sizes",
-                elem_id="batching-sizes",
-                value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
-                info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
-            )
-            dtype = gr.Radio(
-                list(DTYPE_NAMES),
-                value=DEFAULTS["dtype"],
-                label="Precision (dtype)",
-                elem_id="batching-dtype",
-                info="the model's weights and activations; fewer bits, bigger rounding steps",
-            )
-            new_tokens = gr.Slider(
-                1,
-                MAX_NEW_TOKENS,
-                DEFAULTS["new_tokens"],
-                step=1,
-                label="New tokens",
-                info="greedy steps per run; every run makes exactly this many",
-            )
-            invariant = gr.Checkbox(
-                DEFAULTS["invariant"],
-                label="Batch-invariant mode too",
-                info="also run every batch with batch-1 shapes: the fix, and what it costs",
-            )
+            sizes, dtype, new_tokens, invariant = _settings()
+    controls = Controls(prompt=prompt, condition=condition, dtype=dtype, sizes=sizes, new_tokens=new_tokens)
+    return BatchingPage(
+        controls=controls,
+        invariant=invariant,
+        run_btn=run_btn,
+        many_btn=many_btn,
+        cancel_btn=cancel_btn,
+        message=message,
+        view=_views(),
+        tally=_tally(),
+    )
+
+
+def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
+    """The right-hand column: batch sizes, precision, new tokens, and whether to run the fix too."""
+    sizes = gr.CheckboxGroup(
+        h.BATCH_CHOICES,
+        label="Batch sizes",
+        elem_id="batching-sizes",
+        value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
+        info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
+    )
+    dtype = gr.Radio(
+        list(DTYPE_NAMES),
+        value=DEFAULTS["dtype"],
+        label="Precision (dtype)",
+        elem_id="batching-dtype",
+        info="the model's weights and activations; fewer bits, bigger rounding steps",
+    )
+    # a knob slider: a typed value out of range reaches the handler's check, which names the control
+    new_tokens = knob_slider(
+        1,
+        MAX_NEW_TOKENS,
+        DEFAULTS["new_tokens"],
+        step=1,
+        label="New tokens",
+        info="greedy steps per run; every run makes exactly this many",
+    )
+    invariant = gr.Checkbox(
+        DEFAULTS["invariant"],
+        label="Batch-invariant mode too",
+        info="also run every batch with batch-1 shapes: the fix, and what it costs",
+    )
+    return sizes, dtype, new_tokens, invariant
+
+
+def _views() -> h.LabView:
+    """Below the controls: a Run's headline, texts, charts and the fix, each with its caption."""
     empty = h.empty_views()
-    headline = gr.Markdown(empty[0], elem_id="batching-headline")
+    headline = gr.Markdown(empty.headline, elem_id="batching-headline")
     gr.Markdown("### Side by side")
-    texts = gr.HTML(empty[1], elem_id="batching-texts")
+    texts = gr.HTML(empty.texts, elem_id="batching-texts")
     texts_note = gr.Markdown(elem_classes="hint")
     gr.Markdown("### How far the logits moved")
-    noise = gr.Plot(empty[3], show_label=False, elem_id="batching-noise")
+    noise = gr.Plot(empty.noise, show_label=False, elem_id="batching-noise")
     noise_note = gr.Markdown(elem_classes="hint", elem_id="batching-noise-note")
     gr.Markdown("### Why a token flips: the top-1/top-2 gap against the noise")
-    scatter = gr.Plot(empty[5], show_label=False, elem_id="batching-scatter")
+    scatter = gr.Plot(empty.scatter, show_label=False, elem_id="batching-scatter")
     scatter_note = gr.Markdown(elem_classes="hint")
-    causes = gr.Markdown(empty[7])
+    causes = gr.Markdown(empty.causes)
     gr.Markdown("### The fix: batch-invariant mode")
     fix = gr.HTML(elem_id="batching-fix")
-    fix_note = gr.Markdown(empty[9], elem_id="batching-fix-note")
+    fix_note = gr.Markdown(empty.fix_note, elem_id="batching-fix-note")
+    return h.LabView(
+        headline=headline,
+        texts=texts,
+        texts_note=texts_note,
+        noise=noise,
+        noise_note=noise_note,
+        scatter=scatter,
+        scatter_note=scatter_note,
+        causes=causes,
+        fix=fix,
+        fix_note=fix_note,
+    )
+
+
+def _tally() -> h.TallyView:
     gr.Markdown("### Many runs: how many different texts does greedy give?")
     tally = gr.Plot(tally_figure([]), show_label=False, elem_id="batching-tally")
     tally_note = gr.Markdown(elem_classes="hint", elem_id="batching-tally-note")
+    return h.TallyView(tally=tally, tally_note=tally_note)
 
-    controls = [prompt, condition, dtype, sizes, new_tokens]
-    outputs = [headline, texts, texts_note, noise, noise_note, scatter, scatter_note, causes, fix, fix_note]
 
-    def run(prompt, condition, dtype, sizes, new_tokens, invariant, progress=PROGRESS, request: gr.Request = None):
-        return h.run_lab(config, prompt, condition, dtype, sizes, new_tokens, invariant, progress, request)
+def wire(c: BatchingPage, config: AppConfig) -> None:
+    def run(given: dict, progress=PROGRESS, request: gr.Request = None) -> dict:
+        view = h.run_lab(config, given[c.invariant], progress, request, **c.controls.read(given))
+        return {} if view is None else dict(zip(c.view, view))
 
-    def many(prompt, condition, dtype, sizes, new_tokens, progress=PROGRESS, request: gr.Request = None):
-        return h.many(config, prompt, condition, dtype, sizes, new_tokens, progress, request)
+    def many(given: dict, progress=PROGRESS, request: gr.Request = None) -> dict:
+        tally = h.many(config, progress, request, **c.controls.read(given))
+        return {} if tally is None else dict(zip(c.tally, tally))
 
-    model_event(run_btn.click, run, [*controls, invariant], outputs, gpu_s=180)
-    model_event(many_btn.click, many, controls, [tally, tally_note], gpu_s=300)
-    h.CANCEL.wire(cancel_btn)
+    inputs = {*c.controls}
+    model_event(c.run_btn.click, run, {*inputs, c.invariant}, list(c.view), message=c.message, gpu_s=180)
+    model_event(c.many_btn.click, many, inputs, list(c.tally), message=c.message, gpu_s=300)
+    h.CANCEL.wire(c.cancel_btn)
+
+
+def build(config: AppConfig) -> None:
+    wire(layout(config), config)

@@ -1,14 +1,15 @@
-"""The beam tab's handlers and the server-side store of live searches.
+"""The beam tab's handlers.
 
-A search in progress is a `beam_steps` generator: it holds the KV cache of every beam, so it never goes
-into `gr.State`. The page keeps a short session id; `SEARCHES` maps it to the search, frees idle ones after
-a time to live and holds at most `MAX_SEARCHES`. Handlers call decoding, then visuals, and return the tuple
-`view` builds.
+A search in progress is a `beam_steps` generator: it holds the KV cache of every beam, so it never goes into
+`gr.State`. The page keeps a short session id; `SEARCHES` maps it to the search in the one session store
+(ui.sessions), which counts its beams' KV cache under the server's one cap. Handlers call decoding, then visuals,
+and return a `BeamView`, whose fields name the outputs.
 """
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from decoding import values
 from decoding.beams import scoring
@@ -22,6 +23,7 @@ from visuals.theme import empty_figure
 
 EARLY = {"false": False, "true": True, "never": "never"}
 MAX_BEAMS_UI, MAX_NEW_UI = 8, 64
+PENALTY_RANGE = (-2, 3)  # the slider's; the engine takes [-5, 5], but beyond 3 every answer runs to the limit
 
 
 STOP_WORDS = {
@@ -34,9 +36,30 @@ TREE_BLANK = "Press Step: the prompt is read once per beam, then every beam grow
 COMPARE_BLANK = "When the search ends, greedy's sequence is scored beside it"
 
 
+class Settings(NamedTuple):
+    """A search's settings, checked; named as beam_steps' arguments, and the tab's knobs carry the same names."""
+
+    num_beams: int
+    length_penalty: float
+    early_stopping: bool | str
+    max_new_tokens: int
+
+
+class BeamView(NamedTuple):
+    """What the tab shows of a search; the tab holds a BeamView of its components, so outputs go by name."""
+
+    sid: str | None
+    tree: object
+    table: str
+    status: str
+    compare_plot: object
+    compare_md: str
+
+
 @dataclass
 class Search:
-    key: tuple  # (model, prompt ids, beams, penalty, early stopping, max new): what it was started with
+    key: tuple  # (model, prompt ids, settings): what it was started with
+    settings: Settings
     prompt: Prompt
     gen: Iterator  # the beam_steps generator, with the beams' KV cache inside
     steps: list = field(default_factory=list)
@@ -57,27 +80,30 @@ def release_search(sid: str | None) -> None:
     SEARCHES.release(sid)
 
 
-def settings(k, penalty, early, max_new) -> tuple:
-    """The controls as (num_beams, length_penalty, early_stopping, max_new_tokens), or a ValueError naming one."""
-    k = values.whole("number of beams", k, 1, MAX_BEAMS_UI)
-    max_new = values.whole("max new tokens", max_new, 1, MAX_NEW_UI)
-    penalty = values.number("length penalty", penalty, -2, 3, "a number between -2 and 3 (1 = per-token average)")
-    early = EARLY.get(str(early).lower(), early)
+def settings(num_beams, length_penalty, early_stopping, max_new_tokens) -> Settings:
+    """The controls' values as checked Settings, or a ValueError naming the bad one."""
+    k = values.whole("number of beams", num_beams, 1, MAX_BEAMS_UI)
+    max_new = values.whole("max new tokens", max_new_tokens, 1, MAX_NEW_UI)
+    low, high = PENALTY_RANGE
+    allowed = f"a number between {low} and {high} (1 = per-token average)"
+    penalty = values.number("length penalty", length_penalty, low, high, allowed)
+    early = EARLY.get(str(early_stopping).lower(), early_stopping)
     beams.check_settings(k, penalty, early, max_new)
-    return k, float(penalty), early, max_new
+    return Settings(num_beams=k, length_penalty=float(penalty), early_stopping=early, max_new_tokens=max_new)
 
 
-def _search(config: AppConfig, sid, text, template, *knobs) -> tuple[str, Search]:
-    """This session's search, or a new one when there is none or the settings changed since it began."""
-    k, penalty, early, max_new = settings(*knobs)
+def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> tuple[str, Search]:
+    """This session's search, or a new one when there is none or the settings (`knobs`, keyed by the names of
+    `Settings`) changed since it began."""
+    asked = settings(**knobs)
     lm = get_model(config)
     prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
-    key = (lm.model_id, tuple(prompt.ids), k, penalty, early, max_new)
+    key = (lm.model_id, tuple(prompt.ids), asked)
     sid = sid or uuid.uuid4().hex
     search = SEARCHES.get(sid)
     if search is None or search.key != key:
-        gen = beams.beam_steps(lm, prompt.ids, k, penalty, early, max_new)
-        search = Search(key, prompt, gen)
+        gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
+        search = Search(key=key, settings=asked, prompt=prompt, gen=gen)
         SEARCHES.put(sid, search)
     return sid, search
 
@@ -99,35 +125,47 @@ def _advance(config: AppConfig, search: Search) -> None:
 
 def _compare(config: AppConfig, search: Search) -> None:
     lm, ids = get_model(config), search.prompt.ids
-    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.key[-1])
+    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.settings.max_new_tokens)
     beam = scoring.score_sequence(lm, ids, search.result.token_ids)
     cut = tuple(not seq.token_ids or seq.token_ids[-1] not in lm.eos_ids for seq in (greedy, beam))
     search.compared = (greedy, beam, cut)
 
 
-def step(config: AppConfig, sid, text, template, *knobs):
-    sid, search = _search(config, sid, text, template, *knobs)
+def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> BeamView:
+    sid, search = _search(config, sid, text, template, knobs)
     _advance(config, search)
     return view(sid, search)
 
 
-def run_to_end(config: AppConfig, sid, text, template, *knobs, progress=PROGRESS):
-    sid, search = _search(config, sid, text, template, *knobs)
-    max_new = search.key[-1]
+def run_to_end(config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS) -> BeamView:
+    sid, search = _search(config, sid, text, template, knobs)
+    max_new = search.settings.max_new_tokens
     while search.result is None:
         progress((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
         _advance(config, search)
     return view(sid, search)
 
 
-def reset(sid):
+def blank() -> BeamView:
+    """What the tab shows before a search: no session, the empty tree and table."""
+    return BeamView(
+        sid=None,
+        tree=empty_figure(TREE_BLANK, 380),
+        table=beams_markdown([]),
+        status="",
+        compare_plot=empty_figure(COMPARE_BLANK, 300),
+        compare_md="",
+    )
+
+
+def reset(sid) -> BeamView:
     SEARCHES.release(sid)
-    return None, empty_figure(TREE_BLANK, 380), beams_markdown([]), "", empty_figure(COMPARE_BLANK, 300), ""
+    return blank()
 
 
-def view(sid: str, search: Search) -> tuple:
-    """(session id, tree, beams table, status line, comparison figure, comparison text)."""
-    _, _, k, penalty, early, max_new = search.key
+def view(sid: str, search: Search) -> BeamView:
+    """The search as it stands: its tree, beams table and status line, and greedy beside it once it ended."""
+    k, penalty, early, max_new = search.settings
     done = search.result is not None
     label = f"{k} beam{'s' if k > 1 else ''} · length penalty {penalty:g} · early stopping {early}"
     tree = beam_tree_figure(search.steps, penalty, done)
@@ -142,8 +180,9 @@ def view(sid: str, search: Search) -> tuple:
     if done:
         reason = STOP_WORDS.get(search.result.stop_reason, search.result.stop_reason)
         status += f"\n\n**Stopped**: {reason}. The answer is the finished hypothesis with the best score (★)."
-    if search.compared is None:
-        return sid, tree, table, status, empty_figure(COMPARE_BLANK, 300), ""
-    greedy, beam, cut = search.compared
-    name = f"beam search ({k})"
-    return sid, tree, table, status, compare_figure(greedy, beam, name), compare_markdown(greedy, beam, name, cut)
+    compare_plot, compare_md = empty_figure(COMPARE_BLANK, 300), ""
+    if search.compared is not None:
+        greedy, beam, cut = search.compared
+        name = f"beam search ({k})"
+        compare_plot, compare_md = compare_figure(greedy, beam, name), compare_markdown(greedy, beam, name, cut)
+    return BeamView(sid=sid, tree=tree, table=table, status=status, compare_plot=compare_plot, compare_md=compare_md)

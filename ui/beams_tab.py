@@ -1,14 +1,17 @@
 """The "Beam search & repetition" tab: beam search one step at a time beside greedy, then (from
 ui/repetition_panel.py) why greedy loops. Layout and one line of wiring per event; handlers in ui/beams_handlers.py."""
 
+from dataclasses import dataclass, fields
 from functools import partial
+from typing import NamedTuple
 
 import gradio as gr
 
 from ui import beams_handlers as h
 from ui import repetition_panel
 from ui.context import CHAT, RAW, AppConfig
-from ui.events import model_event
+from ui.events import PROGRESS, message_line, model_event, teach
+from ui.validate import knob_slider
 from visuals.beams import beams_markdown
 from visuals.theme import empty_figure
 
@@ -31,26 +34,60 @@ TRY_THIS = """**Try this**
    than greedy's.
 5. Set **number of beams** to 1: one beam is greedy, the tree a single path with its pruned alternatives.
 """
-PRESETS = {  # name: (prompt, format, beams, length penalty, early stopping, max new tokens, what to watch)
-    "2 + 2: a more probable answer": (
-        "What is 2 + 2?", CHAT, 4, 1.0, "false", 20,
-        "Greedy opens with the likeliest word and is stuck with a long sentence; a beam that began less likely ends "
-        "with a whole answer 100× more probable.",
+
+
+class Preset(NamedTuple):
+    """One preset: the controls it sets, named as the tab's, and what to watch."""
+
+    prompt: str
+    template: str
+    num_beams: int
+    length_penalty: float
+    early_stopping: str
+    max_new_tokens: int
+    note: str
+
+
+PRESETS = {
+    "2 + 2: a more probable answer": Preset(
+        prompt="What is 2 + 2?",
+        template=CHAT,
+        num_beams=4,
+        length_penalty=1.0,
+        early_stopping="false",
+        max_new_tokens=20,
+        note="Greedy opens with the likeliest word and is stuck with a long sentence; a beam that began less likely "
+        "ends with a whole answer 100× more probable.",
     ),
-    "open-ended story: the cliché": (
-        "Tell me a story.", CHAT, 4, 1.0, "false", 40,
-        "Beam search finds the most probable story opening the model knows, a fairy-tale cliché (\"A long time ago, "
-        "in a land far, far away\"); greedy's own opening is less probable and more specific.",
+    "open-ended story: the cliché": Preset(
+        prompt="Tell me a story.",
+        template=CHAT,
+        num_beams=4,
+        length_penalty=1.0,
+        early_stopping="false",
+        max_new_tokens=40,
+        note='Beam search finds the most probable story opening the model knows, a fairy-tale cliché ("A long time '
+        "ago, in a land far, far away\"); greedy's own opening is less probable and more specific.",
     ),
-    "name a color: the safe refusal": (
-        "Name a color.", CHAT, 4, 1.0, "false", 24,
-        "The most probable answer is not an answer: beam search lands on a stock refusal, greedy names a colour.",
+    "name a color: the safe refusal": Preset(
+        prompt="Name a color.",
+        template=CHAT,
+        num_beams=4,
+        length_penalty=1.0,
+        early_stopping="false",
+        max_new_tokens=24,
+        note="The most probable answer is not an answer: beam search lands on a stock refusal, greedy names a colour.",
     ),
-    "raw text continuation": (
-        "The best way to learn a language is", RAW, 4, 1.0, "false", 20,
-        "No end-of-turn token in sight: every beam runs to max new tokens, and the most probable one wins.",
+    "raw text continuation": Preset(
+        prompt="The best way to learn a language is",
+        template=RAW,
+        num_beams=4,
+        length_penalty=1.0,
+        early_stopping="false",
+        max_new_tokens=20,
+        note="No end-of-turn token in sight: every beam runs to max new tokens, and the most probable one wins.",
     ),
-}  # fmt: skip
+}
 DEFAULT = "2 + 2: a more probable answer"
 PENALTY_HINT = (  # in backticks: two bare asterisks would turn the rest of the hint bold
     "transformers divides the summed log-probability by the generated `length ** penalty`; vLLM counts the prompt "
@@ -66,58 +103,139 @@ CSS = """
 """
 
 
-def apply_preset(name):
+@dataclass(frozen=True)
+class BeamKnobs:
+    """The search's settings as one value; each field is named as `beams_handlers.Settings`'."""
+
+    num_beams: gr.Slider
+    length_penalty: gr.Slider
+    early_stopping: gr.Radio
+    max_new_tokens: gr.Slider
+
+    def __iter__(self):
+        return (getattr(self, f.name) for f in fields(self))
+
+    def read(self, given: dict) -> dict:
+        """The knobs' values by name, from the {component: value} dict gradio passes for a set of inputs."""
+        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class BeamPage:
+    preset: gr.Dropdown
+    preset_note: gr.Markdown
+    prompt: gr.Textbox
+    template: gr.Radio
+    knobs: BeamKnobs
+    step_btn: gr.Button
+    end_btn: gr.Button
+    reset_btn: gr.Button
+    message: gr.HTML
+    view: h.BeamView  # of components: the session id and what shows the search
+
+
+def apply_preset(c: BeamPage, name) -> dict:
     if name not in PRESETS:
-        return (gr.skip(),) * 7
-    *values, note = PRESETS[name]
-    return (*values, f"*{note}*")
+        return {}
+    p = PRESETS[name]
+    knobs = {getattr(c.knobs, knob): getattr(p, knob) for knob in h.Settings._fields}
+    return {c.prompt: p.prompt, c.template: p.template, **knobs, c.preset_note: f"*{p.note}*"}
 
 
-def build(config: AppConfig) -> None:
+def shown(c: BeamPage, view: h.BeamView) -> dict:
+    """A handler's BeamView as {component: value}, field by field."""
+    return dict(zip(c.view, view))
+
+
+def layout(config: AppConfig) -> BeamPage:
+    """The beam search's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
     gr.HTML(f"<style>{CSS}</style>")
     gr.Markdown(INTRO)
     with gr.Accordion("Try this (five steps)", open=True):
         gr.Markdown(TRY_THIS)
     sid = gr.State(None, delete_callback=h.release_search)
+    first = PRESETS[DEFAULT]
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             preset = gr.Dropdown(
                 list(PRESETS), value=DEFAULT, label="Preset", info="each one shows one thing", elem_id="beam-preset"
             )
-            preset_note = gr.Markdown(f"*{PRESETS[DEFAULT][-1]}*")
-            prompt = gr.Textbox(PRESETS[DEFAULT][0], label="Prompt", lines=2)
+            preset_note = gr.Markdown(f"*{first.note}*")
+            prompt = gr.Textbox(first.prompt, label="Prompt", lines=2)
             template = gr.Radio(
-                [RAW, CHAT], value=CHAT, label="Prompt format",
+                [RAW, CHAT],
+                value=CHAT,
+                label="Prompt format",
                 info="raw: the text as typed; chat: one user turn in the model's chat template",
-            )  # fmt: skip
-            beams_n = gr.Slider(
-                1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beam-k"
             )
-            penalty = gr.Slider(-2, 3, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beam-penalty")
-            early = gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beam-early")
-            max_new = gr.Slider(
-                1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beam-max-new"
-            )
+            knobs = _knobs()
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="beam-buttons"):
                 step_btn = gr.Button("Step", variant="primary", elem_id="beam-step")
                 end_btn = gr.Button("Run to end", elem_id="beam-end")
                 reset_btn = gr.Button("Reset", elem_id="beam-reset")
+            message = message_line("beam-message")
             status = gr.Markdown(elem_id="beam-status")
             tree = gr.Plot(empty_figure(h.TREE_BLANK, 380), show_label=False, elem_id="beam-tree")
             table = gr.Markdown(beams_markdown([]), elem_id="beam-table")
     gr.Markdown("### Greedy beside beam search")
     compare_md = gr.Markdown(elem_id="beam-compare-text")
     compare_plot = gr.Plot(empty_figure(h.COMPARE_BLANK, 300), show_label=False, elem_id="beam-compare")
-
-    inputs = [sid, prompt, template, beams_n, penalty, early, max_new]
-    outputs = [sid, tree, table, status, compare_plot, compare_md]
-    preset.change(apply_preset, preset, [prompt, template, beams_n, penalty, early, max_new, preset_note]).then(
-        h.reset, sid, outputs
-    )
-    model_event(step_btn.click, partial(h.step, config), inputs, outputs, show_progress="minimal")
-    model_event(end_btn.click, partial(h.run_to_end, config), inputs, outputs)
-    reset_btn.click(h.reset, sid, outputs)
-
     gr.Markdown("---")
+    view = h.BeamView(sid=sid, tree=tree, table=table, status=status, compare_plot=compare_plot, compare_md=compare_md)
+    return BeamPage(
+        preset=preset,
+        preset_note=preset_note,
+        prompt=prompt,
+        template=template,
+        knobs=knobs,
+        step_btn=step_btn,
+        end_btn=end_btn,
+        reset_btn=reset_btn,
+        message=message,
+        view=view,
+    )
+
+
+def _knobs() -> BeamKnobs:
+    # knob sliders: a typed value out of range reaches the handler's check, which names the control
+    low, high = h.PENALTY_RANGE
+    return BeamKnobs(
+        num_beams=knob_slider(
+            1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beam-k"
+        ),
+        length_penalty=knob_slider(
+            low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beam-penalty"
+        ),
+        early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beam-early"),
+        max_new_tokens=knob_slider(
+            1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beam-max-new"
+        ),
+    )
+
+
+def wire(c: BeamPage, config: AppConfig) -> None:
+    inputs = {c.view.sid, c.prompt, c.template, *c.knobs}
+
+    def step(given: dict) -> dict:
+        view = h.step(config, given[c.view.sid], given[c.prompt], given[c.template], c.knobs.read(given))
+        return shown(c, view)
+
+    def run_to_end(given: dict, progress=PROGRESS) -> dict:
+        knobs = c.knobs.read(given)
+        view = h.run_to_end(config, given[c.view.sid], given[c.prompt], given[c.template], knobs, progress=progress)
+        return shown(c, view)
+
+    reset = teach(lambda sid: shown(c, h.reset(sid)), c.message)
+    outputs = list(c.view)
+    preset_outputs = [c.prompt, c.template, *c.knobs, c.preset_note]
+    c.preset.change(partial(apply_preset, c), c.preset, preset_outputs).then(reset, c.view.sid, [*outputs, c.message])
+    model_event(c.step_btn.click, step, inputs, outputs, message=c.message, show_progress="minimal")
+    model_event(c.end_btn.click, run_to_end, inputs, outputs, message=c.message)
+    c.reset_btn.click(reset, c.view.sid, [*outputs, c.message])
+
+
+def build(config: AppConfig) -> None:
+    """The beam search (inside the caller's gr.Tab), then the repetition panel below it."""
+    wire(layout(config), config)
     repetition_panel.build(config)

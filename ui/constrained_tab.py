@@ -12,7 +12,7 @@ from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import constrained_handlers as h
 from ui.context import AppConfig
-from ui.events import PROGRESS, model_event, teach
+from ui.events import PROGRESS, message_line, model_event, teach
 from ui.sessions import release_run
 from ui.validate import knob_slider, whole_number_box
 from visuals.constrained import answer_html
@@ -126,7 +126,7 @@ def _run_panel() -> tuple[dict, dict]:
     with gr.Row():
         token = gr.Textbox(label="Force a token", placeholder="one token, e.g. yes", scale=3, elem_id="cd-token")
         force = gr.Button("Force", scale=1, elem_id="cd-force")
-    message = gr.HTML(elem_id="constrained-message")
+    message = message_line("constrained-message")
     shown = dict(
         status=gr.Markdown(elem_id="cd-status"),
         answer=gr.HTML(answer_html([]), elem_id="cd-answer"),

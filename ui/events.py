@@ -66,6 +66,11 @@ def teach(fn, message=None):
     return wrapper
 
 
+def message_line(elem_id: str) -> gr.HTML:
+    """A tab's message line, under its buttons: where `teach` says what is wrong; hidden while it is empty."""
+    return gr.HTML(elem_id=elem_id, elem_classes=["lab-message"])
+
+
 def error_html(err: Exception) -> str:
     """A message line's content for `err` (styled by the page's `.lab-error` rule)."""
     return f"<div class='lab-error' role='alert'>{html.escape(str(err))}</div>"

@@ -2,10 +2,13 @@
 temperature changes what top-p and min-p keep, and where the engines' stage orders disagree.
 No model runs here, so nothing goes through the model queue."""
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
 import gradio as gr
 
-from decoding import values
-from decoding.pipeline import SamplerSettings
+from decoding.knobs import KNOBS, settings_from
 from decoding.sandbox import (
     FORMAT,
     MAX_VOCAB,
@@ -15,8 +18,9 @@ from decoding.sandbox import (
     parse_logits,
     temperature_sweep,
 )
-from ui.events import teach
+from ui.events import message_line, teach
 from ui.strategy_code import code_view
+from ui.validate import knob_slider
 from visuals.sandbox import describe_sweep, orders_table, sweep_figure
 from visuals.strategies import strategies_figure
 
@@ -40,35 +44,98 @@ model's probability of the 20 most likely tokens, then **rest** = every other to
 removed; the grey dash = the probability that strategy alone would sample it with. *(usual value)* = your setting is
 off, so the panel shows the common value."""
 DEFAULTS = {"preset": "reference exercise", "temperature": 1.0, "top_k": 0, "top_p": 0.9, "min_p": 0.1}
-KNOBS = ("temperature", "top_k", "top_p", "min_p")
 
 
-@teach
-def sandbox_view(text: str, temperature, top_k, top_p, min_p):
-    """Logits text and settings -> (strategies figure, sweep figure, sweep sentence, orders table)."""
+class SandboxView(NamedTuple):
+    """What the sandbox draws; the tab holds one of its components, so outputs go by name."""
+
+    strategies: object
+    sweep: object
+    measured: str
+    orders: str
+
+
+def sandbox_view(text: str, knobs: Mapping[str, object]) -> SandboxView:
+    """Logits text and the knobs' values (keyed by `SamplerSettings` field) -> what the tab draws of them."""
     try:
         logits = parse_logits(text)
     except ValueError as err:
         raise ValueError(f"logits: {err}".replace("`", '"')) from None
-    settings = SamplerSettings(
-        temperature=values.number("temperature", temperature, 0.0, 5.0, "between 0 (greedy) and 5"),
-        top_k=values.whole("top-k", top_k, 0, MAX_VOCAB, "0 = off"),
-        top_p=values.number("top-p", top_p, 0.01, 1.0, "between 0.01 and 1 (1 = off)"),
-        min_p=values.number("min-p", min_p, 0.0, 0.99, "between 0 (off) and 0.99"),
-    )
+    # the knobs' own ranges, as on every tab: the panels show the top 20 tokens, so a top-k past the slider adds nothing
+    settings = settings_from(knobs)
     sweep = temperature_sweep(logits)
-    comparison = compare_orders(logits, settings)
-    return (
-        strategies_figure(each_strategy_alone(logits, settings)),
-        sweep_figure(sweep),
-        f"**Measured here.** {describe_sweep(sweep)}",
-        orders_table(comparison),
+    return SandboxView(
+        strategies=strategies_figure(each_strategy_alone(logits, settings)),
+        sweep=sweep_figure(sweep),
+        measured=f"**Measured here.** {describe_sweep(sweep)}",
+        orders=orders_table(compare_orders(logits, settings)),
     )
 
 
-def build(config) -> None:
-    """Lay out the sandbox tab (inside the caller's gr.Tab) and wire its events. `config` is unused: no model."""
-    first = sandbox_view(PRESETS[DEFAULTS["preset"]], *(DEFAULTS[n] for n in KNOBS))
+@dataclass(frozen=True)
+class SandboxKnobs:
+    """The sandbox's settings as one value; each field is named as the `SamplerSettings` field it sets."""
+
+    temperature: gr.Slider
+    top_k: gr.Slider
+    top_p: gr.Slider
+    min_p: gr.Slider
+
+    def __iter__(self):
+        return (getattr(self, f.name) for f in fields(self))
+
+    def read(self, given: dict) -> dict:
+        """The knobs' values by name, from the {component: value} dict gradio passes for a set of inputs."""
+        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class SandboxPage:
+    logits: gr.Textbox
+    preset: gr.Dropdown
+    knobs: SandboxKnobs
+    message: gr.HTML
+    view: SandboxView  # of components
+
+
+def _slider(field: str, **kwargs) -> gr.Slider:
+    """A knob's slider, its range and step from decoding.knobs; a typed value out of range reaches the check."""
+    knob = KNOBS[field]
+    return knob_slider(knob.lo, knob.hi, DEFAULTS[field], step=knob.step, min_width=260, **kwargs)
+
+
+def _knobs() -> SandboxKnobs:
+    return SandboxKnobs(
+        temperature=_slider(
+            "temperature",
+            label="temperature",
+            elem_id="sandbox-temperature",
+            info="divides the logits: < 1 sharpens, > 1 flattens; 0 = greedy. Usual 0.7–1",
+        ),
+        top_k=_slider(
+            "top_k",
+            label="top-k",
+            elem_id="sandbox-topk",
+            info="keep the k most likely (ties kept); 0 = off. Usual 40–50",
+        ),
+        top_p=_slider(
+            "top_p",
+            label="top-p",
+            elem_id="sandbox-topp",
+            info="keep the most likely until their mass reaches p; 1 = off. Usual 0.9–0.95",
+        ),
+        min_p=_slider(
+            "min_p",
+            label="min-p",
+            elem_id="sandbox-minp",
+            info="keep tokens with p ≥ min-p × the top p; 0 = off. Usual 0.05–0.1",
+        ),
+    )
+
+
+def layout(config) -> SandboxPage:
+    """The sandbox's components, inside the caller's gr.Tab. `config` is unused: no model."""
+    first = sandbox_view(PRESETS[DEFAULTS["preset"]], {f.name: DEFAULTS[f.name] for f in fields(SandboxKnobs)})
     gr.Markdown(TRY_THIS)
     with gr.Row(equal_height=True):
         logits = gr.Textbox(
@@ -89,42 +156,38 @@ def build(config) -> None:
             elem_id="sandbox-preset",
         )
     with gr.Row():  # four abreast on a wide screen, two by two at 800 px (min_width)
-        temperature = gr.Slider(
-            0, 3, DEFAULTS["temperature"], step=0.05, label="temperature", elem_id="sandbox-temperature", min_width=260,
-            info="divides the logits: < 1 sharpens, > 1 flattens; 0 = greedy. Usual 0.7–1",
-        )  # fmt: skip
-        top_k = gr.Slider(
-            0, 200, DEFAULTS["top_k"], step=1, label="top-k", elem_id="sandbox-topk", min_width=260,
-            info="keep the k most likely (ties kept); 0 = off. Usual 40–50",
-        )  # fmt: skip
-        top_p = gr.Slider(
-            0.01, 1, DEFAULTS["top_p"], step=0.01, label="top-p", elem_id="sandbox-topp", min_width=260,
-            info="keep the most likely until their mass reaches p; 1 = off. Usual 0.9–0.95",
-        )  # fmt: skip
-        min_p = gr.Slider(
-            0, 0.99, DEFAULTS["min_p"], step=0.01, label="min-p", elem_id="sandbox-minp", min_width=260,
-            info="keep tokens with p ≥ min-p × the top p; 0 = off. Usual 0.05–0.1",
-        )  # fmt: skip
-    strategies = gr.Plot(first[0], label="Same logits, each strategy alone", elem_id="sandbox-strategies")
+        knobs = _knobs()
+    message = message_line("sandbox-message")
+    strategies = gr.Plot(first.strategies, label="Same logits, each strategy alone", elem_id="sandbox-strategies")
     gr.Markdown(PANELS_NOTE, elem_classes="hint")
     code_view()
     gr.Markdown("### Temperature sweep: top-p 0.9 vs min-p 0.1\n" + REFERENCE)
-    measured = gr.Markdown(first[2], elem_id="sandbox-measured")
-    sweep = gr.Plot(first[1], show_label=False, elem_id="sandbox-sweep")
+    measured = gr.Markdown(first.measured, elem_id="sandbox-measured")
+    sweep = gr.Plot(first.sweep, show_label=False, elem_id="sandbox-sweep")
     gr.Markdown("### Engine orders: the same settings, each engine's stage order")
-    orders = gr.HTML(first[3], elem_id="sandbox-orders")
+    orders = gr.HTML(first.orders, elem_id="sandbox-orders")
+    view = SandboxView(strategies=strategies, sweep=sweep, measured=measured, orders=orders)
+    return SandboxPage(logits=logits, preset=preset, knobs=knobs, message=message, view=view)
 
-    knobs = [temperature, top_k, top_p, min_p]
-    outputs = [strategies, sweep, measured, orders]
-    preset.input(lambda name: PRESETS[name], preset, logits, show_progress="hidden").then(
-        sandbox_view, [logits, *knobs], outputs, show_progress="hidden"
+
+def wire(c: SandboxPage, config) -> None:
+    def show(given: dict) -> dict:
+        return dict(zip(c.view, sandbox_view(given[c.logits], c.knobs.read(given))))
+
+    def preset_of(text: str):
+        # typed logits that match no preset leave the picker empty, so any preset can be picked again
+        return next((name for name, logits in PRESETS.items() if logits == text.strip()), None)
+
+    shown = teach(show, c.message)
+    inputs, outputs = {c.logits, *c.knobs}, [*c.view, c.message]
+    c.preset.input(lambda name: PRESETS[name], c.preset, c.logits, show_progress="hidden").then(
+        shown, inputs, outputs, show_progress="hidden"
     )
-    # typed logits that match no preset leave the picker empty, so any preset can be picked again
-    logits.submit(lambda text: next((n for n, t in PRESETS.items() if t == text.strip()), None), logits, preset)
-    gr.on(
-        [logits.submit, logits.blur, *(k.change for k in knobs)],
-        sandbox_view,
-        [logits, *knobs],
-        outputs,
-        show_progress="hidden",
-    )
+    c.logits.submit(preset_of, c.logits, c.preset)
+    triggers = [c.logits.submit, c.logits.blur, *(knob.change for knob in c.knobs)]
+    gr.on(triggers, shown, inputs, outputs, show_progress="hidden")
+
+
+def build(config) -> None:
+    """Lay out the sandbox tab (inside the caller's gr.Tab) and wire its events. `config` is unused: no model."""
+    wire(layout(config), config)

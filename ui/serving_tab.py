@@ -3,6 +3,8 @@ this tab reads the tick log. Layout and wiring; the data comes from decoding.ser
 visuals.serving."""
 
 import time
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import gradio as gr
 
@@ -10,9 +12,12 @@ from decoding import values
 from decoding.serving.students import MAX_STUDENTS
 from decoding.serving.traffic import summary
 from ui.context import AppConfig, get_model, scheduler_for, simulated_class
+from ui.events import message_line, teach
+from ui.validate import knob_slider
 from visuals import serving
 
 WINDOW_S = 60.0
+SECONDS_RANGE = (5, 300)  # how long a simulated class steps
 INTRO = """
 **Decode is memory-bound:** one step reads every weight of the model to produce one token. Read them once for
 *everyone's* next token and the cost is shared: "if you have many users sending requests, you can stuff their
@@ -33,11 +38,19 @@ TRY = """
 """
 
 
-def refresh(config: AppConfig):
-    """The tick log read now: the two figures and what they say."""
+class TrafficView(NamedTuple):
+    """What shows the traffic; the tab holds one of its components, and `refresh` answers by its fields."""
+
+    ticks: object
+    cost: object
+    status: object
+
+
+def refresh(config: AppConfig, view: TrafficView) -> dict:
+    """The tick log read now: the two figures and what they say, keyed by `view`'s entries."""
     scheduler = scheduler_for(get_model(config))
     if scheduler is None:
-        return (gr.skip(),) * 2 + ("This server runs each request on its own (a ZeroGPU Space): no shared ticks.",)
+        return {view.status: "This server runs each request on its own (a ZeroGPU Space): no shared ticks."}
     now = time.time()
     ticks = scheduler.log.recent(WINDOW_S, now)
     s = summary(ticks, WINDOW_S)
@@ -47,11 +60,11 @@ def refresh(config: AppConfig):
         if crowd.students
         else None
     )
-    return (
-        serving.ticks_figure(ticks, now),
-        serving.tick_time_figure(s),
-        serving.traffic_markdown(s, scheduler.noise, extra),
-    )
+    return {
+        view.ticks: serving.ticks_figure(ticks, now),
+        view.cost: serving.tick_time_figure(s),
+        view.status: serving.traffic_markdown(s, scheduler.noise, extra),
+    }
 
 
 def traffic(config: AppConfig) -> dict:
@@ -80,9 +93,9 @@ def server_note(config: AppConfig) -> str:
     return f"**Please wait: {holder.label} is running for everyone on this server{about}.** Steps wait until it ends."
 
 
-def open_students(config: AppConfig, students, seconds):
+def open_students(config: AppConfig, students, seconds) -> None:
     students = values.whole("Simulated students", students, 1, MAX_STUDENTS)
-    seconds = values.whole("Seconds", seconds, 5, 300)
+    seconds = values.whole("Seconds", seconds, *SECONDS_RANGE)
     scheduler = scheduler_for(get_model(config))
     if scheduler is None:
         raise gr.Error("simulated students need the shared scheduler, which this server does not run")
@@ -96,7 +109,20 @@ def stop_students(config: AppConfig):
         simulated_class(scheduler).stop()
 
 
-def build(config: AppConfig) -> None:
+@dataclass(frozen=True)
+class ServingPage:
+    students: gr.Slider
+    seconds: gr.Slider
+    open_btn: gr.Button
+    stop_btn: gr.Button
+    live: gr.Checkbox
+    timer: gr.Timer
+    message: gr.HTML
+    view: TrafficView  # of components
+
+
+def layout(config: AppConfig) -> ServingPage:
+    """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing is read at layout."""
     with gr.Row():
         gr.Markdown(INTRO)
         gr.Markdown(TRY)
@@ -104,25 +130,51 @@ def build(config: AppConfig) -> None:
     with gr.Row():
         ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
         cost = gr.Plot(label="time per pass", elem_id="serving-cost")
-    with gr.Row():
-        students = gr.Slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
-        seconds = gr.Slider(5, 300, value=120, step=5, label="Seconds")
+    with gr.Row():  # knob sliders: a typed value out of range reaches open_students' check, which names the control
+        students = knob_slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
+        seconds = knob_slider(*SECONDS_RANGE, value=120, step=5, label="Seconds")
         open_btn = gr.Button("Open simulated students", variant="primary")
         stop_btn = gr.Button("Stop them")
         live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
-    # off until asked for: a timer ticks on every open page, whichever tab it shows, and thirty pages redrawing
-    # two charts every 2 s would cost the class's server more than their steps do
-    timer = gr.Timer(2.0, active=False)
-    outputs = [ticks, cost, status]
-    read = lambda: refresh(config)
-    gr.on([timer.tick, open_btn.click, live.change], read, outputs=outputs, concurrency_limit=None,
-          show_progress="hidden")  # fmt: skip
+    message = message_line("serving-message")
+    return ServingPage(
+        students=students,
+        seconds=seconds,
+        open_btn=open_btn,
+        stop_btn=stop_btn,
+        live=live,
+        # off until asked for: a timer ticks on every open page, whichever tab it shows, and thirty pages redrawing
+        # two charts every 2 s would cost the class's server more than their steps do
+        timer=gr.Timer(2.0, active=False),
+        message=message,
+        view=TrafficView(ticks=ticks, cost=cost, status=status),
+    )
+
+
+def wire(c: ServingPage, config: AppConfig) -> None:
+    def opened(students, seconds) -> dict:
+        open_students(config, students, seconds)
+        return {c.live: True}  # watching them is the point
 
     def traffic_numbers() -> dict:
         return traffic(config)
 
+    def read() -> dict:
+        return refresh(config, c.view)
+
+    gr.on(
+        [c.timer.tick, c.open_btn.click, c.live.change],
+        read,
+        outputs=list(c.view),
+        concurrency_limit=None,
+        show_progress="hidden",
+    )
     gr.api(traffic_numbers, api_name="traffic", concurrency_limit=None)
-    opened = open_btn.click(lambda n, s: open_students(config, n, s), [students, seconds], concurrency_limit=None)
-    opened.success(lambda: True, outputs=live, show_progress="hidden")  # watching them is the point
-    stop_btn.click(lambda: stop_students(config), concurrency_limit=None)
-    live.change(lambda on: gr.Timer(active=on), live, timer)
+    outputs = [c.live, c.message]
+    c.open_btn.click(teach(opened, c.message), [c.students, c.seconds], outputs, concurrency_limit=None)
+    c.stop_btn.click(lambda: stop_students(config), concurrency_limit=None)
+    c.live.change(lambda on: gr.Timer(active=on), c.live, c.timer)
+
+
+def build(config: AppConfig) -> None:
+    wire(layout(config), config)

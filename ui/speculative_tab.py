@@ -10,7 +10,7 @@ from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import speculative_handlers as h
 from ui.context import CHAT, RAW, AppConfig
-from ui.events import PROGRESS, model_event, teach
+from ui.events import PROGRESS, message_line, model_event, teach
 from ui.speculative_presets import DEFAULT, PRESETS, Preset
 from ui.validate import knob_slider, whole_number_box
 from visuals.speculative import CSS
@@ -142,7 +142,7 @@ def layout(config: AppConfig) -> SpecPage:
                     end=gr.Button("Run to end", elem_id="spec-end"),
                     reset=gr.Button("Reset", elem_id="spec-reset"),
                 )
-            message = gr.HTML(elem_id="spec-message")
+            message = message_line("spec-message")
             status = gr.Markdown(elem_id="spec-status")
             chips = gr.HTML(blank.chips, elem_id="spec-chips")
             with gr.Row():

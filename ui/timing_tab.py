@@ -1,5 +1,8 @@
 """The "Prefill vs decode" tab: measure, on this machine, why decode is memory-bound and prefill is not."""
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import gradio as gr
 
 from decoding import values
@@ -8,8 +11,9 @@ from decoding.timing.limits import device_name
 from decoding.timing.plans import PLANS
 from decoding.timing.shared import SharedMeasurements
 from decoding.timing.sweeps import Measurements, measure_all
+from ui import timing_calculator as calculator
 from ui.context import AppConfig, get_model, model_turn
-from ui.events import PROGRESS, CancelFlags, model_event, teach
+from ui.events import PROGRESS, CancelFlags, message_line, model_event
 from visuals.roofline import roofline_figure
 from visuals.theme import empty_figure
 from visuals.timing import batch_figure, cache_figure, phases_figure, request_figure
@@ -28,81 +32,100 @@ TRY_THIS = """
 5. In the calculator, change a row's bandwidth, or bytes per parameter (2 → 1 for INT8), and watch the floor
    per token move.
 """
-CHARTS = {"roofline": "The roofline", "phases": "Prefill and decode", "cache": "KV cache vs none",
-          "batch": "Batch size", "request": "One request"}  # fmt: skip
+
+
+class Charts(NamedTuple):
+    """One entry per chart, in the order the tab shows them (and `captions` writes them)."""
+
+    roofline: object
+    phases: object
+    cache: object
+    batch: object
+    request: object
+
+
+TITLES = Charts(
+    roofline="The roofline",
+    phases="Prefill and decode",
+    cache="KV cache vs none",
+    batch="Batch size",
+    request="One request",
+)
 PLAN_CHOICES = [
     ("quick (≈1 min on CPU)", "quick"),
     ("thorough (several minutes on CPU)", "thorough"),
     ("GPU sizes", "gpu"),
 ]
-HEADERS = {
-    "model": "model", "params_b": "params (B)", "bytes_per_param": "bytes/param", "layers": "layers",
-    "kv_heads": "KV heads", "head_dim": "head dim", "context": "context", "hardware": "hardware",
-    "bandwidth_gbs": "GB/s", "memory_gb": "memory GB", "measured_ms": "measured ms", "weights_gb": "weights GB",
-    "floor_ms": "floor ms", "max_tokens_per_s": "max tok/s", "kv_gb_per_seq": "KV GB/seq", "sequences_fit": "seqs fit",
-    "mbu": "MBU",
-}  # fmt: skip
-EDITABLE = ("model", "params_b", "bytes_per_param", "layers", "kv_heads", "head_dim", "context", "hardware",
-            "bandwidth_gbs", "memory_gb")  # fmt: skip
-RESULTS = ("model", "hardware", "weights_gb", "floor_ms", "measured_ms", "mbu", "max_tokens_per_s", "kv_gb_per_seq",
-           "sequences_fit")  # fmt: skip
-INTEGERS = ("layers", "kv_heads", "head_dim", "context")
 CANCEL = CancelFlags()
 SHARED = SharedMeasurements()  # one per server: a measurement is the machine's, not a student's
 FIRST_ESTIMATE_S = 60  # how long a first quick measurement is announced to take on a CPU
 
 
-def table_values(rows: list[rl.CalculatorRow], columns: tuple[str, ...]) -> list[list]:
-    """The calculator's rows as table cells, rounded for reading."""
-    return [[_round(rl.calculate(row)[c]) for c in columns] for row in rows]
-
-
-def _round(v):
-    if isinstance(v, float):
-        return round(v, 3) if abs(v) < 10 else round(v, 1)
-    return "—" if v is None else v
-
-
-@teach
-def recalculate(inputs, measured: dict | None) -> list[list]:
-    """The results table from the (possibly edited) inputs table; `measured` is {model: ms} from Measure."""
-    rows = inputs.values.tolist() if hasattr(inputs, "values") else inputs
-    parsed = [_parse_row(r, measured or {}) for r in rows if any(str(v).strip() for v in r)]
-    return table_values(parsed, RESULTS)
-
-
-def _parse_row(values: list, measured: dict) -> rl.CalculatorRow:
-    fields = {}
-    for name, v in zip(EDITABLE, values):
-        if name in ("model", "hardware"):
-            fields[name] = str(v)
-            continue
-        try:
-            fields[name] = int(float(v)) if name in INTEGERS else float(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"{HEADERS[name]} must be a number, got {v!r}") from None
-    return rl.CalculatorRow(**fields, measured_ms=measured.get(fields["model"]))
-
-
-def figures(m: Measurements | None) -> tuple:
+def figures(m: Measurements | None) -> Charts:
     """Every chart of the tab for one measurement (empty prompts before the first)."""
     if m is None:
-        return (roofline_figure([], 0, 0, ""), phases_figure([], [], [], [], ""), cache_figure([], [], [], ""),
-                batch_figure([], [], ""), request_figure(None, [], 0, ""))  # fmt: skip
+        return Charts(
+            roofline=roofline_figure([], 0, 0, ""),
+            phases=phases_figure([], [], [], [], ""),
+            cache=cache_figure([], [], [], ""),
+            batch=batch_figure([], [], ""),
+            request=request_figure(None, [], 0, ""),
+        )
     label = f"{m.model} · {m.dtype} · {m.device_name}"
     bw, peak = (m.bandwidth.value if m.bandwidth else 0), (m.peak.value if m.peak else 0)
-    naive, cached, req = m.naive, m.cached, m.request
-    return (
-        roofline_figure(rl.roofline_points(m), bw, peak, label),
-        phases_figure([s.x for s in m.prefill], [s.ms for s in m.prefill], [s.x for s in m.decode],
-                      [s.ms for s in m.decode], label),
-        cache_figure(naive.context, naive.ms, cached.ms, label) if naive else empty_figure("not measured (cancelled)"),
-        batch_figure([s.x for s in m.batch], [s.ms for s in m.batch], label),
-        request_figure(req.ms[0], req.ms[1:], req.context[0], label) if req else empty_figure("not measured"),
-    )  # fmt: skip
+    naive, cached, req, prefill, decode = m.naive, m.cached, m.request, m.prefill, m.decode
+    cache = (
+        cache_figure(naive.context, naive.ms, cached.ms, label) if naive else empty_figure("not measured (cancelled)")
+    )
+    return Charts(
+        roofline=roofline_figure(rl.roofline_points(m), bw, peak, label),
+        phases=phases_figure(
+            [s.x for s in prefill], [s.ms for s in prefill], [s.x for s in decode], [s.ms for s in decode], label
+        ),
+        cache=cache,
+        batch=batch_figure([s.x for s in m.batch], [s.ms for s in m.batch], label),
+        request=request_figure(req.ms[0], req.ms[1:], req.context[0], label) if req else empty_figure("not measured"),
+    )
 
 
-def build(config: AppConfig) -> None:
+class Measured(NamedTuple):
+    """What a measurement shows: the headline, each chart and its caption, both tables, and {model: ms} for them."""
+
+    summary: str
+    plots: Charts
+    notes: Charts
+    inputs: list
+    results: list
+    measured: dict
+
+
+@dataclass(frozen=True)
+class TimingPage:
+    plan: gr.Radio
+    measure_btn: gr.Button
+    again_btn: gr.Button
+    cancel_btn: gr.Button
+    message: gr.HTML
+    summary: gr.Markdown
+    plots: Charts  # of gr.Plot
+    notes: Charts  # of gr.Markdown, the sentence under each chart
+    calculator: calculator.Calculator  # its tables show each measurement's row
+    measured: gr.State  # {model: measured ms} of the last measurement, for the calculator
+
+    def show(self, m: Measured) -> dict:
+        """A measurement as {component: value}, each chart and caption by its name."""
+        return {
+            self.summary: m.summary,
+            **dict(zip(self.plots, m.plots)),
+            **dict(zip(self.notes, m.notes)),
+            self.calculator.inputs: m.inputs,
+            self.calculator.results: m.results,
+            self.measured: m.measured,
+        }
+
+
+def layout(config: AppConfig) -> TimingPage:
+    """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing is measured at layout."""
     gr.Markdown(
         "## Prefill vs decode\nPrefill reads the whole prompt in one pass and keeps the arithmetic units busy; "
         "decode produces one token per pass and spends it waiting for the weights to arrive from memory. "
@@ -114,45 +137,46 @@ def build(config: AppConfig) -> None:
         measure_btn = gr.Button("Measure", variant="primary", scale=1, elem_id="timing-measure")
         again_btn = gr.Button("Re-measure", scale=1)
         cancel_btn = gr.Button("Cancel", variant="stop", scale=1)
-    summary_md = gr.Markdown("*No measurement yet: press **Measure**.*", elem_id="timing-summary")
-    plots, notes = [], []
-    for name, title in CHARTS.items():
+    message = message_line("timing-message")
+    summary = gr.Markdown("*No measurement yet: press **Measure**.*", elem_id="timing-summary")
+    plots, notes = {}, {}
+    for name, title in TITLES._asdict().items():
         gr.Markdown(f"### {title}")
-        plots.append(gr.Plot(value=empty_figure("Press Measure"), show_label=False, elem_id=f"timing-{name}"))
-        notes.append(gr.Markdown(elem_classes=["hint"], elem_id=f"timing-{name}-note"))
-    gr.Markdown(
-        "### Back-of-envelope calculator\nFloor per token = weights ÷ bandwidth; KV cache = 2 × layers × KV heads × "
-        "head dim × tokens × bytes; sequences that fit = (memory − weights − overhead) ÷ KV per sequence. "
-        "Overhead is 3 GB, as in the references. Edit any cell of the first table; the second recomputes. "
-        "After **Measure**, the first row is the loaded model on this machine, its measured decode step next to "
-        "its floor."
+        plots[name] = gr.Plot(value=empty_figure("Press Measure"), show_label=False, elem_id=f"timing-{name}")
+        notes[name] = gr.Markdown(elem_classes=["hint"], elem_id=f"timing-{name}-note")
+    return TimingPage(
+        plan=plan,
+        measure_btn=measure_btn,
+        again_btn=again_btn,
+        cancel_btn=cancel_btn,
+        message=message,
+        summary=summary,
+        plots=Charts(**plots),
+        notes=Charts(**notes),
+        calculator=calculator.layout(),
+        measured=gr.State(None),
     )
-    inputs = gr.Dataframe(
-        value=table_values(rl.REFERENCE_ROWS, EDITABLE), headers=[HEADERS[c] for c in EDITABLE], type="array",
-        interactive=True, label="inputs (editable)", elem_id="timing-inputs",
-        column_widths=["22%", *["8.5%"] * 6, "16%", "7%", "8%"],
-        datatype=["str", *["number"] * 6, "str", "number", "number"],
-    )  # fmt: skip
-    results = gr.Dataframe(
-        value=table_values(rl.REFERENCE_ROWS, RESULTS), headers=[HEADERS[c] for c in RESULTS], type="array",
-        interactive=False, label="what follows", elem_id="timing-results", column_widths=["22%", "16%", *["9%"] * 7],
-    )  # fmt: skip
-    measured = gr.State(None)
-
-    def run(plan_name, progress=PROGRESS, request: gr.Request = None):
-        return measure(config, plan_name, progress, request)
-
-    def run_again(plan_name, progress=PROGRESS, request: gr.Request = None):
-        return measure(config, plan_name, progress, request, again=True)
-
-    outputs = [summary_md, *plots, *notes, inputs, results, measured]
-    model_event(measure_btn.click, run, plan, outputs, gpu_s=180)
-    model_event(again_btn.click, run_again, plan, outputs, gpu_s=180)
-    CANCEL.wire(cancel_btn)
-    inputs.input(recalculate, inputs=[inputs, measured], outputs=results, show_progress="hidden")
 
 
-def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> tuple:
+def wire(c: TimingPage, config: AppConfig) -> None:
+    def run(plan_name, progress=PROGRESS, request: gr.Request = None) -> dict:
+        return c.show(measure(config, plan_name, progress, request))
+
+    def run_again(plan_name, progress=PROGRESS, request: gr.Request = None) -> dict:
+        return c.show(measure(config, plan_name, progress, request, again=True))
+
+    outputs = [c.summary, *c.plots, *c.notes, c.calculator.inputs, c.calculator.results, c.measured]
+    model_event(c.measure_btn.click, run, c.plan, outputs, message=c.message, gpu_s=180)
+    model_event(c.again_btn.click, run_again, c.plan, outputs, message=c.message, gpu_s=180)
+    CANCEL.wire(c.cancel_btn)
+    calculator.wire(c.calculator, c.measured)
+
+
+def build(config: AppConfig) -> None:
+    wire(layout(config), config)
+
+
+def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> Measured:
     """Measure button: the server's kept measurement of this plan when there is one (Re-measure: a new one), then
     the headline, charts, captions and both tables. Measuring holds the model alone: it needs a quiet machine."""
     plan = PLANS[values.choice("How much to measure", plan_name, PLANS)]
@@ -171,5 +195,11 @@ def measure(config: AppConfig, plan_name, progress, request, again: bool = False
     rows = mine + list(rl.REFERENCE_ROWS)
     if m.cancelled:
         gr.Warning(f"Measurement cancelled after {m.seconds:.0f} s: the charts show what was measured.")
-    tables = table_values(rows, EDITABLE), table_values(rows, RESULTS)
-    return (note + headline(m), *figures(m), *captions(m), *tables, {r.model: r.measured_ms for r in mine})
+    return Measured(
+        summary=note + headline(m),
+        plots=figures(m),
+        notes=Charts._make(captions(m)),  # captions() writes one per chart, in the tab's order
+        inputs=calculator.table_values(rows, calculator.EDITABLE),
+        results=calculator.table_values(rows, calculator.RESULTS),
+        measured={r.model: r.measured_ms for r in mine},
+    )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ui.context import AppConfig
+from ui.events import message_line
 from ui.sessions import release_run
 from ui.step import keys
 from ui.step.controls import Buttons, Knobs, Reads, Setup, buttons, knob_column, lesson_controls
@@ -24,7 +25,7 @@ CSS = """
 .step-walk { font-size: 15px; }
 .step-walk ol { margin-top: 0; }
 #step-style { display: none; }
-#step-message:not(:has(.lab-error)), #step-why:not(:has(p)) { display: none; }
+#step-why:not(:has(p)) { display: none; }
 /* narrow screens stack the columns: the chart first, right under the buttons */
 @media (max-width: 900px) { #step-chart-col { order: -1; } }
 .step-keys kbd { border: 1px solid rgba(128,128,128,.6); border-radius: 4px; padding: 0 5px; font-size: 0.9em; }
@@ -93,7 +94,7 @@ def layout(config: AppConfig) -> StepPage:
     with gr.Row(equal_height=True):
         preset, prompt = lesson_controls()
     row = buttons()
-    message = gr.HTML(elem_id="step-message")
+    message = message_line("step-message")
     with gr.Row(elem_id="step-main"):
         with gr.Column(scale=1, min_width=300):
             left = knob_column(config)
