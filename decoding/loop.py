@@ -9,52 +9,20 @@ and branch; `generate_steps` is the same loop as a generator.
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 
 from decoding import stopping
 from decoding.clock import Timer
+from decoding.forward import forward_one, kv_cache_bytes, rewind
 from decoding.models import LoadedModel
 from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt
 from decoding.record import Timings, record_step
+from decoding.serving.passes import Pass
 from decoding.trace import Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096
-
-
-def kv_cache_bytes(cache) -> int:
-    """What a live KV cache holds, measured: the bytes of its key and value tensors (0 for no cache)."""
-    layers = getattr(cache, "layers", ())
-    return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))
-
-
-@torch.inference_mode()
-def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
-    """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
-    (B, V) and the grown cache. Every loop in the lab that feeds the model a cache goes through here."""
-    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
-
-
-def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
-    """`forward` for one sequence: token ids (the whole prompt, or one token) -> logits (V,) and the cache."""
-    logits, cache = forward(lm, torch.tensor([ids], device=lm.device), cache, past)  # (1, T) -> (1, V)
-    return logits[0], cache  # (V,)
-
-
-@dataclass(frozen=True)
-class Pass:
-    """How the forward pass behind a distribution ran: alone, or packed with other sessions' tokens by a
-    scheduler (decoding.serving), where `noise` is how far that can move a logit from its solo value."""
-
-    ms: float  # wall time of the pass (of all its chunks, for a prompt prefilled in chunks)
-    rows: int = 1  # sessions that shared it
-    mode: str = "solo"  # "solo": nobody else in it; "packed": shared; "alone": kept alone on request
-    chunks: int = 1
-    noise: float = 0.0
 
 
 class Run:
@@ -174,8 +142,8 @@ class Run:
             self.cache = None
             self.prefill()
             return
-        # keep the positions before the last token, then recompute it; transformers 5's crop takes -(tokens to drop)
-        self.cache.crop((len(self.ids) - 1) - self.cache.get_seq_length())
+        # keep the positions before the last token, then recompute it
+        rewind(self.cache, len(self.ids) - 1)
         self._decode(self.ids[-1])
 
     def _update_text_and_stop(self, chosen: int) -> None:

@@ -6,7 +6,8 @@ import dataclasses
 import pytest
 import torch
 
-from decoding.loop import Run, forward, forward_one, generate_steps, kv_cache_bytes, run_to_end
+from decoding.forward import forward, forward_one, kv_cache_bytes
+from decoding.loop import Run, generate_steps, run_to_end
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Step

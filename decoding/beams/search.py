@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import torch
 
 from decoding.beams.records import BeamCandidate, BeamResult, BeamStep, Hypothesis
-from decoding.loop import MAX_NEW_TOKENS_CAP, forward
+from decoding.forward import forward
+from decoding.loop import MAX_NEW_TOKENS_CAP
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
 

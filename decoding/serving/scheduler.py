@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import Pass, forward_one
+from decoding.forward import forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.serving import ragged
+from decoding.serving.passes import Pass
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
 
@@ -163,7 +164,7 @@ class Scheduler:
                 logits = ragged.packed_forward(self.lm, segments)  # (S, V)
         except Exception:  # noqa: BLE001 -- undo what the pass wrote, then give each session its own pass
             for (work, _), length in zip(rows, lengths):
-                work.cache.crop(length)
+                rewind(work.cache, length)
             for work, _ in rows:
                 self._solo(work, "solo")
             return later

@@ -15,14 +15,15 @@ import torch
 
 from decoding import stopping
 from decoding.clock import Timer
-from decoding.loop import MAX_NEW_TOKENS_CAP, forward_one
+from decoding.forward import forward_one, rewind
+from decoding.loop import MAX_NEW_TOKENS_CAP
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings, process
 from decoding.prompts import token_texts
 from decoding.speculative import accept
 from decoding.speculative.drafts import EarlyExit, Proposal, check_exit_layer, lookup
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, SOURCES, Check, Round, SpecResult
-from decoding.speculative.verify import crop_to, verify
+from decoding.speculative.verify import verify
 from decoding.watch import Watch
 
 MAX_DRAFT_TOKENS = 16
@@ -118,7 +119,7 @@ class SpecRun:
                 decision = accept.accept_sampled(p, q, drafted, self.generator)
         kept = self._keep(drafted[: decision.accepted] + [decision.bonus])
         # 4) the cache keeps the accepted prefix: every id but the last, which the next round feeds
-        crop_to(self.cache, len(self.ids) - 1)
+        rewind(self.cache, len(self.ids) - 1)
         record = self._record(proposal, processed, decision, context_len, kept)
         record.cache_verified, record.cache_cropped = cache_verified, self.cache.get_seq_length()
         record.draft_ms, record.verify_ms, record.accept_ms = proposal.ms, tv.ms, ta.ms
@@ -202,7 +203,7 @@ class SpecRun:
         del self.ids[last.context_len :]
         self.generator.set_state(self._undo.pop())
         self.result.stop_reason, self.result.token_ids = None, list(self.generated)
-        crop_to(self.cache, len(self.ids) - 1)  # the early-exit draft crops its own cache when it next drafts
+        rewind(self.cache, len(self.ids) - 1)  # the early-exit draft crops its own cache when it next drafts
 
     def run_to_end(self, watch: Watch | None = None) -> SpecResult:
         """Prefill if needed, then rounds until a stop; `watch.check()` between rounds (others' turns, Cancel)."""
