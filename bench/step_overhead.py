@@ -80,9 +80,14 @@ def generate_ms(lm, prompt, n: int) -> list[float]:
     ids = torch.tensor([prompt.ids], device=lm.device)  # (1, T)
     clock = _Clock(lm.device)
     lm.model.generate(
-        ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=n + 1, min_new_tokens=n + 1,
-        logits_processor=[clock], pad_token_id=lm.tokenizer.pad_token_id,
-    )  # fmt: skip
+        ids,
+        attention_mask=torch.ones_like(ids),
+        do_sample=False,
+        max_new_tokens=n + 1,
+        min_new_tokens=n + 1,
+        logits_processor=[clock],
+        pad_token_id=lm.tokenizer.pad_token_id,
+    )
     return [(b - a) * 1e3 for a, b in zip(clock.stamps, clock.stamps[1:])]
 
 

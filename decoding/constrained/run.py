@@ -100,7 +100,7 @@ class ConstrainedRun(Run):
             prob_after=1.0,
             rank=0,
             forced=False,
-            top=[Candidate(token, text, 0.0, 0.0, 1.0)],
+            top=[Candidate(id=token, text=text, logit=0.0, prob_before=0.0, prob_after=1.0)],
             stages=[("grammar", 1)],
             kept_mass=0.0,
             entropy_bits=0.0,

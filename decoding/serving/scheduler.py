@@ -142,7 +142,9 @@ class Scheduler:
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)
-        self.log.add(Tick(time.time(), t.ms, 1, int(work.decode), prompt, mode))
+        self.log.add(
+            Tick(at=time.time(), ms=t.ms, rows=1, decode_rows=int(work.decode), prefill_tokens=prompt, mode=mode)
+        )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
 
     def _packed(self, shared: list[_Work]) -> list[_Work]:
@@ -169,14 +171,25 @@ class Scheduler:
                 self._solo(work, "solo")
             return later
         prefill = sum(n for w, n in rows if not w.decode)
-        self.log.add(Tick(time.time(), t.ms, len(rows), sum(w.decode for w, _ in rows), prefill, "packed"))
+        self.log.add(
+            Tick(
+                at=time.time(),
+                ms=t.ms,
+                rows=len(rows),
+                decode_rows=sum(w.decode for w, _ in rows),
+                prefill_tokens=prefill,
+                mode="packed",
+            )
+        )
         noise = self.noise.value if self.noise else 0.0
         for i, (work, n) in enumerate(rows):
             work.ids, work.start, work.chunks, work.ms = work.ids[n:], work.start + n, work.chunks + 1, work.ms + t.ms
             if work.ids:
                 later.append(work)  # more of its prompt next tick
             else:
-                self._answer(work, logits[i], Pass(work.ms, len(rows), "packed", work.chunks, noise))
+                self._answer(
+                    work, logits[i], Pass(ms=work.ms, rows=len(rows), mode="packed", chunks=work.chunks, noise=noise)
+                )
         return later
 
     def _answer(self, work: _Work, logits: torch.Tensor, passed: Pass) -> None:
