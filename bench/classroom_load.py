@@ -43,11 +43,37 @@ from visuals.distribution import MODES  # noqa: E402
 
 GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, engine order
 TOPICS = (
-    "the moon", "rivers", "bread", "volcanoes", "owls", "the piano", "glaciers", "bicycles", "honey bees", "chess",
-    "lighthouses", "coral reefs", "the printing press", "thunderstorms", "maps", "tea", "deserts", "comets",
-    "windmills", "octopuses", "libraries", "the Roman roads", "autumn leaves", "trains", "whales", "clocks",
-    "salt", "bridges", "penguins", "the alphabet",
-)  # fmt: skip
+    "the moon",
+    "rivers",
+    "bread",
+    "volcanoes",
+    "owls",
+    "the piano",
+    "glaciers",
+    "bicycles",
+    "honey bees",
+    "chess",
+    "lighthouses",
+    "coral reefs",
+    "the printing press",
+    "thunderstorms",
+    "maps",
+    "tea",
+    "deserts",
+    "comets",
+    "windmills",
+    "octopuses",
+    "libraries",
+    "the Roman roads",
+    "autumn leaves",
+    "trains",
+    "whales",
+    "clocks",
+    "salt",
+    "bridges",
+    "penguins",
+    "the alphabet",
+)
 
 
 def prompt_for(i: int) -> str:
@@ -247,8 +273,11 @@ def alone_vs_solo_path(url: str, port: int, steps: int, rounds: int = 3) -> dict
         proc.terminate()
         proc.wait(timeout=30)
     alone, solo = percentile(ms["scheduler"], 0.50), percentile(ms["solo"], 0.50)
-    return {"alone_interleaved_p50_step_ms": round(alone, 1), "solo_path_p50_step_ms": round(solo, 1),
-            "alone_vs_solo_path": round(alone / solo, 3)}  # fmt: skip
+    return {
+        "alone_interleaved_p50_step_ms": round(alone, 1),
+        "solo_path_p50_step_ms": round(solo, 1),
+        "alone_vs_solo_path": round(alone / solo, 3),
+    }
 
 
 def main(argv=None) -> None:

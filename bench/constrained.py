@@ -42,11 +42,21 @@ def main() -> None:
     settings = SamplerSettings(temperature=args.temperature)
     start = time.perf_counter()
     watch = Watch(on_progress=lambda fraction, message: print(f"{fraction:4.0%} {message}", file=sys.stderr))
-    result = compare(lm, prompt, preset.constraint, settings, n=args.n, seed=args.seed,
-                     max_new_tokens=preset.max_new_tokens, watch=watch)  # fmt: skip
+    result = compare(
+        lm,
+        prompt,
+        preset.constraint,
+        settings,
+        n=args.n,
+        seed=args.seed,
+        max_new_tokens=preset.max_new_tokens,
+        watch=watch,
+    )
     for s in result.unconstrained + result.constrained:
-        print(f"{'with' if s in result.constrained else 'free'} seed {s.seed}: {s.problem or 'valid'} · {s.text!r}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{'with' if s in result.constrained else 'free'} seed {s.seed}: {s.problem or 'valid'} · {s.text!r}",
+            file=sys.stderr,
+        )
     out = {
         "preset": PRESET,
         "model": lm.label,

@@ -48,16 +48,35 @@ def main(argv=None) -> dict:
     start = time.perf_counter()
     sizes = [int(b) for b in args.batch_sizes.split(",") if b.strip()]
     e = run_batching_experiment(
-        args.model, args.prompt, sizes, args.condition, args.new_tokens, not args.no_invariant,
-        watch=watch, dtype=args.dtype, device=args.device,
-    )  # fmt: skip
+        args.model,
+        args.prompt,
+        sizes,
+        args.condition,
+        args.new_tokens,
+        not args.no_invariant,
+        watch=watch,
+        dtype=args.dtype,
+        device=args.device,
+    )
     out = summary(e)
     if args.many:
-        t = many_runs(e.model, DEFAULTS["many_prompts"], DEFAULTS["many_batch_sizes"], CONDITIONS, args.new_tokens,
-                      watch=watch, dtype=args.dtype, device=args.device)  # fmt: skip
-        out["many_runs"] = {"runs": t.runs, "distinct": t.distinct, "most_common_share": t.most_common_share,
-                            "per_prompt": [{k: p[k] for k in ("prompt", "runs", "distinct")} for p in t.per_prompt],
-                            "seconds": t.seconds}  # fmt: skip
+        t = many_runs(
+            e.model,
+            DEFAULTS["many_prompts"],
+            DEFAULTS["many_batch_sizes"],
+            CONDITIONS,
+            args.new_tokens,
+            watch=watch,
+            dtype=args.dtype,
+            device=args.device,
+        )
+        out["many_runs"] = {
+            "runs": t.runs,
+            "distinct": t.distinct,
+            "most_common_share": t.most_common_share,
+            "per_prompt": [{k: p[k] for k in ("prompt", "runs", "distinct")} for p in t.per_prompt],
+            "seconds": t.seconds,
+        }
     out["seconds"] = time.perf_counter() - start
     out["threads"] = torch.get_num_threads()
     return out
@@ -78,15 +97,24 @@ def summary(e) -> dict:
         for r in e.rows
     ]
     return {
-        "model": e.model, "device": e.device, "dtype": e.dtype, "condition": e.condition, "prompt": e.prompt,
-        "new_tokens": e.new_tokens, "batch_sizes": [1] + [r.batch_size for r in e.rows],
-        "divergent_runs": len(e.divergent), "divergent_runs_batch_invariant": len(e.divergent_invariant),
+        "model": e.model,
+        "device": e.device,
+        "dtype": e.dtype,
+        "condition": e.condition,
+        "prompt": e.prompt,
+        "new_tokens": e.new_tokens,
+        "batch_sizes": [1] + [r.batch_size for r in e.rows],
+        "divergent_runs": len(e.divergent),
+        "divergent_runs_batch_invariant": len(e.divergent_invariant),
         "distinct_completions": len({r.text for r in [e.solo, *e.rows]}),
         "distinct_completions_batch_invariant": len({r.text for r in [e.solo, *e.invariant_rows]}),
-        "per_batch": per_batch, "tokens_per_s": e.tokens_per_s, "causes": causes(e),
-        "solo_text": e.solo.text, "texts": {r.batch_size: r.text for r in e.rows},
+        "per_batch": per_batch,
+        "tokens_per_s": e.tokens_per_s,
+        "causes": causes(e),
+        "solo_text": e.solo.text,
+        "texts": {r.batch_size: r.text for r in e.rows},
         "experiment_seconds": e.seconds,
-    }  # fmt: skip
+    }
 
 
 if __name__ == "__main__":

@@ -23,8 +23,13 @@ class PageCaller:
         fn_index = self.client._infer_fn_index(api_name, None)
         endpoint = self.client.endpoints[fn_index]
         data = utils.construct_args(endpoint.parameters_info, data, {})  # inputs left out take their defaults
-        payload = {"data": list(endpoint.insert_empty_state(*data)), "fn_index": fn_index, "event_data": None,
-                   "trigger_id": None, "session_hash": self.client.session_hash}  # fmt: skip
+        payload = {
+            "data": list(endpoint.insert_empty_state(*data)),
+            "fn_index": fn_index,
+            "event_data": None,
+            "trigger_id": None,
+            "session_hash": self.client.session_hash,
+        }
         joined = self.http.post(self.client.sse_data_url, json=payload)
         joined.raise_for_status()
         event_id = joined.json()["event_id"]

@@ -61,7 +61,7 @@ def measure(lm, ids, source, k, layer, n, repeats) -> dict:
         "plain": lambda: plain_decode(lm, ids, GREEDY, n).token_ids,
         "speculative": lambda: SpecRun(
             lm, ids, GREEDY, source=source, draft_tokens=k, exit_layer=layer, max_new_tokens=n
-        ).run_to_end(),  # fmt: skip
+        ).run_to_end(),
         "generate": lambda: generate(lm, ids, n),
         "generate_speculative": lambda: generate(lm, ids, n, **hf_kwargs),
     }
@@ -114,11 +114,18 @@ def main() -> None:
             results[key] = measure(lm, ids, source, k, layer, args.tokens, args.repeats)
             results[key] |= {"draft_tokens": k, "exit_layer": layer}
             print(key, json.dumps(results[key]), file=sys.stderr)
-    print(json.dumps({
-        "model": lm.label, "device": str(lm.device), "dtype": lm.dtype_name, "threads": torch.get_num_threads(),
-        "new_tokens": args.tokens,
-        "results": results,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "model": lm.label,
+                "device": str(lm.device),
+                "dtype": lm.dtype_name,
+                "threads": torch.get_num_threads(),
+                "new_tokens": args.tokens,
+                "results": results,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Three ways to produce the same greedy tokens, measured in one run and interleaved round by round so
 that other load on the machine hits all three alike:
 - loop: `Run.step` (pipeline, selection, the step record, stop checks, then the decode forward pass);
-- forward: `decoding.loop.forward_one` with the KV cache and an argmax, nothing else;
+- forward: `decoding.forward.forward_one` with the KV cache and an argmax, nothing else;
 - generate: `model.generate()` greedy with min_new_tokens = max_new_tokens, timed between consecutive
   calls of a do-nothing logits processor (one call per generated token).
 Each per-token time covers one decode forward pass; prefill is excluded, a warm-up run of each comes first,
@@ -24,7 +24,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from decoding.clock import sync
-from decoding.loop import Run, forward_one  # noqa: E402
+from decoding.forward import forward_one  # noqa: E402
+from decoding.loop import Run  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
 from decoding.pipeline import SamplerSettings  # noqa: E402
 from decoding.prompts import encode_prompt  # noqa: E402
@@ -79,9 +80,14 @@ def generate_ms(lm, prompt, n: int) -> list[float]:
     ids = torch.tensor([prompt.ids], device=lm.device)  # (1, T)
     clock = _Clock(lm.device)
     lm.model.generate(
-        ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=n + 1, min_new_tokens=n + 1,
-        logits_processor=[clock], pad_token_id=lm.tokenizer.pad_token_id,
-    )  # fmt: skip
+        ids,
+        attention_mask=torch.ones_like(ids),
+        do_sample=False,
+        max_new_tokens=n + 1,
+        min_new_tokens=n + 1,
+        logits_processor=[clock],
+        pad_token_id=lm.tokenizer.pad_token_id,
+    )
     return [(b - a) * 1e3 for a, b in zip(clock.stamps, clock.stamps[1:])]
 
 

@@ -10,7 +10,8 @@ generate(), and 0 means greedy. `--seed S` reproduces `torch.manual_seed(S)` bef
 samplers); its `--json` gives the tokens and one record per round (drafted, accepted, bonus, times).
 `--json-schema FILE`, `--regex R`, `--choices a,b,c` or `--lark FILE` constrain the answer to a grammar (llguidance's
 mask as one more sampler stage; tokens the grammar forces are fast-forwarded).
-Bad values print one line to stderr and exit with status 2.
+Sampler values and the seed are checked as on every tab (decoding.knobs: the teaching ranges, seeds up to
+2**32 - 1); a bad value prints one line to stderr and exits with status 2.
 """
 
 import argparse
@@ -18,6 +19,8 @@ import contextlib
 import json
 import sys
 
+from decoding import knobs
+from decoding.knobs import KNOBS, check_seed
 from decoding.models import BUNDLED, ModelLoadError, load_model
 from decoding.pipeline import ORDERS, SamplerSettings
 
@@ -31,9 +34,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _seed(text: str) -> int:
-    if not (text.isdigit() and int(text) < 2**63):
-        raise argparse.ArgumentTypeError(f"the seed must be an integer in [0, 2**63 - 1], got {text!r}")
-    return int(text)
+    """The seed, under the one rule of every tab, link and command line (decoding.knobs.SEED_MAX)."""
+    try:
+        return check_seed(text, "the seed")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,13 +75,19 @@ def build_parser() -> argparse.ArgumentParser:
     b = p.add_argument_group("beam search (--num-beams K > 1; deterministic, the sampling options do not apply)")
     b.add_argument("--num-beams", type=int, default=1, metavar="K", help="1 = the sampling path above; 2-16 beams")
     b.add_argument(
-        "--length-penalty", type=float, default=1.0, metavar="L",
+        "--length-penalty",
+        type=float,
+        default=1.0,
+        metavar="L",
         help="a finished beam scores log p / generated length ** L; in [-5, 5], default 1.0",
-    )  # fmt: skip
+    )
     b.add_argument(
-        "--early-stopping", type=_early_stopping, default=False, metavar="{true,false,never}",
+        "--early-stopping",
+        type=_early_stopping,
+        default=False,
+        metavar="{true,false,never}",
         help="true: stop once K hypotheses are done; false (default): when none can improve; never: at max length",
-    )  # fmt: skip
+    )
     sp = p.add_argument_group("speculative decoding (the same samplers; greedy output equals plain greedy)")
     sp.add_argument("--speculative", choices=("prompt-lookup", "early-exit"), default=None, help="the draft source")
     sp.add_argument("--draft-tokens", type=int, default=5, metavar="K", help="tokens drafted per round, 1-16")
@@ -95,8 +106,13 @@ def constraint_from(args: argparse.Namespace):
     """The constraint the arguments ask for, or None."""
     from decoding.constrained.kinds import Constraint
 
-    for kind, value, is_file in (("json_schema", args.json_schema, True), ("regex", args.regex, False),
-                                 ("choices", args.choices, False), ("lark", args.lark, True)):  # fmt: skip
+    given = (
+        ("json_schema", args.json_schema, True),
+        ("regex", args.regex, False),
+        ("choices", args.choices, False),
+        ("lark", args.lark, True),
+    )
+    for kind, value, is_file in given:
         if value is not None:
             try:
                 return Constraint(kind, open(value, encoding="utf-8").read() if is_file else value)
@@ -112,20 +128,9 @@ def _early_stopping(text: str) -> bool | str:
     return choices[text.lower()]
 
 
-def settings_from(args: argparse.Namespace) -> SamplerSettings:
-    return SamplerSettings(
-        temperature=args.temperature,
-        top_k=args.top_k,
-        top_p=args.top_p,
-        min_p=args.min_p,
-        typical_p=args.typical_p,
-        epsilon=args.epsilon,
-        eta=args.eta,
-        repetition_penalty=args.repetition_penalty,
-        presence_penalty=args.presence_penalty,
-        frequency_penalty=args.frequency_penalty,
-        order=args.order,
-    )
+def settings_from(args: argparse.Namespace, vocab_size: int | None = None) -> SamplerSettings:
+    """The sampler settings the arguments ask for, checked as every tab checks them (decoding.knobs)."""
+    return knobs.settings_from({field: getattr(args, field) for field in (*KNOBS, "order")}, vocab_size=vocab_size)
 
 
 def sample(args: argparse.Namespace, lm, prompt):
@@ -133,9 +138,14 @@ def sample(args: argparse.Namespace, lm, prompt):
     from decoding.loop import run_to_end
 
     return run_to_end(
-        lm, prompt, settings_from(args), seed=args.seed, max_new_tokens=args.max_new_tokens,
-        stop_strings=args.stop, top_n=args.top_n,
-    )  # fmt: skip
+        lm,
+        prompt,
+        settings_from(args, lm.vocab_size),
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+        stop_strings=args.stop,
+        top_n=args.top_n,
+    )
 
 
 def constrained(args: argparse.Namespace, lm, prompt):
@@ -143,9 +153,16 @@ def constrained(args: argparse.Namespace, lm, prompt):
     from decoding.constrained.run import run_constrained
 
     return run_constrained(
-        lm, prompt, constraint_from(args), settings_from(args), seed=args.seed, max_new_tokens=args.max_new_tokens,
-        stop_strings=args.stop, top_n=args.top_n, fast_forward=not args.no_fast_forward,
-    )  # fmt: skip
+        lm,
+        prompt,
+        constraint_from(args),
+        settings_from(args, lm.vocab_size),
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+        stop_strings=args.stop,
+        top_n=args.top_n,
+        fast_forward=not args.no_fast_forward,
+    )
 
 
 def beams(args: argparse.Namespace, lm, prompt):
@@ -164,9 +181,15 @@ def speculative(args: argparse.Namespace, lm, prompt):
     if args.stop or args.num_beams > 1:
         raise ValueError("--speculative works without --stop and --num-beams; leave them out")
     run = SpecRun(
-        lm, prompt.ids, settings_from(args), source=args.speculative, draft_tokens=args.draft_tokens,
-        exit_layer=args.exit_layer, seed=args.seed, max_new_tokens=args.max_new_tokens,
-    )  # fmt: skip
+        lm,
+        prompt.ids,
+        settings_from(args, lm.vocab_size),
+        source=args.speculative,
+        draft_tokens=args.draft_tokens,
+        exit_layer=args.exit_layer,
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+    )
     return run.run_to_end()
 
 

@@ -5,56 +5,24 @@
 3) select: argmax, a seeded draw, or a token the learner forces;
 4) decode: one forward pass on the chosen token extends the cache and gives the next distribution.
 Repeat 2-4 until a stop condition fires. `Run` does one step per call so the app can pause, go back
-and branch; `generate_steps` is the same loop as a generator.
+and branch; `drive` steps it to the end, and `generate_steps` is the whole loop as a generator.
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 
 from decoding import stopping
 from decoding.clock import Timer
+from decoding.forward import forward_one, kv_cache_bytes, rewind
 from decoding.models import LoadedModel
 from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt
 from decoding.record import Timings, record_step
+from decoding.serving.passes import Pass
 from decoding.trace import Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096
-
-
-def kv_cache_bytes(cache) -> int:
-    """What a live KV cache holds, measured: the bytes of its key and value tensors (0 for no cache)."""
-    layers = getattr(cache, "layers", ())
-    return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))
-
-
-@torch.inference_mode()
-def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
-    """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
-    (B, V) and the grown cache. Every loop in the lab that feeds the model a cache goes through here."""
-    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
-
-
-def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
-    """`forward` for one sequence: token ids (the whole prompt, or one token) -> logits (V,) and the cache."""
-    logits, cache = forward(lm, torch.tensor([ids], device=lm.device), cache, past)  # (1, T) -> (1, V)
-    return logits[0], cache  # (V,)
-
-
-@dataclass(frozen=True)
-class Pass:
-    """How the forward pass behind a distribution ran: alone, or packed with other sessions' tokens by a
-    scheduler (decoding.serving), where `noise` is how far that can move a logit from its solo value."""
-
-    ms: float  # wall time of the pass (of all its chunks, for a prompt prefilled in chunks)
-    rows: int = 1  # sessions that shared it
-    mode: str = "solo"  # "solo": nobody else in it; "packed": shared; "alone": kept alone on request
-    chunks: int = 1
-    noise: float = 0.0
 
 
 class Run:
@@ -62,7 +30,10 @@ class Run:
 
     With a `scheduler` (decoding.serving.scheduler.Scheduler) its forward passes ride in the scheduler's ticks,
     batched with other sessions' steps; `alone` asks the scheduler to give them a pass of their own (bit-exact
-    with generate()). Sampling always happens here, with this run's own generator."""
+    with generate()). Sampling always happens here, with this run's own generator.
+
+    A run under rules of its own (decoding.constrained: a grammar) overrides the hooks below, never the loop;
+    `forced` tokens are appended unfed and reach the model together, in one pass."""
 
     def __init__(
         self,
@@ -87,19 +58,20 @@ class Run:
             raise ValueError(f"top_n must be an integer in [1, 100], got {top_n!r}")
         self.lm, self.prompt, self.top_n, self.seed = lm, prompt, top_n, int(seed)
         self.trace = Trace(
-            lm.model_id,
-            lm.label,
-            str(lm.device),
-            lm.dtype_name,
-            prompt.text,
-            list(prompt.ids),
-            list(prompt.tokens),
-            self.seed,
-            max_new_tokens,
-            list(stopping.check_stop_strings(stop_strings)),
+            model_id=lm.model_id,
+            model_label=lm.label,
+            device=str(lm.device),
+            dtype=lm.dtype_name,
+            prompt=prompt.text,
+            prompt_ids=list(prompt.ids),
+            prompt_tokens=list(prompt.tokens),
+            seed=self.seed,
+            max_new_tokens=max_new_tokens,
+            stop_strings=list(stopping.check_stop_strings(stop_strings)),
         )
         self.generator = torch.Generator(device=lm.device).manual_seed(self.seed)
         self.ids = list(prompt.ids)
+        self.unfed: list[int] = []  # the newest tokens, appended but not yet fed to the model
         self.cache = None
         self.logits = None  # (V,) float32: the distribution the next step chooses from
         self.scheduler, self.alone = scheduler, alone
@@ -114,44 +86,94 @@ class Run:
     def generated(self) -> list[int]:
         return self.ids[len(self.prompt.ids) :]
 
+    # --- the hooks (a plain run has no rules of its own); then the loop ---
+
+    def legal_mask(self) -> torch.Tensor | None:
+        """The tokens allowed next as a (V,) bool keep-mask, one more filter in the pipeline; None: all of them."""
+        return None
+
+    def forced(self) -> list[int]:
+        """The tokens that come next without asking the model (none for a plain run)."""
+        return []
+
+    def check_force(self, force_id: int) -> None:
+        """Raise a ValueError that teaches when the learner may not force `force_id` here."""
+        if not (0 <= force_id < self.lm.vocab_size):
+            raise ValueError(f"forced token id must be in [0, {self.lm.vocab_size}), got {force_id}")
+
+    def choose(self, settings: SamplerSettings, force_id: int | None) -> Step:
+        """2) process, 3) select: the next token (the learner's `force_id`, if given), recorded as a Step."""
+        with Timer(self.lm.device) as t:
+            processed = self.preview(settings)
+            chosen = select(processed.final, settings, self.generator) if force_id is None else force_id
+        return self.record(processed, chosen, force_id is not None, settings, t.ms)
+
+    def accepted(self, token_id: int) -> None:
+        """`token_id` is about to be appended to the run."""
+
+    def rewound(self, n: int) -> None:
+        """Back removed the last `n` tokens."""
+
     def prefill(self) -> None:
         # 1) prefill: the whole prompt in one pass (or in chunks, beside other sessions' steps)
+        self.unfed = []
         self._forward(self.ids, None, 0)
         self.trace.prefill_ms = self.last_pass.ms
         self._phase = "prefill"
 
     def preview(self, settings: SamplerSettings) -> Processed:
         """The pipeline applied to the pending distribution, without choosing."""
-        assert self.logits is not None, "prefill() first, and not after the run is done"
-        return process(self.logits, settings, self.ids, self.generated)
+        assert self.logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
+        return process(self.logits, settings, self.ids, self.generated, grammar=self.legal_mask())
 
     def preview_step(self, settings: SamplerSettings) -> Step:
         """The pending distribution recorded as a Step (token = what greedy would pick), nothing chosen."""
         p = self.preview(settings)
-        return self._record(p, int(torch.argmax(p.final)), False, settings, 0.0)
+        return self.record(p, int(torch.argmax(p.final)), False, settings, 0.0)
 
     def step(self, settings: SamplerSettings, force_id: int | None = None) -> Step:
         if self.done:
             raise ValueError(f"the run has stopped ({self.trace.stop_reason}); go back or reset")
-        if force_id is not None and not (0 <= force_id < self.lm.vocab_size):
-            raise ValueError(f"forced token id must be in [0, {self.lm.vocab_size}), got {force_id}")
+        if force_id is not None:
+            self.check_force(force_id)
         self._rng_states.append(self.generator.get_state())
-        # 2) process, 3) select
-        with Timer(self.lm.device) as t:
-            processed = self.preview(settings)
-            chosen = select(processed.final, settings, self.generator) if force_id is None else force_id
-        step = self._record(processed, chosen, force_id is not None, settings, t.ms)
-        self.ids.append(chosen)
+        step = self.choose(settings, force_id)
+        self.accepted(step.token_id)
+        self.ids.append(step.token_id)
+        self.unfed.append(step.token_id)
         self.trace.steps.append(step)
-        self._update_text_and_stop(chosen)
-        # 4) decode: one forward pass on the new token (skipped once the run has stopped)
-        if not self.done:
-            self._decode(chosen)
+        self._update_text_and_stop(step.token_id)
+        # 4) decode: one forward pass on the new token(s), once none is forced (skipped once the run has stopped)
+        if not self.done and not self.forced():
+            self._feed()
         return step
 
-    def _decode(self, token_id: int) -> None:
-        self._forward([token_id], self.cache, len(self.ids) - 1)
-        self._phase = "decode"
+    def back(self) -> None:
+        """Undo the last step: trim the KV cache and recompute only the last position's logits."""
+        if not self.trace.steps:
+            raise ValueError("nothing to go back to: no token has been generated yet")
+        self.trace.steps.pop()
+        self.ids.pop()
+        self.rewound(1)
+        self.generator.set_state(self._rng_states.pop())
+        self.trace.stop_reason = None
+        self._update_text(self.generated)
+        if not self.trace.steps:
+            self.cache = None
+            self.prefill()
+            return
+        # keep the cache up to the valid tokens; feed the last again for its distribution, unless the next is forced
+        need_logits = not self.forced()
+        keep = min(self.cache.get_seq_length(), len(self.ids) - (1 if need_logits else 0))
+        rewind(self.cache, keep)
+        self.unfed, self.logits = self.ids[keep:], None
+        if need_logits:
+            self._feed()
+
+    def _feed(self) -> None:
+        """One forward pass over the tokens not yet fed: the next distribution."""
+        self._forward(self.unfed, self.cache, len(self.ids) - len(self.unfed))
+        self._phase, self.unfed = "decode", []
 
     def _forward(self, ids: list[int], cache, past: int) -> None:
         if self.scheduler is not None:
@@ -161,32 +183,12 @@ class Run:
             self.logits, self.cache = forward_one(self.lm, ids, cache, past)
         self.last_pass = Pass(t.ms)
 
-    def back(self) -> None:
-        """Undo the last step: trim the KV cache and recompute only the last position's logits."""
-        if not self.trace.steps:
-            raise ValueError("nothing to go back to: no token has been generated yet")
-        self.trace.steps.pop()
-        self.ids.pop()
-        self.generator.set_state(self._rng_states.pop())
-        self.trace.stop_reason = None
-        self._update_text(self.generated)
-        if not self.trace.steps:
-            self.cache = None
-            self.prefill()
-            return
-        # keep the positions before the last token, then recompute it; transformers 5's crop takes -(tokens to drop)
-        self.cache.crop((len(self.ids) - 1) - self.cache.get_seq_length())
-        self._decode(self.ids[-1])
-
     def _update_text_and_stop(self, chosen: int) -> None:
         text = self._update_text(self.generated)
         reason = stopping.stop_reason(chosen, len(self.generated), text, self.lm.eos_ids, self.trace.max_new_tokens)
         if reason is not None:
-            self.trace.stop_reason = reason
-            self.trace.text, self.trace.held_text = (
-                text.visible + (text.held if reason != stopping.STOP_STRING else ""),
-                "",
-            )
+            held = text.held if reason != stopping.STOP_STRING else ""  # a stop string's text is cut
+            self.trace.stop_reason, self.trace.text, self.trace.held_text = reason, text.visible + held, ""
             self.logits = None
 
     def _update_text(self, generated: list[int]) -> stopping.TextState:
@@ -196,7 +198,8 @@ class Run:
         self.trace.text, self.trace.held_text = text.visible, text.held
         return text
 
-    def _record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
+    def record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
+        """The step that chose `chosen` from `p`, with how its forward pass ran and the cache it left."""
         timings = Timings(
             phase=self._phase,
             forward_ms=self.last_pass.ms,
@@ -219,20 +222,29 @@ class Run:
         )
 
 
+def drive(run, settings: SamplerSettings | None = None, *, limit: int | None = None, advance=None) -> Iterator:
+    """The one "to the end" loop: advance a prefilled `run` until `run.done`, or `limit` times, yielding what each
+    advance returns (a generator: the caller shows each step, cancels between them). `advance` is `run.step(settings)`
+    unless given: a speculative run passes its `round`, a page one decision with the tokens forced after it."""
+    advance = advance if advance is not None else lambda: run.step(settings)
+    taken = 0
+    while not run.done and (limit is None or taken < limit):
+        yield advance()
+        taken += 1
+
+
 def generate_steps(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, **run_kwargs) -> Iterator[Step]:
-    """The loop as a generator: the first `next()` includes the prefill, so it measures time to first token."""
+    """The loop as a generator (returns the trace): the first `next()` includes the prefill, so it is the TTFT."""
     run = Run(lm, prompt, **run_kwargs)
     run.prefill()
-    while not run.done:
-        yield run.step(settings)
+    yield from drive(run, settings)
     return run.trace
 
 
 def run_to_end(lm: LoadedModel, prompt: Prompt, settings: SamplerSettings, **run_kwargs) -> Trace:
-    """`generate_steps` run to the end; its return value is the trace."""
-    steps = generate_steps(lm, prompt, settings, **run_kwargs)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return stop.value
+    """A whole run, prefill to stop: its trace."""
+    run = Run(lm, prompt, **run_kwargs)
+    run.prefill()
+    for _ in drive(run, settings):
+        pass
+    return run.trace

@@ -123,7 +123,16 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype) -> LoadedMode
         model, tokenizer, label = *_load_hub(model_id, dtype), model_id
     model = model.to(device=device, dtype=dtype).eval()
     warm_up_ms = warm_up(model, device)
-    return LoadedModel(model, tokenizer, model_id, label, device, dtype, time.perf_counter() - start, warm_up_ms)
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        model_id=model_id,
+        label=label,
+        device=device,
+        dtype=dtype,
+        load_seconds=time.perf_counter() - start,
+        warm_up_ms=warm_up_ms,
+    )
 
 
 @torch.inference_mode()
@@ -134,8 +143,8 @@ def warm_up(model: torch.nn.Module, device: torch.device, tokens: int = 8) -> fl
         mask = torch.ones(1, tokens, dtype=torch.long, device=device)  # (1, T)
         out = model(input_ids=ids, attention_mask=mask, use_cache=True, logits_to_keep=1)
         mask = torch.ones(1, tokens + 1, dtype=torch.long, device=device)  # (1, T + 1)
-        model(input_ids=ids[:, :1], attention_mask=mask, past_key_values=out.past_key_values, use_cache=True,
-              logits_to_keep=1)  # fmt: skip
+        cache = out.past_key_values
+        model(input_ids=ids[:, :1], attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
     return t.ms
 
 

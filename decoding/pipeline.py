@@ -163,7 +163,7 @@ def process(
             x = out
         stages.append(name)
         kept.append(int((removed_by == -1).sum()))
-    return Processed(raw, x, removed_by, tuple(stages), tuple(kept))
+    return Processed(raw=raw, final=x, removed_by=removed_by, stages=tuple(stages), kept=tuple(kept))
 
 
 def select(final: torch.Tensor, settings: SamplerSettings, generator: torch.Generator | None) -> int:

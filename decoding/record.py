@@ -26,7 +26,7 @@ class Timings:
     kv_bytes: int  # KV cache size after that forward pass
     context_len: int  # tokens the model had seen
     rows: int = 1  # sessions that shared that forward pass
-    pass_mode: str = "solo"  # decoding.loop.Pass.mode
+    pass_mode: str = "solo"  # decoding.serving.passes.Pass.mode
     noise: float = 0.0  # how far sharing it could move a logit
 
 
@@ -80,7 +80,9 @@ def _top_candidates(p: Processed, probs_before: torch.Tensor, chosen: int, top_n
     columns = torch.stack([p.raw[idx], probs_before[idx], probs_after[idx], p.removed_by[idx].float()])  # (4, N)
     logits, before, after, removed = columns.tolist()
     return [
-        Candidate(i, text, lg, b, a, p.stages[int(r)] if r >= 0 else None)
+        Candidate(
+            id=i, text=text, logit=lg, prob_before=b, prob_after=a, removed_by=p.stages[int(r)] if r >= 0 else None
+        )
         for i, text, lg, b, a, r in zip(ids, token_texts(tokenizer, ids), logits, before, after, removed)
     ]
 

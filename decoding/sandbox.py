@@ -212,7 +212,16 @@ def temperature_sweep(logits, temperatures=TEMPERATURES, top_p: float = 0.9, min
         for key, keep in (("p", samplers.top_p_mask(warm, top_p)), ("m", samplers.min_p_mask(warm, min_p))):
             counts[key + "k"].append(int(keep.sum()))
             counts[key + "m"].append(float(probs[keep].sum()))
-    return Sweep(list(temperatures), top_p, min_p, x.numel(), counts["pk"], counts["mk"], counts["pm"], counts["mm"])
+    return Sweep(
+        temperatures=list(temperatures),
+        top_p=top_p,
+        min_p=min_p,
+        vocab=x.numel(),
+        top_p_kept=counts["pk"],
+        min_p_kept=counts["mk"],
+        top_p_mass=counts["pm"],
+        min_p_mass=counts["mm"],
+    )
 
 
 def _vector(logits) -> torch.Tensor:

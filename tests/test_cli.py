@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from decoding.__main__ import build_parser, main, settings_from
+from decoding.knobs import SEED_MAX
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 
@@ -44,8 +45,8 @@ def test_json_mode_prints_only_the_trace_in_a_real_process():
 def test_bad_value_prints_one_line_and_exits_2_in_a_real_process():
     done = _cli(*TINY_ARGS, "--prompt", "Hello", "--top-p", "0")
     assert done.returncode == 2 and done.stdout == ""
-    assert (
-        done.stderr.strip().splitlines()[-1] == "python -m decoding: error: top_p must be in (0, 1] (1 = off), got 0.0"
+    assert done.stderr.strip().splitlines()[-1] == (
+        "python -m decoding: error: Top-p must be between 0.01 and 1 (1 = off), got 0.0"
     )
     assert "Traceback" not in done.stderr
 
@@ -53,16 +54,19 @@ def test_bad_value_prints_one_line_and_exits_2_in_a_real_process():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--top-k", "-1"], "top_k must be an integer >= 0 (0 = off), got -1"),
+        (["--top-k", "-1"], "Top-k must be a whole number in [0, 200] (0 = off), got -1"),
         (["--top-k", "1.5"], "argument --top-k: invalid int value: '1.5'"),
-        (["--min-p", "1"], "min_p must be in [0, 1) (0 = off), got 1.0"),
-        (["--temperature", "nan"], "temperature must be 0 (greedy) or in [0.01, 100], got nan"),
-        (["--repetition-penalty", "0"], "repetition_penalty must be a finite number > 0 (1.0 = off), got 0.0"),
+        (["--min-p", "1"], "Min-p must be between 0 and 0.99 (0 = off), got 1.0"),
+        (["--temperature", "nan"], "Temperature must be 0 (greedy) or between 0.01 and 3, got nan"),
+        # the teaching ranges of the page hold here too: one rule for every tab, link and the command line
+        (["--temperature", "5"], "Temperature must be 0 (greedy) or between 0.01 and 3, got 5.0"),
+        (["--repetition-penalty", "0"], "Repetition penalty must be between 0.5 and 2 (1 = off), got 0.0"),
         (["--max-new-tokens", "0"], "max_new_tokens must be an integer in [1, 4096], got 0"),
         (["--order", "random"], "argument --order: invalid choice"),
         (["--model", "nobody/none"], "not on the allowlist"),
         (["--dtype", "int8"], "dtype must be one of"),
-        (["--seed", "-5"], "the seed must be an integer in [0, 2**63 - 1], got '-5'"),
+        (["--seed", "-5"], f"argument --seed: the seed must be a whole number in [0, {SEED_MAX}], got '-5'"),
+        (["--seed", str(SEED_MAX + 1)], f"the seed must be a whole number in [0, {SEED_MAX}], got '{SEED_MAX + 1}'"),
     ],
 )
 def test_bad_values_give_one_clear_line_and_status_2(capsys, args, message):
@@ -124,16 +128,21 @@ def test_num_beams_gives_the_best_beam_as_token_ids(capsys, tiny):
     prompt = encode_prompt(tiny.tokenizer, "Hello", chat=True)
     ids = torch.tensor([prompt.ids])  # (1, T)
     out = tiny.model.generate(
-        ids, attention_mask=torch.ones_like(ids), num_beams=3, do_sample=False, length_penalty=0.5,
-        early_stopping="never", max_new_tokens=6,
-    )  # fmt: skip
+        ids,
+        attention_mask=torch.ones_like(ids),
+        num_beams=3,
+        do_sample=False,
+        length_penalty=0.5,
+        early_stopping="never",
+        max_new_tokens=6,
+    )
     new = out[0, len(prompt.ids) :].tolist()
     if tiny.eos_ids[0] in new:  # generate pads the rows that ended early
         new = new[: new.index(tiny.eos_ids[0]) + 1]
     assert trace["token_ids"] == new and trace["num_beams"] == 3
     assert trace["early_stopping"] == "never" and trace["steps"][0]["candidates"]
-    assert main([*TINY_ARGS, "--prompt", "Hello", "--num-beams", "3", "--length-penalty", "0.5",
-                 "--early-stopping", "never"]) == 0  # fmt: skip
+    args = ["--prompt", "Hello", "--num-beams", "3", "--length-penalty", "0.5", "--early-stopping", "never"]
+    assert main([*TINY_ARGS, *args]) == 0
     assert capsys.readouterr().out == trace["text"] + "\n"
 
 

@@ -39,7 +39,8 @@ def test_every_constrained_answer_validates_greedy_and_twenty_samples(bundled, n
     runs = [(SamplerSettings(temperature=0), 0)] + [(SamplerSettings(), seed) for seed in range(N)]
     check = validator(bundled, preset.constraint)
     for settings, seed in runs:
-        trace = run_constrained(bundled, prompt, preset.constraint, settings, seed=seed, top_n=1,
-                                max_new_tokens=preset.max_new_tokens)  # fmt: skip
+        trace = run_constrained(
+            bundled, prompt, preset.constraint, settings, seed=seed, top_n=1, max_new_tokens=preset.max_new_tokens
+        )
         assert trace.stop_reason == "eos" and check(trace.text) is None, (seed, trace.text)
         _independent_check(name, trace.text)

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 import torch
 
-from decoding.loop import Run, forward, forward_one, generate_steps, kv_cache_bytes, run_to_end
+from decoding.loop import Run, drive, generate_steps, run_to_end
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Step
@@ -79,6 +79,34 @@ def test_generate_steps_yields_one_step_per_token_and_returns_the_trace(tiny, pr
             collected.append(next(steps))
     assert [s.index for s in collected] == [0, 1, 2, 3, 4]
     assert stop.value.value.steps == collected
+
+
+def test_drive_steps_until_the_run_stops_or_the_limit(tiny, prompt):
+    run = _run(tiny, prompt, max_new_tokens=6)
+    assert [s.index for s in drive(run, GREEDY, limit=2)] == [0, 1] and not run.done
+    assert [s.index for s in drive(run, GREEDY)] == [2, 3, 4, 5] and run.done
+    assert list(drive(run, GREEDY)) == []
+
+
+def test_drive_yields_what_advance_returns(tiny, prompt):
+    run = _run(tiny, prompt, max_new_tokens=3)
+    assert list(drive(run, advance=lambda: run.step(GREEDY).token_id)) == run.trace.token_ids
+    assert len(run.trace.token_ids) == 3
+
+
+class _OnlyEven(Run):
+    """A run with a rule of its own, through the hooks: only even token ids are legal."""
+
+    def legal_mask(self):
+        return torch.arange(self.lm.vocab_size, device=self.lm.device) % 2 == 0  # (V,)
+
+
+def test_a_legal_mask_hook_is_one_more_filter_the_loop_applies(tiny, prompt):
+    run = _OnlyEven(tiny, prompt, seed=3, max_new_tokens=8)
+    run.prefill()
+    steps = list(drive(run, SamplerSettings(temperature=1.5)))
+    assert steps and all(s.token_id % 2 == 0 for s in steps)
+    assert all(c.prob_after == 0 for s in steps for c in s.top if c.id % 2)
 
 
 def test_back_then_step_reproduces_the_same_token_and_trims_the_cache(tiny, prompt):
@@ -194,20 +222,6 @@ def test_step_records_are_plain_data_and_deep_copy(tiny, prompt):
         assert isinstance(step, Step) and _tensors_in(step) == []
         assert copy.deepcopy(step) == step
     assert _tensors_in(run.trace) == []
-
-
-def test_forward_returns_float32_last_position_logits(tiny, prompt):
-    logits, cache = forward_one(tiny, prompt.ids, None, 0)
-    assert logits.shape == (tiny.vocab_size,) and logits.dtype == torch.float32
-    assert cache.get_seq_length() == len(prompt.ids) and kv_cache_bytes(cache) > 0
-    assert kv_cache_bytes(None) == 0
-
-
-def test_forward_takes_a_batch_of_rows_and_gives_one_logit_row_each(tiny, prompt):
-    ids = torch.tensor([prompt.ids, prompt.ids])  # (2, T)
-    logits, cache = forward(tiny, ids, None, 0)
-    assert logits.shape == (2, tiny.vocab_size) and logits.dtype == torch.float32
-    assert torch.allclose(logits[0], forward_one(tiny, prompt.ids, None, 0)[0])
 
 
 def test_stop_reason_max_new_tokens(tiny, prompt):

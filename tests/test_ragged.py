@@ -5,7 +5,7 @@ import copy
 
 import torch
 
-from decoding.loop import forward_one
+from decoding.forward import forward_one
 from decoding.serving import ragged
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3])

@@ -37,9 +37,13 @@ def test_cancel_keeps_only_finished_settings(tiny):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"keys": ()}, "settings"), ({"keys": ("nope",)}, "settings"), ({"max_new_tokens": 5}, "tokens per setting"),
-     ({"n_seeds": 9}, "seeds")],
-)  # fmt: skip
+    [
+        ({"keys": ()}, "settings"),
+        ({"keys": ("nope",)}, "settings"),
+        ({"max_new_tokens": 5}, "tokens per setting"),
+        ({"n_seeds": 9}, "seeds"),
+    ],
+)
 def test_experiment_rejects_bad_values_naming_the_range(tiny, kwargs, match):
     with pytest.raises(ValueError, match=match):
         rep.run_repetition_experiment(tiny, "hi", **{"keys": ("greedy",), **kwargs})

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from decoding.timing import calculator
 from decoding.timing import roofline as rl
 
 
@@ -32,7 +33,7 @@ def test_no_sequence_fits_when_the_weights_do_not():
 
 
 def test_reference_rows_reproduce_the_quoted_figures():
-    a10, _, h100, two_a100 = (rl.calculate(r) for r in rl.REFERENCE_ROWS)
+    a10, _, h100, two_a100 = (calculator.calculate(r) for r in calculator.REFERENCE_ROWS)
     assert a10["floor_ms"] == pytest.approx(23.3, abs=0.05)
     assert h100["floor_ms"] == pytest.approx(41.8, abs=0.05)
     assert two_a100["kv_gb_per_seq"] == pytest.approx(1.34, abs=0.005)
@@ -41,8 +42,20 @@ def test_reference_rows_reproduce_the_quoted_figures():
 
 
 def test_calculator_mbu_is_floor_over_measured_step():
-    row = rl.CalculatorRow("m", 0.5, 2, 4, 2, 64, 128, "hw", 100, 16, measured_ms=20.0)
-    out = rl.calculate(row)
+    row = calculator.CalculatorRow(
+        model="m",
+        params_b=0.5,
+        bytes_per_param=2,
+        layers=4,
+        kv_heads=2,
+        head_dim=64,
+        context=128,
+        hardware="hw",
+        bandwidth_gbs=100,
+        memory_gb=16,
+        measured_ms=20.0,
+    )
+    out = calculator.calculate(row)
     assert out["floor_ms"] == pytest.approx(10.0)  # 1 GB ÷ 100 GB/s
     assert out["mbu"] == pytest.approx(0.5)
     assert out["max_tokens_per_s"] == pytest.approx(100.0)
@@ -114,3 +127,9 @@ def test_request_numbers_split_prefill_from_decode():
     # the mean of the decode steps (11), not their median (10)
     assert (r["ttft_ms"], r["tpot_ms"], r["e2e_ms"], r["output_tokens"]) == (50.0, 11.0, 83.0, 4)
     assert r["decode_share"] == pytest.approx(33 / 83)
+
+
+def test_the_calculator_names_still_answer_from_roofline_until_every_caller_moves():
+    assert rl.CalculatorRow is calculator.CalculatorRow and rl.REFERENCE_ROWS is calculator.REFERENCE_ROWS
+    with pytest.raises(AttributeError):
+        rl.nothing_here  # noqa: B018

@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from decoding.loop import forward_one
+from decoding.forward import forward_one
 from decoding.serving.scheduler import Scheduler
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3], [2, 4, 6, 8, 10, 12, 14])

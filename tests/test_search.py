@@ -25,7 +25,15 @@ def tiny_with_eos(seed: int, eos: int | None) -> LoadedModel:
     model, tokenizer = tiny_model(seed)
     if eos is not None:
         model.generation_config.eos_token_id = eos
-    return LoadedModel(model.eval(), tokenizer, "tiny-random", "tiny", torch.device("cpu"), torch.float32, 0.0)
+    return LoadedModel(
+        model=model.eval(),
+        tokenizer=tokenizer,
+        model_id="tiny-random",
+        label="tiny",
+        device=torch.device("cpu"),
+        dtype=torch.float32,
+        load_seconds=0.0,
+    )
 
 
 @pytest.fixture(scope="module", params=MODELS, ids=lambda m: f"seed{m[0]}-eos{m[1]}")
@@ -42,9 +50,16 @@ def generate_beams(lm, prompt_ids, k, penalty, early, max_new) -> tuple[list[int
     """generate()'s first sequence (prompt and padding after the end token removed) and its sequences_scores."""
     ids = torch.tensor([prompt_ids])  # (1, T)
     out = lm.model.generate(
-        ids, attention_mask=torch.ones_like(ids), num_beams=k, do_sample=False, length_penalty=penalty,
-        early_stopping=early, max_new_tokens=max_new, output_scores=True, return_dict_in_generate=True,
-    )  # fmt: skip
+        ids,
+        attention_mask=torch.ones_like(ids),
+        num_beams=k,
+        do_sample=False,
+        length_penalty=penalty,
+        early_stopping=early,
+        max_new_tokens=max_new,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
     new = out.sequences[0, len(prompt_ids) :].tolist()
     ends = [i for i, t in enumerate(new) if t in lm.eos_ids]
     score = getattr(out, "sequences_scores", None)
@@ -86,9 +101,13 @@ def test_score_sequence_gives_each_tokens_log_probability_as_generate_does(tiny)
     ids = encode_prompt(tiny.tokenizer, "Hello there", chat=False).ids
     t = torch.tensor([ids])  # (1, T)
     out = tiny.model.generate(
-        t, attention_mask=torch.ones_like(t), do_sample=False, max_new_tokens=8, output_scores=True,
+        t,
+        attention_mask=torch.ones_like(t),
+        do_sample=False,
+        max_new_tokens=8,
+        output_scores=True,
         return_dict_in_generate=True,
-    )  # fmt: skip
+    )
     new = out.sequences[0, len(ids) :]  # (8,)
     expected = torch.stack([torch.log_softmax(s[0], -1)[tok] for s, tok in zip(out.scores, new)])  # (8,)
     scored = score_sequence(tiny, ids, new.tolist())

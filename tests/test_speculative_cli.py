@@ -15,8 +15,10 @@ def run(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("draft", [["--speculative", "prompt-lookup"], ["--speculative", "early-exit",
-                                                                       "--exit-layer", "1"]])  # fmt: skip
+DRAFTS = [["--speculative", "prompt-lookup"], ["--speculative", "early-exit", "--exit-layer", "1"]]
+
+
+@pytest.mark.parametrize("draft", DRAFTS)
 def test_json_gives_the_tokens_of_plain_greedy_and_a_record_per_round(capsys, draft):
     plain = run(capsys, "--max-new-tokens", "16")["token_ids"]
     out = run(capsys, "--max-new-tokens", "16", *draft, "--draft-tokens", "3")
@@ -27,11 +29,14 @@ def test_json_gives_the_tokens_of_plain_greedy_and_a_record_per_round(capsys, dr
     assert out["summary"]["target_passes"] == len(out["rounds"])
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--speculative", "prompt-lookup", "--draft-tokens", "0"], "draft tokens K must be a whole number in [1, 16]"),
-    (["--speculative", "early-exit", "--exit-layer", "2"], "exit layer L must be a whole number in [1, 1]"),
-    (["--speculative", "early-exit"], "exit layer L must be a whole number in [1, 1]"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--speculative", "prompt-lookup", "--draft-tokens", "0"], "draft tokens K must be a whole number in [1, 16]"),
+        (["--speculative", "early-exit", "--exit-layer", "2"], "exit layer L must be a whole number in [1, 1]"),
+        (["--speculative", "early-exit"], "exit layer L must be a whole number in [1, 1]"),
+    ],
+)
 def test_bad_k_or_l_prints_the_range_and_exits_2(capsys, args, message):
     assert main([*TINY, *args]) == 2
     assert message in capsys.readouterr().err

@@ -31,17 +31,22 @@ def generate(lm, ids, max_new, **kwargs):
 
 
 def speculate(lm, ids, source, k, layer=None, settings=GREEDY, max_new=MAX_NEW, seed=0):
-    return SpecRun(lm, ids, settings, source=source, draft_tokens=k, exit_layer=layer, seed=seed,
-                   max_new_tokens=max_new).run_to_end()  # fmt: skip
+    return SpecRun(
+        lm, ids, settings, source=source, draft_tokens=k, exit_layer=layer, seed=seed, max_new_tokens=max_new
+    ).run_to_end()
 
 
 @pytest.mark.parametrize("text", PROMPTS)
-@pytest.mark.parametrize(("source", "k", "layer"), [(PROMPT_LOOKUP, 1, None), (PROMPT_LOOKUP, 4, None),
-                                                    (EARLY_EXIT, 2, 1), (EARLY_EXIT, 5, 1)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("source", "k", "layer"),
+    [(PROMPT_LOOKUP, 1, None), (PROMPT_LOOKUP, 4, None), (EARLY_EXIT, 2, 1), (EARLY_EXIT, 5, 1)],
+)
 def test_greedy_speculative_equals_plain_greedy_and_generate(tiny, text, source, k, layer):
     ids = chat(tiny, text)
-    plain = [s.token_id for s in run_to_end(tiny, encode_prompt(tiny.tokenizer, text, chat=True), GREEDY,
-                                            max_new_tokens=MAX_NEW).steps]  # fmt: skip
+    plain = [
+        s.token_id
+        for s in run_to_end(tiny, encode_prompt(tiny.tokenizer, text, chat=True), GREEDY, max_new_tokens=MAX_NEW).steps
+    ]
     assert speculate(tiny, ids, source, k, layer).token_ids == plain == generate(tiny, ids, MAX_NEW)
     assert plain_decode(tiny, ids, GREEDY, MAX_NEW).token_ids == plain
 
@@ -114,13 +119,16 @@ def test_summary_counts_tokens_per_target_pass_and_acceptance_by_position(tiny):
     assert all(a <= n for a, n in by_pos) and by_pos[0][1] >= by_pos[-1][1]
 
 
-@pytest.mark.parametrize(("k", "layer", "message"), [
-    (0, None, r"draft tokens K must be a whole number in \[1, 16\], got 0"),
-    (-2, None, r"in \[1, 16\], got -2"),
-    (17, None, r"in \[1, 16\], got 17"),
-    (3, 0, r"exit layer L must be a whole number in \[1, 1\]"),
-    (3, 5, r"exit layer L must be a whole number in \[1, 1\]"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("k", "layer", "message"),
+    [
+        (0, None, r"draft tokens K must be a whole number in \[1, 16\], got 0"),
+        (-2, None, r"in \[1, 16\], got -2"),
+        (17, None, r"in \[1, 16\], got 17"),
+        (3, 0, r"exit layer L must be a whole number in \[1, 1\]"),
+        (3, 5, r"exit layer L must be a whole number in \[1, 1\]"),
+    ],
+)
 def test_bad_k_or_l_is_refused_with_the_range(tiny, k, layer, message):
     source = EARLY_EXIT if layer is not None else PROMPT_LOOKUP
     with pytest.raises(ValueError, match=message):

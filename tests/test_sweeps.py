@@ -12,9 +12,20 @@ from decoding.watch import Watch
 
 CPU = torch.device("cpu")
 TINY_PLAN = Plan(
-    "test", prefill_lengths=(4, 16), repeats=2, warmup=1, decode_steps=2, naive_prompt=4, naive_tokens=4,
-    batches=(1, 2, 4), batch_context=8, request_prompt=8, request_tokens=4, copy_mb=4, matmul_n=64,
-)  # fmt: skip
+    name="test",
+    prefill_lengths=(4, 16),
+    repeats=2,
+    warmup=1,
+    decode_steps=2,
+    naive_prompt=4,
+    naive_tokens=4,
+    batches=(1, 2, 4),
+    batch_context=8,
+    request_prompt=8,
+    request_tokens=4,
+    copy_mb=4,
+    matmul_n=64,
+)
 BENCH_KEYS = ("device", "bandwidth_gbs", "peak_tflops", "weight_bytes", "prefill_ms", "decode_ms", "floor_ms", "mbu")
 
 

@@ -31,8 +31,12 @@ def test_identical_texts_from_every_run_count_once():
 
 def test_batch_one_runs_once_whatever_the_conditions():
     assert plan([4, 1, 2], ("same-length", "padded")) == [
-        (1, "solo"), (2, "same-length"), (4, "same-length"), (2, "padded"), (4, "padded"),
-    ]  # fmt: skip
+        (1, "solo"),
+        (2, "same-length"),
+        (4, "same-length"),
+        (2, "padded"),
+        (4, "padded"),
+    ]
 
 
 def test_many_runs_on_the_tiny_model_counts_every_run(tiny):

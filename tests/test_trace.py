@@ -14,7 +14,10 @@ from decoding.trace import Candidate, Step, Trace
 
 
 def _step(index: int, phase: str, token_id: int, forward_ms: float) -> Step:
-    top = [Candidate(token_id, "a", 2.5, 0.75, 1.0), Candidate(7, 'b, "c"', 1.0, 0.25, 0.0, "top_k")]
+    top = [
+        Candidate(id=token_id, text="a", logit=2.5, prob_before=0.75, prob_after=1.0),
+        Candidate(id=7, text='b, "c"', logit=1.0, prob_before=0.25, prob_after=0.0, removed_by="top_k"),
+    ]
     return Step(
         index=index,
         phase=phase,
@@ -38,7 +41,18 @@ def _step(index: int, phase: str, token_id: int, forward_ms: float) -> Step:
 
 @pytest.fixture
 def trace() -> Trace:
-    t = Trace("tiny-random", "tiny", "cpu", "float32", "Hi", [1, 2, 3], ["H", "i", "!"], 0, 8, ["User:"])
+    t = Trace(
+        model_id="tiny-random",
+        model_label="tiny",
+        device="cpu",
+        dtype="float32",
+        prompt="Hi",
+        prompt_ids=[1, 2, 3],
+        prompt_tokens=["H", "i", "!"],
+        seed=0,
+        max_new_tokens=8,
+        stop_strings=["User:"],
+    )
     t.steps = [_step(0, "prefill", 5, 9.0), _step(1, "decode", 6, 2.0), _step(2, "decode", 5, 3.0)]
     t.prefill_ms, t.stop_reason, t.text = 9.0, "max_new_tokens", "aaa"
     return t

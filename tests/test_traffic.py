@@ -4,7 +4,9 @@ from decoding.serving.traffic import Tick, TickLog, summary
 
 
 def tick(at, rows, ms=50.0, decode=None, prefill=0, mode="packed"):
-    return Tick(at, ms, rows, rows if decode is None else decode, prefill, mode)
+    return Tick(
+        at=at, ms=ms, rows=rows, decode_rows=rows if decode is None else decode, prefill_tokens=prefill, mode=mode
+    )
 
 
 def test_summary_counts_tokens_sizes_and_time_per_pass():

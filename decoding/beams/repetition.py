@@ -114,7 +114,13 @@ def run_repetition_experiment(
     prompt = encode_prompt(lm.tokenizer, message, chat, lm.context_length)
     seeds = [seed + i for i in range(n_seeds)]
     plan = [(k, s) for k in keys for s in (seeds if SETTINGS[k].sampled else seeds[:1])]
-    exp = RepetitionExperiment(message, list(prompt.ids), max_new_tokens, seeds, tuple(must_repeat))
+    exp = RepetitionExperiment(
+        message=message,
+        prompt_ids=list(prompt.ids),
+        max_new_tokens=max_new_tokens,
+        seeds=seeds,
+        must_repeat=tuple(must_repeat),
+    )
     start = time.perf_counter()
     try:
         for done, (key, s) in enumerate(plan):
@@ -147,7 +153,13 @@ def _generate(lm, prompt, settings: SamplerSettings, seed: int, max_new_tokens: 
         run.step(settings)
     # the end-of-sequence token is not part of the text; leave it out of the metrics too
     ids = run.generated[:-1] if run.trace.stop_reason == "eos" else run.generated
-    return RunResult(seed, ids, token_pieces(lm.tokenizer, ids), run.trace.text, run.trace.stop_reason)
+    return RunResult(
+        seed=seed,
+        ids=ids,
+        tokens=token_pieces(lm.tokenizer, ids),
+        text=run.trace.text,
+        stop_reason=run.trace.stop_reason,
+    )
 
 
 def token_pieces(tokenizer, ids: list[int]) -> list[str]:

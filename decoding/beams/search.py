@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import torch
 
 from decoding.beams.records import BeamCandidate, BeamResult, BeamStep, Hypothesis
-from decoding.loop import MAX_NEW_TOKENS_CAP, forward
+from decoding.forward import forward
+from decoding.loop import MAX_NEW_TOKENS_CAP
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
 
@@ -57,7 +58,13 @@ def beam_steps(lm: LoadedModel, prompt_ids, num_beams=4, length_penalty=1.0, ear
     # one beam is greedy (what generate() runs for num_beams=1): the first sequence to end is the answer
     stop_when_full = early_stopping is True or k == 1
     pool_size = max(2, 1 + len(eos)) * k  # enough candidates that k can continue even if k of them end
-    result = BeamResult(prompt_ids, k, float(length_penalty), early_stopping, max_new_tokens)
+    result = BeamResult(
+        prompt_ids=prompt_ids,
+        num_beams=k,
+        length_penalty=float(length_penalty),
+        early_stopping=early_stopping,
+        max_new_tokens=max_new_tokens,
+    )
 
     # 1) prefill: the prompt once per beam; only beam 0 is live at first
     logits, cache = forward(lm, torch.tensor([prompt_ids] * k, device=dev), None, 0)  # (k, V)
@@ -201,7 +208,18 @@ def _record(lm, step: int, live, state: _State, pool: _Pool, next_idx: list[int]
     for rank, (p, t, s) in enumerate(zip(pool.parents, pool.tokens, pool.scores[0].tolist())):
         slot = next_idx.index(rank) if rank in next_idx and not bool(pool.hits[0, rank]) else -1
         fate = "running" if slot >= 0 else "finished" if rank in new else "pruned"
-        cands.append(BeamCandidate(p, t, "", float(pool.logp[p, t]), s, rank, fate, slot))
+        cands.append(
+            BeamCandidate(
+                parent=p,
+                token_id=t,
+                token_text="",
+                logprob=float(pool.logp[p, t]),
+                score=s,
+                rank=rank,
+                fate=fate,
+                next_slot=slot,
+            )
+        )
     seen = set(zip(pool.parents, pool.tokens))
     for p in range(len(state.running)):
         if state.running_scores[0, p] <= NEG / 2:
@@ -210,7 +228,10 @@ def _record(lm, step: int, live, state: _State, pool: _Pool, next_idx: list[int]
         outside = [t for t in best if (p, t) not in seen][:EXTRA_PER_BEAM]
         for t in outside:
             lp = float(pool.logp[p, t])
-            cands.append(BeamCandidate(p, t, "", lp, float(state.running_scores[0, p]) + lp, -1, "pruned"))
+            score = float(state.running_scores[0, p]) + lp
+            cands.append(
+                BeamCandidate(parent=p, token_id=t, token_text="", logprob=lp, score=score, rank=-1, fate="pruned")
+            )
     for c, text in zip(cands, token_texts(lm.tokenizer, [c.token_id for c in cands])):
         c.token_text = text
     finished = [h for h, f in zip(state.finished, state.finished_flags[0].tolist()) if f and h is not None]

@@ -45,9 +45,7 @@ def schema_error(schema: dict, value, path: str = "$") -> str | None:
     expected = schema.get("type")
     if expected is not None:
         kinds = expected if isinstance(expected, list) else [expected]
-        # bool is an int in Python, never in JSON
-        if not any(isinstance(value, TYPES[k]) and not (k in ("integer", "number") and isinstance(value, bool))
-                   for k in kinds if k in TYPES):  # fmt: skip
+        if not any(_is(value, k) for k in kinds if k in TYPES):
             return f"{path} should be {expected}, got {type(value).__name__}"
     if "enum" in schema and value not in schema["enum"]:
         return f"{path} should be one of {schema['enum']}"
@@ -80,6 +78,11 @@ def _object_error(schema: dict, value: dict, path: str) -> str | None:
             return f"{path} has keys the schema does not allow: {extra}"
     errors = (schema_error(properties[k], v, f"{path}.{k}") for k, v in value.items() if k in properties)
     return next((e for e in errors if e), None)
+
+
+def _is(value, kind: str) -> bool:
+    """`value` has the JSON schema type `kind` (bool is an int in Python, never in JSON)."""
+    return isinstance(value, TYPES[kind]) and not (kind in ("integer", "number") and isinstance(value, bool))
 
 
 def _short(text: str, n: int = 40) -> str:

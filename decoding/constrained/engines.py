@@ -64,5 +64,9 @@ def outcomes(logits, settings: SamplerSettings, all_ids, generated_ids, keep) ->
         s = replace(settings, order=engine)
         enabled = tuple(name for name in order if name == "grammar" or s.enabled(name))
         kept, legal = survivors_without_grammar(logits, s, all_ids, generated_ids, keep)
-        result.append(Outcome(engine, order, enabled, kept, legal, RECOVERY[engine]))
+        result.append(
+            Outcome(
+                engine=engine, order=order, enabled=enabled, truncated=kept, legal_left=legal, recovery=RECOVERY[engine]
+            )
+        )
     return result

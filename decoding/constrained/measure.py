@@ -125,4 +125,12 @@ def _sample(lm, prompt: Prompt, trace: Trace, check) -> Sample:
     scored = score_sequence(lm, prompt.ids, trace.token_ids)
     forced = sum(st.grammar_forced for st in trace.steps)
     problem = check(trace.text)
-    return Sample(trace.seed, trace.text, problem, scored.logprob, len(trace.steps), forced, trace.stop_reason)
+    return Sample(
+        seed=trace.seed,
+        text=trace.text,
+        problem=problem,
+        logprob=scored.logprob,
+        tokens=len(trace.steps),
+        forced=forced,
+        stop_reason=trace.stop_reason,
+    )

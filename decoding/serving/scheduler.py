@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import Pass, forward_one
+from decoding.forward import forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.serving import ragged
+from decoding.serving.passes import Pass
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
 
@@ -141,7 +142,9 @@ class Scheduler:
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)
-        self.log.add(Tick(time.time(), t.ms, 1, int(work.decode), prompt, mode))
+        self.log.add(
+            Tick(at=time.time(), ms=t.ms, rows=1, decode_rows=int(work.decode), prefill_tokens=prompt, mode=mode)
+        )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
 
     def _packed(self, shared: list[_Work]) -> list[_Work]:
@@ -163,19 +166,30 @@ class Scheduler:
                 logits = ragged.packed_forward(self.lm, segments)  # (S, V)
         except Exception:  # noqa: BLE001 -- undo what the pass wrote, then give each session its own pass
             for (work, _), length in zip(rows, lengths):
-                work.cache.crop(length)
+                rewind(work.cache, length)
             for work, _ in rows:
                 self._solo(work, "solo")
             return later
         prefill = sum(n for w, n in rows if not w.decode)
-        self.log.add(Tick(time.time(), t.ms, len(rows), sum(w.decode for w, _ in rows), prefill, "packed"))
+        self.log.add(
+            Tick(
+                at=time.time(),
+                ms=t.ms,
+                rows=len(rows),
+                decode_rows=sum(w.decode for w, _ in rows),
+                prefill_tokens=prefill,
+                mode="packed",
+            )
+        )
         noise = self.noise.value if self.noise else 0.0
         for i, (work, n) in enumerate(rows):
             work.ids, work.start, work.chunks, work.ms = work.ids[n:], work.start + n, work.chunks + 1, work.ms + t.ms
             if work.ids:
                 later.append(work)  # more of its prompt next tick
             else:
-                self._answer(work, logits[i], Pass(work.ms, len(rows), "packed", work.chunks, noise))
+                self._answer(
+                    work, logits[i], Pass(ms=work.ms, rows=len(rows), mode="packed", chunks=work.chunks, noise=noise)
+                )
         return later
 
     def _answer(self, work: _Work, logits: torch.Tensor, passed: Pass) -> None:

@@ -17,9 +17,34 @@ from decoding.prompts import encode_prompt
 
 MAX_STUDENTS = 32
 MAX_SECONDS = 300
-TOPICS = ("the moon", "rivers", "bread", "volcanoes", "owls", "the piano", "glaciers", "bicycles", "honey bees",
-          "chess", "lighthouses", "coral reefs", "thunderstorms", "maps", "tea", "deserts", "comets", "windmills",
-          "octopuses", "libraries", "trains", "whales", "clocks", "salt", "bridges", "penguins")  # fmt: skip
+TOPICS = (
+    "the moon",
+    "rivers",
+    "bread",
+    "volcanoes",
+    "owls",
+    "the piano",
+    "glaciers",
+    "bicycles",
+    "honey bees",
+    "chess",
+    "lighthouses",
+    "coral reefs",
+    "thunderstorms",
+    "maps",
+    "tea",
+    "deserts",
+    "comets",
+    "windmills",
+    "octopuses",
+    "libraries",
+    "trains",
+    "whales",
+    "clocks",
+    "salt",
+    "bridges",
+    "penguins",
+)
 SETTINGS = SamplerSettings(temperature=0.8, top_p=0.95)
 # eager students: a short pause between Steps, so a class of 8 shares passes often enough to see it
 PAUSE_S = (0.1, 0.6)

@@ -47,8 +47,17 @@ class TickLog:
 def summary(ticks: list[Tick], window_s: float) -> dict:
     """What the ticks say together: passes, batch sizes, tokens per second, and the time per pass at each size."""
     if not ticks:
-        return dict(ticks=0, window_s=window_s, decode_tokens=0, prefill_tokens=0, tokens_per_s=0.0, busy=0.0,
-                    rows_histogram={}, median_ms_by_rows={}, mean_rows=0.0)  # fmt: skip
+        return {
+            "ticks": 0,
+            "window_s": window_s,
+            "decode_tokens": 0,
+            "prefill_tokens": 0,
+            "tokens_per_s": 0.0,
+            "busy": 0.0,
+            "rows_histogram": {},
+            "median_ms_by_rows": {},
+            "mean_rows": 0.0,
+        }
     span = max(window_s, 1e-9)
     decode = sum(t.decode_rows for t in ticks)
     by_rows: dict[int, list[float]] = {}

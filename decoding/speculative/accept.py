@@ -53,7 +53,7 @@ def accept_sampled(p: torch.Tensor, q: torch.Tensor | None, drafted: list[int], 
             continue
         residual = residual_of(p[i], None if q is None else q[i], x)
         token = int(torch.multinomial(residual, 1, generator=generator))
-        return Decision(i, token, "residual", uniforms, residual)
+        return Decision(accepted=i, bonus=token, bonus_from="residual", uniforms=uniforms, residual=residual)
     token = int(torch.multinomial(p[len(drafted)], 1, generator=generator))
     return Decision(len(drafted), token, "target", uniforms)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import forward_one
+from decoding.forward import forward_one
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings, process, select
 from decoding.speculative.records import SpecResult, summary

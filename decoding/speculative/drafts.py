@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import forward_one
+from decoding.forward import forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings, process, select
 from decoding.speculative.records import Match
@@ -87,8 +87,8 @@ class EarlyExit:
         with Timer(self.lm.device) as total, first_layers(self.lm, self.layers):
             # keep what the cache holds of the context (a rejected guess is dropped), read the rest in one pass
             keep = _common_prefix(self.cached, ids[:-1])
-            if self.cache is not None and keep < self.cache.get_seq_length():
-                self.cache.crop(keep - self.cache.get_seq_length())
+            if self.cache is not None:
+                rewind(self.cache, keep)
             context, feed = list(ids), ids[keep:]
             for _ in range(k):
                 with Timer(self.lm.device) as t:

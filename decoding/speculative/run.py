@@ -15,14 +15,15 @@ import torch
 
 from decoding import stopping
 from decoding.clock import Timer
-from decoding.loop import MAX_NEW_TOKENS_CAP, forward_one
+from decoding.forward import forward_one, rewind
+from decoding.loop import MAX_NEW_TOKENS_CAP, drive
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings, process
 from decoding.prompts import token_texts
 from decoding.speculative import accept
 from decoding.speculative.drafts import EarlyExit, Proposal, check_exit_layer, lookup
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, SOURCES, Check, Round, SpecResult
-from decoding.speculative.verify import crop_to, verify
+from decoding.speculative.verify import verify
 from decoding.watch import Watch
 
 MAX_DRAFT_TOKENS = 16
@@ -118,7 +119,7 @@ class SpecRun:
                 decision = accept.accept_sampled(p, q, drafted, self.generator)
         kept = self._keep(drafted[: decision.accepted] + [decision.bonus])
         # 4) the cache keeps the accepted prefix: every id but the last, which the next round feeds
-        crop_to(self.cache, len(self.ids) - 1)
+        rewind(self.cache, len(self.ids) - 1)
         record = self._record(proposal, processed, decision, context_len, kept)
         record.cache_verified, record.cache_cropped = cache_verified, self.cache.get_seq_length()
         record.draft_ms, record.verify_ms, record.accept_ms = proposal.ms, tv.ms, ta.ms
@@ -170,29 +171,42 @@ class SpecRun:
             named |= set(top)
         ids = sorted(named)
         texts = dict(zip(ids, token_texts(self.lm.tokenizer, ids)))
-        checks = []
-        for i, (d, q_of, top) in enumerate(rows):
-            p_of = dict(zip(top, probs[i, top].tolist()))  # the row's named tokens, read in one go
-            checks.append(
-                Check(
-                    i,
-                    d,
-                    texts[d] if d is not None else "",
-                    p_of[d] if d is not None else 0.0,
-                    q_of(d) if d is not None else 0.0,
-                    best[i],
-                    texts[best[i]],
-                    decision.uniforms[i] if i < len(decision.uniforms) else None,
-                    None if d is None or i > n else i < n,
-                    [(t, texts[t], p_of[t], q_of(t) if d is not None else 0.0) for t in top],
-                )  # fmt: skip
-            )
+        checks = [self._check(i, row, probs[i], best[i], texts, decision) for i, row in enumerate(rows)]
         residual = [(t, texts[t], float(decision.residual[t])) for t in residual_top]
         return Round(
-            len(self.rounds), self.result.source, context_len, list(drafted), [texts[t] for t in drafted], n,
-            decision.bonus, texts[decision.bonus], decision.bonus_from, checks, residual, proposal.match, kept,
+            index=len(self.rounds),
+            source=self.result.source,
+            context_len=context_len,
+            drafted=list(drafted),
+            drafted_text=[texts[t] for t in drafted],
+            accepted=n,
+            bonus_id=decision.bonus,
+            bonus_text=texts[decision.bonus],
+            bonus_from=decision.bonus_from,
+            checks=checks,
+            residual=residual,
+            match=proposal.match,
+            kept=kept,
             draft_passes=proposal.passes,
-        )  # fmt: skip
+        )
+
+    @staticmethod
+    def _check(i: int, row, probs: torch.Tensor, best: int, texts: dict, decision: accept.Decision) -> Check:
+        """Position i of the round: the drafted token's p and q, the target's choice, and the decision."""
+        d, q_of, top = row
+        p_of = dict(zip(top, probs[top].tolist()))  # the row's named tokens, read in one go
+        return Check(
+            index=i,
+            draft_id=d,
+            draft_text=texts[d] if d is not None else "",
+            p=p_of[d] if d is not None else 0.0,
+            q=q_of(d) if d is not None else 0.0,
+            target_id=best,
+            target_text=texts[best],
+            uniform=decision.uniforms[i] if i < len(decision.uniforms) else None,
+            accepted=None if d is None or i > decision.accepted else i < decision.accepted,
+            top=[(t, texts[t], p_of[t], q_of(t) if d is not None else 0.0) for t in top],
+        )
 
     def back(self) -> None:
         """Undo the last round: drop its tokens, crop the caches, and restore the random generator."""
@@ -202,17 +216,22 @@ class SpecRun:
         del self.ids[last.context_len :]
         self.generator.set_state(self._undo.pop())
         self.result.stop_reason, self.result.token_ids = None, list(self.generated)
-        crop_to(self.cache, len(self.ids) - 1)  # the early-exit draft crops its own cache when it next drafts
+        rewind(self.cache, len(self.ids) - 1)  # the early-exit draft crops its own cache when it next drafts
 
     def run_to_end(self, watch: Watch | None = None) -> SpecResult:
         """Prefill if needed, then rounds until a stop; `watch.check()` between rounds (others' turns, Cancel)."""
         watch = watch or Watch()
         if not self.prefilled:
             self.prefill()
-        while not self.done:
+
+        def advance() -> Round:
             watch.check()
-            self.round()
+            record = self.round()
             watch.on_progress(len(self.generated) / self.max_new, f"{len(self.generated)} tokens")
+            return record
+
+        for _ in drive(self, advance=advance):
+            pass
         self.result.text = self.lm.tokenizer.decode(self.generated, skip_special_tokens=True)
         return self.result
 

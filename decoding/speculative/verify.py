@@ -3,7 +3,7 @@ returns a distribution at each of the K + 1 positions.
 
 Decode is memory-bound: a pass over 1 token and a pass over K + 1 tokens both read every weight once, so on a
 machine where reading the weights sets the pace the K + 1 positions cost little more than one. Afterwards the
-KV cache holds all K + 1 positions; the rejected guesses are cropped off again (`DynamicCache.crop`).
+KV cache holds all K + 1 positions; the rejected guesses are cropped off again (decoding.forward.rewind).
 """
 
 import torch
@@ -20,10 +20,3 @@ def verify(lm: LoadedModel, fed: list[int], cache, past: int):
     mask = torch.ones(1, past + len(fed), dtype=torch.long, device=lm.device)  # (1, past + T)
     out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=len(fed))
     return out.logits[0].to(dtype=torch.float32), out.past_key_values  # (T, V)
-
-
-def crop_to(cache, length: int) -> None:
-    """Keep the first `length` positions of the cache (transformers 5's crop takes minus the tokens to drop)."""
-    drop = cache.get_seq_length() - length
-    if drop > 0:
-        cache.crop(-drop)

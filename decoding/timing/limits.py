@@ -73,7 +73,7 @@ def measure_bandwidth(device, dtype, mbytes: int = 256, repeats: int = 5, warmup
     ms = repeat_timed(device, lambda: dst.copy_(src), repeats, warmup, watch or Watch())
     moved = 2.0 * src.nbytes
     detail = f"copy of {src.nbytes / 1e6:.0f} MB ({dtype}), read + write"
-    return Probe(moved / (min(ms) / 1e3) / 1e9, "GB/s", ms, moved, detail)
+    return Probe(value=moved / (min(ms) / 1e3) / 1e9, unit="GB/s", ms=ms, work=moved, detail=detail)
 
 
 def measure_peak_flops(device, dtype, n: int = 2048, repeats: int = 3, warmup: int = 1, watch=None) -> Probe:
@@ -84,7 +84,9 @@ def measure_peak_flops(device, dtype, n: int = 2048, repeats: int = 3, warmup: i
     b = torch.randn(n, n, device=device).to(dtype)  # (n, n)
     ms = repeat_timed(device, lambda: a @ b, repeats, warmup, watch or Watch())
     flops = 2.0 * n**3
-    return Probe(flops / (min(ms) / 1e3) / 1e12, "TFLOP/s", ms, flops, f"{n}×{n} matmul ({dtype})")
+    return Probe(
+        value=flops / (min(ms) / 1e3) / 1e12, unit="TFLOP/s", ms=ms, work=flops, detail=f"{n}×{n} matmul ({dtype})"
+    )
 
 
 def device_name(device: torch.device) -> str:

@@ -11,7 +11,6 @@ Pure arithmetic on plain numbers (no torch): the lab's measurements and the calc
 """
 
 import math
-from dataclasses import asdict, dataclass
 
 GB = 1e9  # decimal gigabytes, as GPU data sheets and the references quote them
 
@@ -85,50 +84,6 @@ def sequences_that_fit(memory_bytes: float, weights: float, kv_per_sequence: flo
     """How many sequences' KV caches fit in the memory left beside the weights and fixed overhead (≥ 0)."""
     free = memory_bytes - weights - overhead_bytes
     return max(0, math.floor(free / _positive("kv_per_sequence", kv_per_sequence)))
-
-
-@dataclass(frozen=True)
-class CalculatorRow:
-    """One back-of-envelope question: this model, this much context, on this hardware."""
-
-    model: str
-    params_b: float  # parameters read per decode step, billions
-    bytes_per_param: float  # 2 for FP16/BF16, 4 for FP32, 1 for INT8
-    layers: int
-    kv_heads: int
-    head_dim: int
-    context: int  # tokens held in each sequence's KV cache
-    hardware: str
-    bandwidth_gbs: float
-    memory_gb: float  # total accelerator memory
-    overhead_gb: float = 3.0  # runtime context, activations (the references use 3 GB)
-    measured_ms: float | None = None  # a measured decode step, when we have one
-
-
-def calculate(row: CalculatorRow) -> dict:
-    """The row's inputs followed by what follows from them."""
-    weights = weight_bytes(row.params_b * 1e9, row.bytes_per_param)
-    kv = kv_bytes_per_sequence(row.layers, row.kv_heads, row.head_dim, row.context, row.bytes_per_param)
-    floor = floor_ms(weights, row.bandwidth_gbs)
-    fits = sequences_that_fit(row.memory_gb * GB, weights, kv, row.overhead_gb * GB)
-    measured = row.measured_ms if row.measured_ms is not None and row.measured_ms > 0 else None
-    return asdict(row) | {
-        "weights_gb": weights / GB,
-        "floor_ms": floor,
-        "max_tokens_per_s": 1e3 / floor,
-        "kv_gb_per_seq": kv / GB,
-        "sequences_fit": fits,
-        "mbu": floor / measured if measured else None,
-    }
-
-
-# the references' worked examples (LLaMA-2 shapes: 7B has 32 layers × 32 KV heads, 70B has 80 layers × 8 KV heads)
-REFERENCE_ROWS = (
-    CalculatorRow("7B FP16 (LLaMA-2-7B)", 7, 2, 32, 32, 128, 4096, "NVIDIA A10", 600, 24),
-    CalculatorRow("7B FP16 (LLaMA-2-7B)", 7, 2, 32, 32, 128, 4096, "NVIDIA A100 80GB", 2039, 80),
-    CalculatorRow("70B FP16 (LLaMA-2-70B)", 70, 2, 80, 8, 128, 4096, "NVIDIA H100 SXM", 3350, 80),
-    CalculatorRow("70B FP16 (LLaMA-2-70B)", 70, 2, 80, 8, 128, 4096, "2 × A100 80GB", 2 * 2039, 160),
-)
 
 
 # --- the measured numbers, read through the formulas above (m: decoding.timing.sweeps.Measurements) ---
@@ -209,24 +164,6 @@ def summary(m) -> dict:
     return out
 
 
-def measured_row(m, context: int = 1024) -> CalculatorRow:
-    """The calculator's first row: the loaded model on this machine, with its measured decode step."""
-    s = m.shape
-    return CalculatorRow(
-        model=f"{m.model} {m.dtype} (loaded)",
-        params_b=round(s.params_read / 1e9, 4),
-        bytes_per_param=s.bytes_per_param,
-        layers=s.layers,
-        kv_heads=s.kv_heads,
-        head_dim=s.head_dim,
-        context=context,
-        hardware=f"this machine ({m.device})",
-        bandwidth_gbs=round(m.bandwidth.value, 1),
-        memory_gb=round(m.memory_bytes / GB, 1),
-        measured_ms=round(m.decode[0].median_ms, 2) if m.decode else None,
-    )
-
-
 def estimate_request(prefill: list[tuple[int, float]], decode: list[tuple[int, float]], prompt: int, out: int) -> dict:
     """TTFT, end-to-end and decode share for a `prompt`-token request with `out` output tokens, read off
     measured curves (tokens, median ms) by interpolation on log-log axes: one prefill, then out - 1 steps."""
@@ -251,3 +188,12 @@ def _interp(x: float, xs: list[float], ys: list[float]) -> float:
         if x <= x1:
             return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return ys[-1]
+
+
+def __getattr__(name: str):
+    # the calculator moved to decoding.timing.calculator; its old names answer here until every caller imports it
+    if name in ("CalculatorRow", "REFERENCE_ROWS", "calculate", "measured_row"):
+        from decoding.timing import calculator
+
+        return getattr(calculator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from decoding.clock import Timer
-from decoding.loop import forward, forward_one
+from decoding.forward import forward, forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.timing.limits import (
     Probe,
@@ -57,7 +57,7 @@ def context_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> tuple[list[Sampl
 
         def run_decode(cache=cache, token=token, n=n):
             forward_one(lm, [token], cache, n)
-            cache.crop(-1)  # back to n tokens, so every timed step sees the same context
+            rewind(cache, n)  # back to n tokens, so every timed step sees the same context
 
         decode.append(Sample(n + 1, repeat_timed(lm.device, run_decode, plan.decode_steps, plan.warmup, watch)))
     return prefill, decode
@@ -111,7 +111,7 @@ def batch_sweep(lm: LoadedModel, plan: Plan, watch: Watch) -> list[Sample]:
 
             def run_step(cache=cache, step_ids=step_ids):
                 forward(lm, step_ids, cache, plan.batch_context)
-                cache.crop(-1)
+                rewind(cache, plan.batch_context)
 
             samples.append(Sample(b, repeat_timed(lm.device, run_step, plan.repeats, plan.warmup, watch)))
         except torch.OutOfMemoryError:

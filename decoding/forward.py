@@ -1,0 +1,38 @@
+"""The model call, and the KV cache it grows.
+
+Every loop in the lab that feeds the model a cache goes through `forward` (or `forward_one`, for one sequence),
+and every rewind of a cache goes through `rewind`. `kv_cache_bytes` is what a live cache holds, measured.
+"""
+
+import torch
+
+from decoding.models import LoadedModel
+
+
+@torch.inference_mode()
+def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
+    """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
+    (B, V) and the grown cache."""
+    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
+    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
+
+
+def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
+    """`forward` for one sequence: token ids (the whole prompt, or one token) -> logits (V,) and the cache."""
+    logits, cache = forward(lm, torch.tensor([ids], device=lm.device), cache, past)  # (1, T) -> (1, V)
+    return logits[0], cache  # (V,)
+
+
+def rewind(cache, length: int) -> None:
+    """Keep the first `length` positions of the cache, drop the rest (nothing when it holds no more).
+    The one place that knows transformers 5's `DynamicCache.crop` takes minus the number of tokens to drop."""
+    drop = cache.get_seq_length() - length
+    if drop > 0:
+        cache.crop(-drop)
+
+
+def kv_cache_bytes(cache) -> int:
+    """What a live KV cache holds, measured: the bytes of its key and value tensors (0 for no cache)."""
+    layers = getattr(cache, "layers", ())
+    return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))

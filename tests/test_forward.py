@@ -1,0 +1,40 @@
+"""The model call: float32 last-position logits, a batch of rows, the one rewind of a KV cache, its bytes."""
+
+import torch
+
+from decoding.forward import forward, forward_one, kv_cache_bytes, rewind
+from decoding.prompts import encode_prompt
+
+
+def _ids(tiny) -> list[int]:
+    return encode_prompt(tiny.tokenizer, "Tell me a story.", chat=True).ids
+
+
+def test_forward_returns_float32_last_position_logits(tiny):
+    logits, cache = forward_one(tiny, _ids(tiny), None, 0)
+    assert logits.shape == (tiny.vocab_size,) and logits.dtype == torch.float32
+    assert cache.get_seq_length() == len(_ids(tiny)) and kv_cache_bytes(cache) > 0
+    assert kv_cache_bytes(None) == 0
+
+
+def test_forward_takes_a_batch_of_rows_and_gives_one_logit_row_each(tiny):
+    ids = torch.tensor([_ids(tiny), _ids(tiny)])  # (2, T)
+    logits, cache = forward(tiny, ids, None, 0)
+    assert logits.shape == (2, tiny.vocab_size) and logits.dtype == torch.float32
+    assert torch.allclose(logits[0], forward_one(tiny, _ids(tiny), None, 0)[0])
+
+
+def test_rewind_keeps_the_first_positions_and_the_logits_match_a_fresh_pass(tiny):
+    ids = _ids(tiny)
+    _, cache = forward_one(tiny, ids, None, 0)
+    rewind(cache, len(ids) - 2)
+    assert cache.get_seq_length() == len(ids) - 2
+    again, cache = forward_one(tiny, ids[-2:], cache, len(ids) - 2)
+    assert torch.allclose(again, forward_one(tiny, ids, None, 0)[0], atol=1e-5)
+
+
+def test_rewind_to_a_length_the_cache_does_not_exceed_changes_nothing(tiny):
+    ids = _ids(tiny)
+    _, cache = forward_one(tiny, ids, None, 0)
+    rewind(cache, len(ids) + 3)
+    assert cache.get_seq_length() == len(ids)
