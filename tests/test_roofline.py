@@ -127,9 +127,3 @@ def test_request_numbers_split_prefill_from_decode():
     # the mean of the decode steps (11), not their median (10)
     assert (r["ttft_ms"], r["tpot_ms"], r["e2e_ms"], r["output_tokens"]) == (50.0, 11.0, 83.0, 4)
     assert r["decode_share"] == pytest.approx(33 / 83)
-
-
-def test_the_calculator_names_still_answer_from_roofline_until_every_caller_moves():
-    assert rl.CalculatorRow is calculator.CalculatorRow and rl.REFERENCE_ROWS is calculator.REFERENCE_ROWS
-    with pytest.raises(AttributeError):
-        rl.nothing_here  # noqa: B018

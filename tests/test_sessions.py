@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 from decoding.beams.search import beam_steps
-from decoding.loop import Run, kv_cache_bytes
+from decoding.forward import kv_cache_bytes
+from decoding.loop import Run
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.speculative.records import EARLY_EXIT

@@ -19,6 +19,7 @@ from decoding.constrained.kinds import KIND_LABELS, Constraint
 from decoding.constrained.measure import MAX_SAMPLES, compare
 from decoding.constrained.run import ConstrainedRun, calls_saved
 from decoding.knobs import check_seed, settings_from
+from decoding.loop import drive
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, encode_prompt
@@ -153,9 +154,8 @@ def step(config: AppConfig, run_id, controls: Controls) -> View:
 def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS) -> View:
     settings = _settings(config, controls)
     run_id, run = _run(config, run_id, controls)
-    while not run.done:
+    for _ in drive(run, advance=lambda: _advance(run, settings)):
         progress((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
-        _advance(run, settings)
     return view(run_id, run, settings)
 
 

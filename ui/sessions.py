@@ -17,7 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from decoding.loop import Run, kv_cache_bytes
+from decoding.forward import kv_cache_bytes
+from decoding.loop import Run
 from decoding.models import LoadedModel
 from decoding.speculative.drafts import layer_count
 from decoding.speculative.run import SpecRun

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from decoding import values
 from decoding.knobs import check_seed, settings_from
+from decoding.loop import drive
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt, token_texts
 from decoding.speculative.baseline import Comparison, plain_decode
@@ -178,9 +179,8 @@ def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS) ->
     """The remaining rounds, then plain decoding on the same prompt and settings, timed side by side."""
     sid, spec = _current(config, sid, controls)
     run, lm = spec.run, get_model(config)
-    while not run.done:
+    for _ in drive(run, advance=lambda: _round(config, spec)):
         progress((len(run.generated), run.max_new), desc=f"round {len(run.rounds) + 1}")
-        _round(config, spec)
     progress(0.99, desc="plain decoding, for comparison")
     with model_turn(lm, LABEL):
         watch = Watch(between_passes=pass_turn(lm))

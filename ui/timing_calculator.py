@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from decoding.timing import roofline as rl
+from decoding.timing import calculator as calc
 from ui.events import message_line, teach
 
 HEADERS = {
@@ -53,9 +53,9 @@ RESULTS = (
 INTEGERS = ("layers", "kv_heads", "head_dim", "context")
 
 
-def table_values(rows: list[rl.CalculatorRow], columns: tuple[str, ...]) -> list[list]:
+def table_values(rows: list[calc.CalculatorRow], columns: tuple[str, ...]) -> list[list]:
     """The calculator's rows as table cells, rounded for reading."""
-    return [[_round(rl.calculate(row)[c]) for c in columns] for row in rows]
+    return [[_round(calc.calculate(row)[c]) for c in columns] for row in rows]
 
 
 def _round(v):
@@ -71,7 +71,7 @@ def recalculate(inputs, measured: dict | None) -> list[list]:
     return table_values(parsed, RESULTS)
 
 
-def _parse_row(values: list, measured: dict) -> rl.CalculatorRow:
+def _parse_row(values: list, measured: dict) -> calc.CalculatorRow:
     fields = {}
     for name, v in zip(EDITABLE, values):
         if name in ("model", "hardware"):
@@ -81,7 +81,7 @@ def _parse_row(values: list, measured: dict) -> rl.CalculatorRow:
             fields[name] = int(float(v)) if name in INTEGERS else float(v)
         except (TypeError, ValueError):
             raise ValueError(f"{HEADERS[name]} must be a number, got {v!r}") from None
-    return rl.CalculatorRow(**fields, measured_ms=measured.get(fields["model"]))
+    return calc.CalculatorRow(**fields, measured_ms=measured.get(fields["model"]))
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def layout() -> Calculator:
         "its floor."
     )
     inputs = gr.Dataframe(
-        value=table_values(rl.REFERENCE_ROWS, EDITABLE),
+        value=table_values(calc.REFERENCE_ROWS, EDITABLE),
         headers=[HEADERS[c] for c in EDITABLE],
         type="array",
         interactive=True,
@@ -112,7 +112,7 @@ def layout() -> Calculator:
     )
     message = message_line("timing-calculator-message")
     results = gr.Dataframe(
-        value=table_values(rl.REFERENCE_ROWS, RESULTS),
+        value=table_values(calc.REFERENCE_ROWS, RESULTS),
         headers=[HEADERS[c] for c in RESULTS],
         type="array",
         interactive=False,

@@ -6,6 +6,7 @@ from typing import NamedTuple
 import gradio as gr
 
 from decoding import values
+from decoding.timing import calculator as calc
 from decoding.timing import roofline as rl
 from decoding.timing.limits import device_name
 from decoding.timing.plans import PLANS
@@ -191,8 +192,8 @@ def measure(config: AppConfig, plan_name, progress, request, again: bool = False
     else:
         m, note = kept.measurements, f"measured at {kept.when()} on this machine, shared with everyone here"
     note = f"*{note.capitalize()}: press **Re-measure** for a new measurement.*\n\n" if kept is not None else ""
-    mine = [rl.measured_row(m)] if m.bandwidth else []
-    rows = mine + list(rl.REFERENCE_ROWS)
+    mine = [calc.measured_row(m)] if m.bandwidth else []
+    rows = mine + list(calc.REFERENCE_ROWS)
     if m.cancelled:
         gr.Warning(f"Measurement cancelled after {m.seconds:.0f} s: the charts show what was measured.")
     return Measured(

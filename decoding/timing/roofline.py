@@ -188,12 +188,3 @@ def _interp(x: float, xs: list[float], ys: list[float]) -> float:
         if x <= x1:
             return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return ys[-1]
-
-
-def __getattr__(name: str):
-    # the calculator moved to decoding.timing.calculator; its old names answer here until every caller imports it
-    if name in ("CalculatorRow", "REFERENCE_ROWS", "calculate", "measured_row"):
-        from decoding.timing import calculator
-
-        return getattr(calculator, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

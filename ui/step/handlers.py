@@ -15,7 +15,7 @@ from pathlib import Path
 from decoding import values
 from decoding.inspector import inspect_step
 from decoding.knobs import KNOBS, check_seed, settings_from
-from decoding.loop import MAX_NEW_TOKENS_CAP, Run
+from decoding.loop import MAX_NEW_TOKENS_CAP, Run, drive
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.trace import Trace
@@ -153,10 +153,12 @@ def run_steps(run_id, n, mode, knobs: Mapping):
     if _finished(entry):
         yield view(entry, run_id, mode, knobs["order"])
         return
-    for _ in range(limit):
-        if _finished(entry):
-            break
-        yield step(run_id, mode, knobs)
+    advance = lambda: step(run_id, mode, knobs)  # noqa: E731
+    if entry.run is not None:
+        yield from drive(entry.run, limit=limit, advance=advance)
+        return
+    for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)):  # a replay moves through its steps
+        yield advance()
 
 
 def run_to_end(run_id, mode, knobs: Mapping):
