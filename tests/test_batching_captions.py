@@ -21,10 +21,18 @@ GAP = [2.0, 0.5, 0.1, 3.0, 1.0, 0.8]
 def row(size: int, texts=SOLO_TEXTS, noise=None, first=None, invariant=False) -> RowResult:
     n = len(texts)
     return RowResult(
-        batch_size=size, condition="padded", invariant=invariant, token_ids=list(range(n)), token_texts=list(texts),
-        text="".join(texts), noise=noise if noise is not None else [0.0] * n, gap=list(GAP),
-        agree=[first is None or i < first for i in range(n)], first_divergence=first, seconds=0.1,
-    )  # fmt: skip
+        batch_size=size,
+        condition="padded",
+        invariant=invariant,
+        token_ids=list(range(n)),
+        token_texts=list(texts),
+        text="".join(texts),
+        noise=noise if noise is not None else [0.0] * n,
+        gap=list(GAP),
+        agree=[first is None or i < first for i in range(n)],
+        first_divergence=first,
+        seconds=0.1,
+    )
 
 
 SOLO, SAME = row(1), row(2)

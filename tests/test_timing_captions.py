@@ -6,8 +6,9 @@ from decoding.timing.shape import ModelShape
 from decoding.timing.sweeps import Measurements, TimedLoop
 from visuals.timing_captions import captions, headline
 
-SHAPE = ModelShape(body_params=100_000_000, head_params=25_000_000, layers=4, q_heads=4, kv_heads=2, head_dim=16,
-                   bytes_per_param=4)  # fmt: skip
+SHAPE = ModelShape(
+    body_params=100_000_000, head_params=25_000_000, layers=4, q_heads=4, kv_heads=2, head_dim=16, bytes_per_param=4
+)
 
 
 def measured(**parts) -> Measurements:

@@ -1,10 +1,7 @@
-"""The speculative tab's handlers and the server-side store of live runs.
-
-A `SpecRun` holds the target's KV cache (and the early-exit draft's), so it never goes into `gr.State`: the page
-keeps a short session id and `RUNS` maps it to the run, freeing idle ones after a time to live. Every forward pass
-of a round runs inside `model_turn`, so a class's batched steps go between rounds. A handler takes the session id
-and the controls' values by name (`Controls`) and answers with the whole `View`.
-"""
+"""The speculative tab's handlers. A `SpecRun` holds KV caches, so the page keeps a short session id and `RUNS`
+(a view of the one session store, ui.sessions) maps it to the run. Every forward pass of a round runs inside
+`model_turn`, so a class's batched steps go between rounds. A handler takes the session id and the controls' values
+by name (`Controls`) and answers with the whole `View`."""
 
 import uuid
 from collections.abc import Mapping
@@ -99,11 +96,10 @@ def release_spec(sid: str | None) -> None:
 
 
 def _prompt_ids(lm, controls: Controls) -> tuple[int, ...]:
-    chat = controls.template == CHAT
-    prompt = encode_prompt(lm.tokenizer, controls.prompt, chat=chat, context_length=lm.context_length)
-    if len(prompt.ids) > MAX_PROMPT_TOKENS:
-        raise ValueError(f"the prompt is {len(prompt.ids):,} tokens; this tab takes up to {MAX_PROMPT_TOKENS:,}")
-    return tuple(prompt.ids)
+    ids = encode_prompt(lm.tokenizer, controls.prompt, controls.template == CHAT, lm.context_length).ids
+    if len(ids) > MAX_PROMPT_TOKENS:
+        raise ValueError(f"the prompt is {len(ids):,} tokens; this tab takes up to {MAX_PROMPT_TOKENS:,}")
+    return tuple(ids)
 
 
 def _started(config: AppConfig, controls: Controls) -> Started:
