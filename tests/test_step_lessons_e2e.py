@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.pages import set_number
+from tests.pages import idle, set_number
 from tests.test_app_e2e import ARTIFACTS
 from ui.step_lessons import PRESETS, SLUGS, WALKTHROUGH
 
@@ -159,7 +159,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     # a finished run keeps its view when Run to end is pressed again
     page.click("#btn-run-end")
     expect(page.locator("#step-stop")).to_contain_text("press Prefill to run again with the new settings")
-    page.wait_for_timeout(0)
+    idle(page)  # the press's event has ended: what it drew is all it will draw
     assert "".join(chips(page)).replace("␣", " ") == looped
     assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 0
     # "Open Penalties, seed, length… below these steps, set Repetition penalty to 1.3, press Prefill"
@@ -255,9 +255,12 @@ def test_keys_step_and_go_back_but_not_while_typing(page):
     wait_chips(page, 1)
     page.click("#step-prompt textarea")
     page.keyboard.press("ArrowRight")  # moves the caret, not the run
+    typed = len(page.locator("#step-prompt textarea").input_value()) + 1
     page.keyboard.type("p")
-    page.wait_for_timeout(500)
+    # a key the page took as a shortcut would have pressed a button by now: once no event is at work, nothing moved
+    idle(page)
     assert len(chips(page)) == 1
+    assert len(page.locator("#step-prompt textarea").input_value()) == typed  # the key went to the box
     # an arrow key on the temperature slider redraws the chart, as letting go of the mouse does
     page.locator("#knob-temperature input[type=range]").focus()
     page.keyboard.press("End")  # temperature 3
