@@ -88,12 +88,24 @@ def idle(page, timeout_s: float = 300) -> None:
 
 
 PROJECTOR = {"width": 1280, "height": 720}  # the size every lesson is checked at
+# ms an action (a click, a key) may take: playwright's 30 s default is too short on a 2-core machine where a model
+# run beside the browser stalls the page's renderer for tens of seconds (a click on a tab, done at once, was still
+# waiting for the renderer to confirm it after 30 s), so every browser test's page waits as long as for a server
+ACTION_MS = 120_000
+
+
+def new_page(browser, viewport: dict | None = None, **options):
+    """A fresh page (its own session) at `viewport` (the projector's size unless given), whose actions wait
+    ACTION_MS."""
+    page = browser.new_page(viewport=viewport or PROJECTOR, **options)
+    page.set_default_timeout(ACTION_MS)
+    return page
 
 
 def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
     """A fresh page (its own session) at the projector's size, on the tab named `tab`, once `ready` (a selector)
     is drawn. The caller closes it."""
-    page = browser.new_page(viewport=PROJECTOR)
+    page = new_page(browser)
     page.goto(url)
     page.get_by_role("tab", name=tab).click()
     if ready:

@@ -5,7 +5,7 @@ each tab at 800 px go to artifacts/."""
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import idle
+from tests.pages import idle, new_page
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -31,7 +31,7 @@ CHART_TITLE_OVERLAPS = """
 
 
 def open_app(browser, app_url, width: int, height: int = 720, scale: float = 1):
-    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    page = new_page(browser, {"width": width, "height": height}, device_scale_factor=scale)
     page.goto(app_url)
     page.locator("#step-buttons").wait_for(timeout=120_000)
     return page
