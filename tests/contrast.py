@@ -3,6 +3,8 @@ and the same 4.5:1 rule applied to the text inside plotly's SVG charts, which ax
 
 from axe_playwright_python.sync_playwright import Axe
 
+from tests.pages import idle
+
 AXE = Axe()
 
 # every visible text of every plotly chart: its fill, faded by its own and its parents' opacity onto the white page,
@@ -36,15 +38,10 @@ CHART_TEXT = """
 """
 
 
-# true when no event is running: gradio dims the outputs of a running event, and those are not what a class reads
-IDLE = """() => [...document.querySelectorAll('[data-testid=status-tracker]')]
-    .every(e => e.classList.contains('hide') || !e.getClientRects().length)"""
-
-
 def contrast_problems(page) -> list[str]:
     """Every text on the page under 4.5:1 (axe's colour-contrast rule, then the charts' SVG text), one line each,
-    once no event is running."""
-    page.wait_for_function(IDLE, polling=250, timeout=600_000)
+    once no event is at work and no output is still fading back from the dimmed look of a pending one."""
+    idle(page, 600)
     found = AXE.run(page, options={"runOnly": ["color-contrast"]}).response["violations"]
     lines = []
     for violation in found:

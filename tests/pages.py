@@ -64,13 +64,48 @@ def until(page, check, timeout_s: float = 60, what: str = "the page to show it")
     raise AssertionError(f"waited {timeout_s:.0f} s for {what}")
 
 
+# true while gradio shows an event at work, read from the DOM of gradio 6: a status tracker drawn and not showing an
+# error (pending, or generating), an output it dims while pending (`.pending`: opacity 0.2), or a CSS transition still
+# running (a dimmed output fades back to full opacity over 0.15 s after its event ends: text read then is paler)
+BUSY = """() =>
+  [...document.querySelectorAll('[data-testid=status-tracker]')]
+    .some(e => !e.classList.contains('hide') && !e.querySelector('.error, .validation-error'))
+  || document.querySelector('.gradio-container .pending, .gradio-container .generating') !== null
+  || document.getAnimations().some(a => a instanceof CSSTransition && a.playState === 'running')"""
+
+
+def idle(page, timeout_s: float = 300) -> None:
+    """Wait until no gradio event is at work, and none started in between, for two polls in a row (200 ms): an
+    event chained after another (`.then`, a `.change` its outputs fire) starts within a few ms of the last one's end,
+    and a click becomes a pending event a moment after it lands. Call it before reading what an event could change."""
+    quiet = []
+
+    def still() -> bool:
+        quiet.append(not page.evaluate(BUSY))
+        return quiet[-2:] == [True, True]
+
+    until(page, still, timeout_s, "every event on the page to finish")
+
+
 PROJECTOR = {"width": 1280, "height": 720}  # the size every lesson is checked at
+# ms an action (a click, a key) may take: playwright's 30 s default is too short on a 2-core machine where a model
+# run beside the browser stalls the page's renderer for tens of seconds (a click on a tab, done at once, was still
+# waiting for the renderer to confirm it after 30 s), so every browser test's page waits as long as for a server
+ACTION_MS = 120_000
+
+
+def new_page(browser, viewport: dict | None = None, **options):
+    """A fresh page (its own session) at `viewport` (the projector's size unless given), whose actions wait
+    ACTION_MS."""
+    page = browser.new_page(viewport=viewport or PROJECTOR, **options)
+    page.set_default_timeout(ACTION_MS)
+    return page
 
 
 def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
     """A fresh page (its own session) at the projector's size, on the tab named `tab`, once `ready` (a selector)
     is drawn. The caller closes it."""
-    page = browser.new_page(viewport=PROJECTOR)
+    page = new_page(browser)
     page.goto(url)
     page.get_by_role("tab", name=tab).click()
     if ready:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pages import new_page
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -64,7 +66,7 @@ def click_and_wait(page, button: str, expect_generated: int) -> None:
 
 def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = new_page(browser, {"width": 1280, "height": 800})
     page.goto(app_url)
     page.click("#btn-prefill")
     page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)

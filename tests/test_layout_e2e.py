@@ -5,6 +5,7 @@ each tab at 800 px go to artifacts/."""
 import pytest
 
 from tests.contrast import contrast_problems
+from tests.pages import idle, new_page
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -30,7 +31,7 @@ CHART_TITLE_OVERLAPS = """
 
 
 def open_app(browser, app_url, width: int, height: int = 720, scale: float = 1):
-    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    page = new_page(browser, {"width": width, "height": height}, device_scale_factor=scale)
     page.goto(app_url)
     page.locator("#step-buttons").wait_for(timeout=120_000)
     return page
@@ -41,7 +42,8 @@ def tab_titles(page) -> list[str]:
 
 
 def show(page, title: str) -> None:
-    """Open a tab and wait until its charts are drawn: the count of drawn charts on screen holds still for 1 s."""
+    """Open a tab and wait until its charts are drawn (the count of drawn charts on screen holds still for four polls)
+    and no event is at work."""
     page.get_by_role("tab", name=title, exact=True).click()
     page.wait_for_function(
         "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
@@ -50,6 +52,7 @@ def show(page, title: str) -> None:
     )
     page.evaluate("window.__charts = []")
     page.wait_for_function(SETTLED, polling=250, timeout=60_000)
+    idle(page)  # and no event the tab's opening started (a link, a redraw) is still changing it
 
 
 # true once the number of drawn charts on screen has been the same for four polls in a row

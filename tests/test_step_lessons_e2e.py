@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.pages import set_number
+from tests.pages import idle, new_page, set_number
 from tests.test_app_e2e import ARTIFACTS
 from ui.step.lessons import PRESETS, SLUGS, WALKTHROUGH
 
@@ -21,7 +21,7 @@ CONFIDENT, OPEN, GREEDY, HOT = PRESETS
 def page(browser, app_url):
     """A fresh page (its own session) at 1280x720, the projector's size, on the step tab's first screen."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page = new_page(browser)
     page.goto(app_url)
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
     yield page
@@ -71,14 +71,21 @@ def prefill(page) -> None:
 
 def step(page, times: int = 1) -> None:
     for _ in range(times):
-        n = len(chips(page))
+        n = len(chips(page)) + 1
         page.click("#btn-step")
-        wait_chips(page, n + 1)
+        wait_chips(page, n)
+        # the chart is drawn apart from the chips, a moment later: its title names the step once it is this one's
+        page.wait_for_function(
+            f"() => {{ const t = document.querySelector('#step-dist .gtitle');"
+            f" return t && t.textContent.startsWith('step {n} '); }}",
+            timeout=LONG,
+        )
 
 
 def run_to_end(page) -> None:
     page.click("#btn-run-end")
     expect(page.locator("#step-stop")).to_contain_text("finished", timeout=LONG)
+    idle(page)  # the chips and the chart come with the stop reason: read once the run's event has ended
 
 
 def choose(page, elem: str, option: str) -> None:
@@ -92,7 +99,7 @@ def open_advanced(page) -> None:
 
 def pick_preset(page, name: str) -> None:
     choose(page, "step-preset", name)
-    expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[name].prompt)
+    expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[name].prompt, timeout=LONG)
 
 
 def test_the_first_screen_starts_the_lesson(page):
@@ -124,7 +131,9 @@ def test_try_this_2_back_and_temperature_2_flattens_the_same_logits(page):
     step(page, 3)
     page.click("#btn-back")
     wait_chips(page, 2)
-    page.wait_for_function("document.querySelector('#step-dist .gtitle').textContent.includes('not chosen yet')")
+    page.wait_for_function(
+        "document.querySelector('#step-dist .gtitle').textContent.includes('not chosen yet')", timeout=LONG
+    )
     before, marks = max(filled_bars(page).values()), model_marks(page)
     assert before == pytest.approx(0.36, abs=0.01)
     set_number(page, "knob-temperature", "2")
@@ -158,8 +167,8 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     assert looped.count("I'm a cat.") >= 3
     # a finished run keeps its view when Run to end is pressed again
     page.click("#btn-run-end")
-    expect(page.locator("#step-stop")).to_contain_text("press Prefill to run again with the new settings")
-    page.wait_for_timeout(0)
+    expect(page.locator("#step-stop")).to_contain_text("press Prefill to run again with the new settings", timeout=LONG)
+    idle(page)  # the press's event has ended: what it drew is all it will draw
     assert "".join(chips(page)).replace("␣", " ") == looped
     assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 0
     # "Open Penalties, seed, length… below these steps, set Repetition penalty to 1.3, press Prefill"
@@ -233,7 +242,9 @@ def test_an_error_is_one_message_in_the_words_of_the_page(page):
     expect(page.locator("#step-message")).to_contain_text("the prompt is empty", timeout=LONG)
     assert page.locator(".error, .toast-body").count() == 0  # no "Error" stamped on the panels, no toast
     set_number(page, "knob-top-p", "5", holds=False)
-    expect(page.locator("#step-message")).to_contain_text("Top-p must be between 0.01 and 1 (1 = off), got 5")
+    expect(page.locator("#step-message")).to_contain_text(
+        "Top-p must be between 0.01 and 1 (1 = off), got 5", timeout=LONG
+    )
     assert "greater than maximum" not in page.content()
 
 
@@ -255,9 +266,12 @@ def test_keys_step_and_go_back_but_not_while_typing(page):
     wait_chips(page, 1)
     page.click("#step-prompt textarea")
     page.keyboard.press("ArrowRight")  # moves the caret, not the run
+    typed = len(page.locator("#step-prompt textarea").input_value()) + 1
     page.keyboard.type("p")
-    page.wait_for_timeout(500)
+    # a key the page took as a shortcut would have pressed a button by now: once no event is at work, nothing moved
+    idle(page)
     assert len(chips(page)) == 1
+    assert len(page.locator("#step-prompt textarea").input_value()) == typed  # the key went to the box
     # an arrow key on the temperature slider redraws the chart, as letting go of the mouse does
     page.locator("#knob-temperature input[type=range]").focus()
     page.keyboard.press("End")  # temperature 3
@@ -269,7 +283,7 @@ def test_keys_step_and_go_back_but_not_while_typing(page):
 
 
 def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url):  # noqa: F811
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page = new_page(browser)
     page.goto(f"{app_url}?tab=step&preset=greedy-loop&temperature=0.7&projector=1")
     expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[GREEDY].prompt, timeout=LONG)
     assert page.locator("#knob-temperature input[type=number]").input_value() == "0.7"
@@ -279,7 +293,7 @@ def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url)
     link = page.locator("#step-link textarea").input_value()
     assert "tab=step" in link and "temperature=0.7" in link and "projector=1" in link
     page.close()
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page = new_page(browser)
     page.goto(f"{app_url}?tab=beams")
     beams = page.get_by_role("tab", name="Beam search & repetition")
     expect(beams).to_have_attribute("aria-selected", "true", timeout=LONG)
@@ -293,7 +307,7 @@ def test_every_preset_has_a_link_name():
 @pytest.mark.parametrize("query", ["", "?projector=1"])
 def test_clicking_a_bar_forces_its_token_even_in_projector_mode(browser, app_url, query):  # noqa: F811
     """Try this, step 3's "(or click the bar)": the second bar, clicked, becomes the forced token."""
-    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page = new_page(browser, {"width": 1920, "height": 1080})
     page.goto(f"{app_url}{query}")
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
     prefill(page)

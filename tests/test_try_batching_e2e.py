@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, open_tab, until
+from tests.pages import figure, idle, open_tab, until
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -26,6 +26,7 @@ def run(page, label: str) -> None:
     """Press Run and wait for the charts of a run whose label has `label` (device · dtype · condition)."""
     page.click("#batching-run")
     until(page, lambda: label in (figure(page, "batching-scatter") or {}).get("title", ""), RUN_S, f"a run ({label})")
+    idle(page, RUN_S)  # the texts and notes beside the chart, read once the run's event has ended
 
 
 def largest_noise(page) -> float:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, open_tab, pick, set_number, until
+from tests.pages import figure, idle, open_tab, pick, set_number, until
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -45,6 +45,7 @@ def run_to_end(page, settings: str) -> dict:
     """Press Run to end and wait until the status line reports a stopped search with `settings` in its label."""
     page.click("#beam-end")
     until(page, lambda: "Stopped" in status(page) and settings in status(page), RUN_S, f"a search with {settings}")
+    idle(page, RUN_S)
     return until(page, lambda: len(c := compared(page)) == 2 and c, 60, "greedy scored beside the search")
 
 
@@ -52,6 +53,7 @@ def choose(page, preset: str) -> None:
     """Pick a preset; it resets the search, so wait for the cleared status before anything else is pressed."""
     pick(page, "beam-preset", preset)
     until(page, lambda: not status(page).strip(), 60, f"the reset after picking {preset}")
+    idle(page)
 
 
 def verdict(page) -> str:
@@ -64,6 +66,7 @@ def test_the_beam_search_try_this_steps_do_what_they_say(page):
     for n in (1, 2, 3):
         page.click("#beam-step")
         until(page, lambda n=n: f"Step {n} of at most" in status(page), 120, f"beam step {n}")
+    idle(page)  # the tree is drawn by the step's event
     names = {t["name"] for t in figure(page, "beam-tree")["data"]}
     assert {"live beam", "pruned"} <= names
     # 2. run to the end: greedy's sentence at -9.25, beam search's "2 + 2 = 4" at -4.60, about 100x more probable

@@ -1,13 +1,15 @@
 """The Constrained decoding tab's "Try this" steps, done in order through the page's controls in headless Chromium
 on the bundled model (float32, CPU); each asserts what its text says is drawn: the answer's chips, the status line,
-the mask rows, the chart's traces and the measurement. Seeds are the tab's default (0)."""
+the mask rows, the chart's traces and the measurement; then the tab's contrast, with all of them drawn. Seeds are
+the tab's default (0)."""
 
 import json
 import re
 
 import pytest
 
-from tests.pages import figure, open_tab, pick, until
+from tests.contrast import contrast_problems
+from tests.pages import figure, idle, open_tab, pick, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.constrained_tab import TRY_THIS
 
@@ -35,12 +37,15 @@ def answer(page) -> str:
 def press(page, button: str, status: str, timeout_s: float = RUN_S) -> str:
     """Press a button and wait until the status line says `status`."""
     page.click(f"#{button}")
-    return until(page, lambda: status in (s := text(page, "cd-status")) and s, timeout_s, f"the status to say {status}")
+    until(page, lambda: status in text(page, "cd-status"), timeout_s, f"the status to say {status}")
+    idle(page, timeout_s)  # the answer, the mask rows and the chart come with the status, read once it has ended
+    return text(page, "cd-status")
 
 
 def choose(page, preset: str) -> None:
     pick(page, "cd-preset", preset)
     until(page, lambda: not text(page, "cd-status").strip(), 60, f"the reset after picking {preset}")
+    idle(page)
 
 
 def test_step_1_the_keys_are_forced_and_the_model_writes_only_a_name_and_an_age(page):
@@ -50,6 +55,7 @@ def test_step_1_the_keys_are_forced_and_the_model_writes_only_a_name_and_an_age(
     assert page.locator("#cd-answer .chips .tok[title*='forced by the grammar']").count() >= 2
     press(page, "cd-end", "stopped")
     assert set(json.loads(answer(page).split("<|im_end|>")[0])) == {"name", "age"}
+    page.screenshot(path=str(ARTIFACTS / "try-constrained-run.png"), full_page=True)
 
 
 def test_step_2_the_capitalised_favourites_are_removed_by_the_grammar(page):
@@ -104,3 +110,7 @@ def test_step_5_twenty_samples_without_the_constraint_rarely_parse_and_with_it_a
     dots = {t["name"]: len(set(t["x"])) for t in figure(page, "cd-measure-plot")["data"]}
     assert max(dots.values()) > 1  # sampled answers, not one greedy answer twenty times
     page.screenshot(path=str(ARTIFACTS / "try-constrained-measure.png"), full_page=True)
+
+
+def test_the_constrained_tab_text_and_charts_meet_wcag_aa_contrast(page):
+    assert contrast_problems(page) == []  # with a run and the measurement drawn

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from tests.contrast import IDLE, contrast_problems
-from tests.pages import figure, open_tab, pick, set_number, until
+from tests.contrast import contrast_problems
+from tests.pages import figure, idle, open_tab, pick, set_number, until
 from ui.repetition_panel import PRESETS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -29,7 +29,8 @@ def run(page, settings: list[str]) -> dict[str, dict]:
     """Press Run; once the cards of these `settings` are drawn and the run has ended, each card's numbers:
     {label: {rep4, loop, words}}."""
     page.click("#rep-run")
-    until(page, lambda: labels(page) == settings and page.evaluate(IDLE), RUN_S, f"the cards of {settings}")
+    until(page, lambda: labels(page) == settings, RUN_S, f"the cards of {settings}")
+    idle(page, RUN_S)  # the cards are drawn as each setting ends: the numbers are read once the run has
     cards = {}
     for card in page.locator("#rep-texts .rep-card").all():
         label = card.locator(".rep-head b").inner_text()

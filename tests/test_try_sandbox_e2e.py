@@ -51,7 +51,9 @@ def test_the_sandbox_try_this_steps_do_what_they_say(page):
     # 4. the exercise again: in the sweep, top-p's count climbs with temperature, min-p's stays small
     pick(page, "sandbox-preset", "reference exercise")
     wait_figure(page, "sandbox-strategies", "/keeps 22,\\d{3}<br>/.test(f.annotations.join(' '))")
-    sweep = figure(page, "sandbox-sweep")
+    # the sweep is another chart of the same event, drawn on its own: wait until it is the exercise's (the short
+    # tail's has 100 tokens, so no count above 100)
+    sweep = wait_figure(page, "sandbox-sweep", "f.data.some(t => t.name.startsWith('top-p') && Math.max(...t.y) > 100)")
     top_p = next(t["y"] for t in sweep["data"] if t["name"].startswith("top-p"))
     min_p = next(t["y"] for t in sweep["data"] if t["name"].startswith("min-p"))
     assert top_p == sorted(top_p) and top_p[-1] > 1000 * top_p[0]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.pages import figure, open_tab, pick, until
+from tests.pages import figure, idle, open_tab, pick, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.speculative_tab import TRY_THIS
 
@@ -33,13 +33,16 @@ def chips(page, style: str) -> int:
 
 def press_round(page, n: int) -> str:
     page.click("#spec-round")
-    return until(page, lambda: f"Round {n}." in (s := status(page)) and s, 120, f"round {n}")
+    until(page, lambda: f"Round {n}." in status(page), 120, f"round {n}")
+    idle(page)  # the chips and charts of the round are drawn by the same event, read once it has ended
+    return status(page)
 
 
 def run_to_end(page) -> str:
     """Run to end, then plain decoding beside it: returns the run's caption once the speed-up is on the page."""
     page.click("#spec-end")
     until(page, lambda: "Plain decoding" in page.locator("#spec-speed").inner_text(), RUN_S, "the side-by-side run")
+    idle(page, RUN_S)
     return page.locator("#spec-run-text").inner_text()
 
 
@@ -50,6 +53,7 @@ def per_pass(caption: str) -> float:
 def choose(page, preset: str) -> None:
     pick(page, "spec-preset", preset)
     until(page, lambda: not status(page).strip(), 60, f"the reset after picking {preset}")
+    idle(page)
 
 
 def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
@@ -59,6 +63,7 @@ def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
     assert "0 of 8 kept" in press_round(page, 1)  # guesses copied from the system prompt
     assert "proposed nothing" in press_round(page, 2)
+    assert chips(page, "spec-bonus") == 1  # a round that kept nothing still adds the target's own token
     press_round(page, 3)
     # the matched token and its earlier occurrence, the copied guesses: 5 kept, the misspelt one rejected, 2 unseen
     assert chips(page, "spec-match") >= 2 and chips(page, "spec-source") >= 1
@@ -71,6 +76,7 @@ def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     page.click("#spec-back")
     until(page, lambda: "Round 4." in status(page), 60, "round 4 again after Back")
     assert page.locator("#spec-text").inner_text() != before[1]
+    assert len(figure(page, "spec-run")["data"][0]["x"]) == 4  # the per-round chart holds four rounds again
     press_round(page, 5)
     assert (page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()) == before
 
@@ -79,7 +85,10 @@ def test_step_3_run_to_end_writes_more_than_6_tokens_a_pass_and_the_same_text(pa
     assert "more than 6 tokens per pass" in TRY_THIS
     caption = run_to_end(page)
     assert per_pass(caption) > 6
+    # greedy: the speculative text is plain decoding's, token for token, and the page says so beside the timing
     assert "same tokens" in page.locator("#spec-speed").inner_text()
+    assert len(figure(page, "spec-timeline")["data"]) == 5  # prefill, draft, verify, accept, plain passes
+    page.screenshot(path=str(ARTIFACTS / "try-speculative-run.png"), full_page=True)
 
 
 def test_step_4_an_open_story_gives_lookup_little_to_copy(page):

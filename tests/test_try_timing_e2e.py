@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, open_tab, until
+from tests.pages import figure, idle, open_tab, until
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 MEASURE_S = 400  # the quick plan takes about a minute alone on two cores; other tests share the machine
@@ -41,6 +41,7 @@ def test_the_timing_try_this_steps_do_what_they_say(page):
     page.click("#timing-measure")
     until(page, lambda: "measured" in page.locator("#timing-summary").inner_text().lower() and decode_points(page),
           MEASURE_S, "a measurement")  # fmt: skip
+    idle(page, MEASURE_S)
     # 2. b=1 is the decode dot furthest left, and the sentence under the chart gives its share of the bandwidth
     points = decode_points(page)
     assert points[0][0] == 1 and points[0][1] == min(x for _, x, _ in points)
