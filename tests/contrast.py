@@ -47,6 +47,7 @@ def contrast_problems(page) -> list[str]:
     for violation in found:
         for node in violation["nodes"]:
             data = node["any"][0]["data"] if node["any"] else {}
-            lines.append(f"{node['html'][:80]}: {data.get('fgColor')} on {data.get('bgColor')}, "
-                         f"{data.get('contrastRatio')}:1")  # fmt: skip
+            lines.append(
+                f"{node['html'][:80]}: {data.get('fgColor')} on {data.get('bgColor')}, {data.get('contrastRatio')}:1"
+            )
     return lines + page.evaluate(CHART_TEXT)

@@ -24,8 +24,9 @@ def figure(page, elem_id: str) -> dict | None:
 
 def wait_figure(page, elem_id: str, predicate: str, timeout: float = 60_000) -> dict:
     """Wait until `predicate` (a JS expression over `f`, the figure read as above) holds, then return the figure."""
-    page.wait_for_function(f"id => {{ const f = ({FIGURE})(id); return f && ({predicate}); }}", arg=elem_id,
-                           timeout=timeout)  # fmt: skip
+    page.wait_for_function(
+        f"id => {{ const f = ({FIGURE})(id); return f && ({predicate}); }}", arg=elem_id, timeout=timeout
+    )
     return figure(page, elem_id)
 
 

@@ -2,6 +2,7 @@
 tab's message line, naming the control, while the charts keep what they show."""
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 import pytest
@@ -45,7 +46,10 @@ def test_a_bad_value_goes_to_the_message_line_and_every_chart_keeps_its_own():
 
     def answer(**knobs) -> dict:
         values = {**given, **{getattr(page.knobs, k): v for k, v in knobs.items()}}
-        out = asyncio.run(demo.process_api(block_fn=event, inputs=[values[c] for c in event.inputs], state=None))
+        call = demo.process_api(block_fn=event, inputs=[values[c] for c in event.inputs], state=None)
+        # a loop of its own in a thread: the browser tests' sync playwright keeps one running in this thread
+        with ThreadPoolExecutor(1) as pool:
+            out = pool.submit(asyncio.run, call).result()
         return dict(zip(event.outputs, out["data"]))
 
     bad = answer(top_p=5)

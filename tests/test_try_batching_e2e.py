@@ -1,6 +1,6 @@
 """The Temperature 0 & batching tab's "Try this" steps, done through the page's controls in headless Chromium on the
 bundled model (CPU); each asserts what its text says is drawn. Which batch sizes diverge depends on the CPU's
-kernels, so the steps claim only what holds on every CPU: some padded batch diverges, a flip needs a gap under twice
+kernels, so the steps claim only what holds on every CPU: padding moves the logits, a flip needs a gap under twice
 the noise, batch-invariant rows are bit-identical, and float32's noise is about 1e-4 or less."""
 
 import re
@@ -34,16 +34,18 @@ def largest_noise(page) -> float:
 
 
 def test_the_batching_try_this_steps_do_what_they_say(page):
-    # 1. Run with the defaults (padded, bfloat16): some batch writes a different text than solo
+    # 1. Run with the defaults (padded, bfloat16): padding moves row 0's logits (whether a move flips a token depends
+    # on the CPU's kernels: this one moves them by up to 0.9 and, in 12 tokens, flips none)
     run(page, "bfloat16 · padded")
     texts = page.locator("#batching-texts")
-    assert texts.locator(".bl-badge.bl-diff").count() >= 1
-    # 2. the highlighted token is the first that differs; struck through is what solo wrote there
-    flip, struck = texts.locator(".bl-flip").first, texts.locator(".bl-struck .bl-tok").first
-    assert flip.inner_text() != struck.inner_text()
+    assert largest_noise(page) > 0
+    # 2. where a batch wrote another text, the highlighted token is the first that differs; struck is what solo wrote
+    if texts.locator(".bl-badge.bl-diff").count():
+        flip, struck = texts.locator(".bl-flip").first, texts.locator(".bl-struck .bl-tok").first
+        assert flip.inner_text() != struck.inner_text()
     # 3. every ★ on the gap-vs-noise scatter has its gap on or below the line gap = 2 x noise
-    stars = next(t for t in figure(page, "batching-scatter")["data"] if t["name"].startswith("★"))
-    assert stars["x"] and all(gap <= 2 * noise * (1 + 1e-9) for noise, gap in zip(stars["x"], stars["y"]))
+    stars = next((t for t in figure(page, "batching-scatter")["data"] if t["name"].startswith("★")), {"x": []})
+    assert all(gap <= 2 * noise * (1 + 1e-9) for noise, gap in zip(stars["x"], stars["y"]))
     # 4. the fix: every batch in batch-invariant mode writes the solo text, noise exactly 0, and its cost is read out
     assert page.get_by_text("identical to solo · noise 0").count() == 3
     fix = page.locator("#batching-fix-note").inner_text()
@@ -58,8 +60,12 @@ def test_the_batching_try_this_steps_do_what_they_say(page):
     assert "bit-identical" in noise or largest_noise(page) <= 1e-4
     # 6. Many runs: every prompt's distinct completions counted, alone and with batchmates
     page.click("#batching-many")
-    note = until(page, lambda: "distinct completions" in (t := page.locator("#batching-tally-note").inner_text()) and t,
-                 RUN_S, "the tally")  # fmt: skip
+    note = until(
+        page,
+        lambda: "distinct completions" in (t := page.locator("#batching-tally-note").inner_text()) and t,
+        RUN_S,
+        "the tally",
+    )
     distinct = [int(n) for n in re.findall(r"(\d+) distinct in \d+ runs", note)]
     assert distinct and all(n >= 1 for n in distinct)
     assert figure(page, "batching-tally")["data"], "the tally is drawn"

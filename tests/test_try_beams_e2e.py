@@ -36,8 +36,10 @@ def compared(page) -> dict[str, dict]:
     for row in rows:
         name, text, tokens, logp, _ = row.split("\t")
         out["greedy" if name == "greedy" else "beam"] = {
-            "text": text.replace(" ✂", "").strip(), "tokens": int(tokens), "logp": float(logp)
-        }  # fmt: skip
+            "text": text.replace(" ✂", "").strip(),
+            "tokens": int(tokens),
+            "logp": float(logp),
+        }
     return out
 
 

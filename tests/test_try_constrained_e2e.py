@@ -102,9 +102,11 @@ def test_step_5_twenty_samples_without_the_constraint_rarely_parse_and_with_it_a
     box.press("Tab")
     page.click("#cd-measure")
     found = until(
-        page, lambda: re.search(r"parse and validate\s+(\d+) of 20\s+(\d+) of 20", text(page, "cd-measure-md")),
-        RUN_S, "the measurement",
-    )  # fmt: skip
+        page,
+        lambda: re.search(r"parse and validate\s+(\d+) of 20\s+(\d+) of 20", text(page, "cd-measure-md")),
+        RUN_S,
+        "the measurement",
+    )
     free, held = int(found.group(1)), int(found.group(2))
     assert held == 20 and free < 10
     dots = {t["name"]: len(set(t["x"])) for t in figure(page, "cd-measure-plot")["data"]}

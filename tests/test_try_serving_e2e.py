@@ -63,8 +63,9 @@ def step_until(page, words: str, tries: int) -> None:
     for _ in range(tries):
         made = page.locator("#step-chips .tok.gen").count()
         page.click("#btn-step")
-        page.wait_for_function(f"document.querySelectorAll('#step-chips .tok.gen').length === {made + 1}",
-                               timeout=60_000)  # fmt: skip
+        page.wait_for_function(
+            f"document.querySelectorAll('#step-chips .tok.gen').length === {made + 1}", timeout=60_000
+        )
         if words in pass_line(page):
             return
     raise AssertionError(f"{tries} steps and no pass line with {words!r}: {pass_line(page)!r}")

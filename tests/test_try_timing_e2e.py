@@ -39,8 +39,12 @@ def test_the_timing_try_this_steps_do_what_they_say(page):
     # 1. Measure with the quick plan: the loaded model timed on this machine (or the server's kept measurement)
     assert page.get_by_role("radio", name=re.compile("quick")).is_checked()
     page.click("#timing-measure")
-    until(page, lambda: "measured" in page.locator("#timing-summary").inner_text().lower() and decode_points(page),
-          MEASURE_S, "a measurement")  # fmt: skip
+    until(
+        page,
+        lambda: "measured" in page.locator("#timing-summary").inner_text().lower() and decode_points(page),
+        MEASURE_S,
+        "a measurement",
+    )
     idle(page, MEASURE_S)
     # 2. b=1 is the decode dot furthest left, and the sentence under the chart gives its share of the bandwidth
     points = decode_points(page)

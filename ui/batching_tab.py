@@ -22,9 +22,11 @@ Greedy decoding takes the argmax, so the same prompt "should" always give the sa
 are batched: the batch changes the shapes the kernels see, sums round a little differently, and where the top two
 tokens were nearly tied the argmax flips. Here one prompt is decoded alone and as row 0 of bigger batches, compared
 bit for bit."""
-TRY_THIS = """1. Press **Run** with the defaults (padded batchmates, bfloat16; under a minute on a CPU): what changed?
-2. In **Side by side**, find the highlighted token: the first that differs from solo; struck = what solo wrote.
-3. On the **gap vs noise** scatter, find the ★: the top-1/top-2 gap there was under twice the noise (below the line).
+TRY_THIS = """1. Press **Run** with the defaults (padded batchmates, bfloat16; under a minute on a CPU): how far did the
+   batch move row 0's logits (**noise**), and did any batch write another text? (Which do depends on the CPU's kernels.)
+2. Where a batch wrote another text, in **Side by side** find the highlighted token: the first that differs from solo;
+   struck = what solo wrote. Where none did, every top-1/top-2 gap stayed wider than twice the noise.
+3. On the **gap vs noise** scatter, a ★ marks a flip: its top-1/top-2 gap was under twice the noise (below the line).
 4. In **The fix**, batch-invariant mode gives the solo text everywhere with noise exactly 0; read what it cost.
 5. Switch to **same-length** and Run: no padding, only the batch size changes the kernels. Where is the noise exactly
    0, and does a token still flip? Then pick **float32** and Run: the noise falls to about 1e-4 or less.
