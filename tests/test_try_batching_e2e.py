@@ -44,7 +44,7 @@ def test_the_batching_try_this_steps_do_what_they_say(page):
         flip, struck = texts.locator(".bl-flip").first, texts.locator(".bl-struck .bl-tok").first
         assert flip.inner_text() != struck.inner_text()
     # 3. every ★ on the gap-vs-noise scatter has its gap on or below the line gap = 2 x noise
-    stars = next((t for t in figure(page, "batching-scatter")["data"] if t["name"].startswith("★")), {"x": []})
+    stars = next((t for t in figure(page, "batching-scatter")["data"] if t["name"].startswith("★")), {"x": [], "y": []})
     assert all(gap <= 2 * noise * (1 + 1e-9) for noise, gap in zip(stars["x"], stars["y"]))
     # 4. the fix: every batch in batch-invariant mode writes the solo text, noise exactly 0, and its cost is read out
     assert page.get_by_text("identical to solo · noise 0").count() == 3
