@@ -4,7 +4,7 @@ Layout and one line of wiring per event; the handlers are in ui/batching_handler
 in visuals/batching_captions.py.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import gradio as gr
 
@@ -13,6 +13,7 @@ from decoding.nondeterminism.experiment import DEFAULTS
 from ui import batching_handlers as h
 from ui.context import AppConfig
 from ui.events import PROGRESS, message_line, model_event
+from ui.group import Group
 from ui.validate import knob_slider
 from visuals import batching as vis
 from visuals.tally import tally_figure
@@ -40,7 +41,7 @@ assert {v for _, v in CONDITION_CHOICES} == set(CONDITIONS)
 
 
 @dataclass(frozen=True)
-class Controls:
+class Controls(Group):
     """What the experiment is asked, as one value; each field is named as `batching_handlers.checked`'s argument."""
 
     prompt: gr.Textbox
@@ -48,13 +49,6 @@ class Controls:
     dtype: gr.Radio
     sizes: gr.CheckboxGroup
     new_tokens: gr.Slider
-
-    def __iter__(self):
-        return (getattr(self, f.name) for f in fields(self))
-
-    def read(self, given: dict) -> dict:
-        """The controls' values by name, from the {component: value} dict gradio passes for a set of inputs."""
-        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The "Beam search & repetition" tab: beam search one step at a time beside greedy, then (from
 ui/repetition_panel.py) why greedy loops. Layout and one line of wiring per event; handlers in ui/beams_handlers.py."""
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
@@ -11,6 +11,7 @@ from ui import beams_handlers as h
 from ui import repetition_panel
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
+from ui.group import Group
 from ui.validate import knob_slider
 from visuals.beams import beams_markdown
 from visuals.theme import empty_figure
@@ -104,20 +105,13 @@ CSS = """
 
 
 @dataclass(frozen=True)
-class BeamKnobs:
+class BeamKnobs(Group):
     """The search's settings as one value; each field is named as `beams_handlers.Settings`'."""
 
     num_beams: gr.Slider
     length_penalty: gr.Slider
     early_stopping: gr.Radio
     max_new_tokens: gr.Slider
-
-    def __iter__(self):
-        return (getattr(self, f.name) for f in fields(self))
-
-    def read(self, given: dict) -> dict:
-        """The knobs' values by name, from the {component: value} dict gradio passes for a set of inputs."""
-        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
 
 
 @dataclass(frozen=True)

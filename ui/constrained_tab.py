@@ -1,7 +1,7 @@
 """The "Constrained decoding" tab: a grammar as one more mask, live. Layout (`layout`), and one line of wiring per
 event (`wire`); handlers in ui/constrained_handlers.py."""
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import gradio as gr
 
@@ -13,6 +13,7 @@ from decoding.pipeline import ORDERS
 from ui import constrained_handlers as h
 from ui.context import AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
+from ui.group import Group
 from ui.sessions import release_run
 from ui.validate import knob_slider, whole_number_box
 from visuals.constrained import answer_html
@@ -43,20 +44,13 @@ ORDER_HINT = "where the grammar runs: transformers and vLLM before the truncatio
 
 
 @dataclass(frozen=True)
-class Knobs:
+class Knobs(Group):
     """The sampler knobs' components, named as the SamplerSettings fields they set."""
 
     order: gr.Radio
     temperature: gr.Slider
     top_k: gr.Number
     top_p: gr.Slider
-
-    def components(self) -> set:
-        return {getattr(self, f.name) for f in fields(self)}
-
-    def read(self, given: dict) -> dict:
-        """The knobs' values by field, from gradio's {component: value}."""
-        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
 
 
 @dataclass(frozen=True)

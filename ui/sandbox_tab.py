@@ -19,6 +19,7 @@ from decoding.sandbox import (
     temperature_sweep,
 )
 from ui.events import message_line, teach
+from ui.group import Group
 from ui.strategy_code import code_view
 from ui.validate import knob_slider
 from visuals.sandbox import describe_sweep, orders_table, sweep_figure
@@ -73,20 +74,13 @@ def sandbox_view(text: str, knobs: Mapping[str, object]) -> SandboxView:
 
 
 @dataclass(frozen=True)
-class SandboxKnobs:
+class SandboxKnobs(Group):
     """The sandbox's settings as one value; each field is named as the `SamplerSettings` field it sets."""
 
     temperature: gr.Slider
     top_k: gr.Slider
     top_p: gr.Slider
     min_p: gr.Slider
-
-    def __iter__(self):
-        return (getattr(self, f.name) for f in fields(self))
-
-    def read(self, given: dict) -> dict:
-        """The knobs' values by name, from the {component: value} dict gradio passes for a set of inputs."""
-        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 round by round, then a whole run timed beside plain decoding. Layout and wiring; handlers in
 ui/speculative_handlers.py."""
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import gradio as gr
 
@@ -11,6 +11,7 @@ from decoding.pipeline import ORDERS
 from ui import speculative_handlers as h
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
+from ui.group import Group
 from ui.speculative_presets import DEFAULT, PRESETS, Preset
 from ui.validate import knob_slider, whole_number_box
 from visuals.speculative import CSS
@@ -45,7 +46,7 @@ TRY_THIS = """**Try this**
 
 
 @dataclass(frozen=True)
-class Knobs:
+class Knobs(Group):
     """The sampler knobs' components, named as the SamplerSettings fields they set."""
 
     temperature: gr.Slider
@@ -53,13 +54,6 @@ class Knobs:
     top_p: gr.Slider
     repetition_penalty: gr.Slider
     order: gr.Dropdown
-
-    def components(self) -> set:
-        return {getattr(self, f.name) for f in fields(self)}
-
-    def read(self, given: dict) -> dict:
-        """The knobs' values by field, from gradio's {component: value}."""
-        return {f.name: given[getattr(self, f.name)] for f in fields(self)}
 
 
 @dataclass(frozen=True)

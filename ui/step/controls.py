@@ -2,7 +2,7 @@
 values beside them. Each knob's range is written once, in decoding.knobs: the slider is drawn with it and the handler
 checks it. The groups of controls are named (`Knobs`, `Buttons`, `Setup`, `Reads`), so the wiring reads by name."""
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import gradio as gr
@@ -12,11 +12,12 @@ from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
+from ui.group import Group
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, WALKTHROUGH
 
 
 @dataclass(frozen=True)
-class Knobs:
+class Knobs(Group):
     """The sampler's knobs on the page, each named by the `SamplerSettings` field it sets."""
 
     temperature: gr.Slider
@@ -28,15 +29,8 @@ class Knobs:
     frequency_penalty: gr.Slider
     order: gr.Radio
 
-    def __iter__(self):
-        return (getattr(self, f.name) for f in fields(self))
-
     def sliders(self) -> list[gr.Slider]:
         return [knob for knob in self if knob is not self.order]
-
-    def read(self, values: dict) -> dict:
-        """The knobs' values by field, from gradio's {component: value}: what `decoding.knobs.settings_from` takes."""
-        return {f.name: values[getattr(self, f.name)] for f in fields(self)}
 
 
 @dataclass(frozen=True)
