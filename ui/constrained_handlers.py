@@ -28,6 +28,7 @@ from ui.events import PROGRESS, CancelFlags
 from ui.sessions import STORE, Entry
 from visuals import constrained as draw
 from visuals.theme import empty_figure
+from visuals.words import count
 
 KINDS = {label: kind for kind, label in KIND_LABELS.items()}  # the radio shows labels
 MAX_NEW_UI = 96
@@ -201,9 +202,9 @@ def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
     sampled = [s for s in steps if not s.grammar_forced]
     forced = len(steps) - len(sampled)
     status = (
-        f"**{len(steps)} tokens**: {len(sampled)} sampled, {forced} forced by the grammar; fast-forward saved "
-        f"**{calls_saved(run.trace)} forward passes** · {run.grammar.constraint.label} · "
-        f"{'complete' if run.grammar.accepting else 'not complete yet'}"
+        f"**{count(len(steps), 'token')}**: {len(sampled)} sampled, {forced} forced by the grammar; fast-forward "
+        f"saved **{count(calls_saved(run.trace), 'forward pass', 'forward passes')}** · "
+        f"{run.grammar.constraint.label} · {'complete' if run.grammar.accepting else 'not complete yet'}"
     )
     if run.done:
         status += f" · **stopped**: {run.trace.stop_reason}"

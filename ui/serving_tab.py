@@ -15,6 +15,7 @@ from ui.context import AppConfig, get_model, scheduler_for, simulated_class
 from ui.events import message_line, teach
 from ui.validate import knob_slider
 from visuals import serving
+from visuals.words import count
 
 WINDOW_S = 60.0
 SECONDS_RANGE = (5, 300)  # how long a simulated class steps
@@ -56,7 +57,8 @@ def refresh(config: AppConfig, view: TrafficView) -> dict:
     s = summary(ticks, WINDOW_S)
     crowd = simulated_class(scheduler).status()
     extra = (
-        f"{crowd.students} simulated students are stepping ({crowd.seconds_left:.0f} s left)."
+        f"{count(crowd.students, 'simulated student is', 'simulated students are')} stepping "
+        f"({crowd.seconds_left:.0f} s left)."
         if crowd.students
         else None
     )
@@ -100,7 +102,7 @@ def open_students(config: AppConfig, students, seconds) -> None:
     if scheduler is None:
         raise gr.Error("simulated students need the shared scheduler, which this server does not run")
     simulated_class(scheduler).start(students, seconds)
-    gr.Info(f"{students} simulated students are stepping for {seconds} s.")
+    gr.Info(f"{count(students, 'simulated student is', 'simulated students are')} stepping for {seconds} s.")
 
 
 def stop_students(config: AppConfig):

@@ -10,6 +10,7 @@ from decoding.trace import Step
 from visuals.distribution import distribution_figure
 from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, figure_from, look
 from visuals.tokens import visible_token
+from visuals.words import count
 
 GRAMMAR = REMOVED["grammar"]
 NOT_MODEL_STAGES = ("temperature", "repetition", "frequency", "presence")  # reshape logits, remove nothing
@@ -196,7 +197,7 @@ def comparison_markdown(cmp) -> str:
             f"**Cost of the mask:** {cmp.mask_ms_p50:.2f} ms per step (median) beside a forward pass of "
             f"{cmp.forward_ms_p50:.1f} ms: **{share:.1%}** of it. **Forced tokens:** {cmp.forced_share:.0%} of the "
             f"constrained tokens were forced by the grammar; fast-forward fed them without a pass of their own, "
-            f"saving {cmp.calls_saved} forward passes over {n} runs.",
+            f"saving {count(cmp.calls_saved, 'forward pass', 'forward passes')} over {count(n, 'run')}.",
         ]
     )
 

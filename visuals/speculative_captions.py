@@ -2,6 +2,7 @@
 distribution is exactly the target's. Plain data in, Markdown out."""
 
 from visuals.tokens import visible_token
+from visuals.words import count
 
 EXACTNESS = """**When is the output exactly what the model alone would write?**
 - **Temperature 0 (greedy):** the same tokens as plain greedy decoding, token for token, with any penalty: a guess
@@ -50,7 +51,8 @@ def run_caption(stats: dict, where: str) -> str:
     if not stats["rounds"]:
         return ""
     return (
-        f"**{stats['tokens']} tokens in {stats['rounds']} target passes: {stats['tokens_per_target_pass']:.2f} "
+        f"**{count(stats['tokens'], 'token')} in {count(stats['rounds'], 'target pass', 'target passes')}: "
+        f"{stats['tokens_per_target_pass']:.2f} "
         f"tokens per pass** (plain decoding: 1.00). Guesses kept: {stats['accepted']} of {stats['drafted']} "
         f"({stats['acceptance_rate']:.0%}). {where}"
     )
