@@ -1,7 +1,16 @@
 """The speculative figures and captions from hand-made rounds: what each shows, and that it says what happened."""
 
+from dataclasses import replace
+
 from decoding.speculative.baseline import Comparison, PlainResult
-from decoding.speculative.records import Check, Match, Round, SpecResult, acceptance_by_position, summary
+from decoding.speculative.records import (
+    Check,
+    Match,
+    Round,
+    SpecResult,
+    acceptance_by_position,
+    summary,
+)
 from visuals import speculative as figs
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
 
@@ -100,7 +109,7 @@ def test_timeline_lays_segments_end_to_end_on_each_row():
 
 
 def test_captions_say_how_many_were_kept_and_the_measured_speedup_with_the_machine():
-    text = round_caption(a_round(accepted=1), True, "Prompt lookup")
+    text = round_caption(a_round(accepted=1), True)
     assert "1 of 3 kept" in text and "2 tokens for one pass" in text and "cropped back to 7" in text
     stats = summary([a_round(accepted=1)])
     assert "2.00 tokens per pass" in run_caption(stats, "")
@@ -110,3 +119,11 @@ def test_captions_say_how_many_were_kept_and_the_measured_speedup_with_the_machi
     assert "2.73×" in speedup_caption(cmp.to_dict(), "tiny, float32 on cpu") and "float32 on cpu" in speedup_caption(
         cmp.to_dict(), "tiny, float32 on cpu"
     )
+
+
+def test_a_round_with_no_guess_gives_its_own_draft_sources_reason():
+    empty = replace(a_round(accepted=0), drafted=[], checks=[])
+    lookup = round_caption(empty, True)
+    early = round_caption(empty, True, exit_layer=8)
+    assert "no earlier occurrence" in lookup and "no earlier occurrence" not in early
+    assert "max new tokens" in early

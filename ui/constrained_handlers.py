@@ -178,10 +178,11 @@ def force(config: AppConfig, run_id, controls: Controls, token) -> View:
 
 def back(run_id, controls: Controls) -> View:
     """Undo the last decision: the forced tokens after it, then it; the matcher rolls back with the run."""
-    run = STORE.get(run_id).run
+    entry = _entry(run_id)
+    if entry is None or not entry.run.trace.steps:  # this tab has no Prefill: Step starts a run
+        raise ValueError("nothing to go back to: no token has been generated yet (press Step to start)")
+    run = entry.run
     settings = settings_from(controls.knobs, vocab_size=run.lm.vocab_size)
-    if not run.trace.steps:
-        raise ValueError("nothing to go back to: no token has been generated yet")
     while run.trace.steps and run.trace.steps[-1].grammar_forced:
         run.back()
     if run.trace.steps:

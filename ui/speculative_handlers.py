@@ -234,9 +234,8 @@ def view(sid: str, spec: Spec, lm) -> View:
         status += "Press **Round**: the draft guesses, the target checks every guess in one pass."
         return shown._replace(status=status)
     rnd = run.rounds[-1]
-    source_label = "Prompt lookup" if run.draft is None else f"The first {run.draft.layers} layers"
     shown = shown._replace(
-        status=round_caption(rnd, run.settings.greedy, source_label),
+        status=round_caption(rnd, run.settings.greedy, run.draft.layers if run.draft else None),
         chips=figs.round_html(spec.context[: rnd.context_len], rnd, run.draft.layers if run.draft else None),
         verify=figs.verify_figure(rnd, run.settings.greedy),
         decisive=figs.decisive_figure(rnd),

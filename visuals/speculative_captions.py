@@ -18,11 +18,22 @@ EXACTNESS = """**When is the output exactly what the model alone would write?**
   acceptance", ensemble weights), or p computed without the guesses in the penalty context. This lab does neither."""
 
 
-def round_caption(rnd, greedy: bool, source_label: str) -> str:
-    """What happened in one round, in one paragraph."""
+# why a round had no guess: prompt lookup found nothing to copy; the early-exit draft always guesses while there is
+# room, so only the run's last token leaves it none
+WHY_NOTHING = {
+    "lookup": "no earlier occurrence of the last tokens was followed by more",
+    "early exit": "one token was left before max new tokens, so the target writes it alone",
+}
+
+
+def round_caption(rnd, greedy: bool, exit_layer: int | None = None) -> str:
+    """What happened in one round, in one paragraph; `exit_layer` L for the early-exit draft, None for prompt lookup."""
     k = len(rnd.drafted)
+    source_label = "Prompt lookup" if exit_layer is None else f"The first {exit_layer} layers"
     if k == 0:
-        guess = f"**{source_label}** proposed nothing (no earlier occurrence of the last tokens was followed by more)."
+        guess = (
+            f"**{source_label}** proposed nothing ({WHY_NOTHING['lookup' if exit_layer is None else 'early exit']})."
+        )
     else:
         guess = f"**{source_label}** guessed {k} token{'s' * (k != 1)}."
     rule = "equal to the target's argmax" if greedy else "kept with probability min(1, p/q): u below the bar"
