@@ -3,6 +3,7 @@ store, under one time to live, one count cap and one KV-cache byte cap; the leas
 their sessions are told on their next action."""
 
 import inspect
+from typing import NamedTuple
 
 import pytest
 
@@ -60,10 +61,23 @@ def spec_run(lm, max_new: int = 8) -> SpecRun:
     return run
 
 
+class Beams(NamedTuple):
+    """A beam search as the beam tab keeps it: its generator and its cache at its longest, counted when it starts."""
+
+    gen: object
+    nbytes: int
+
+
+def beam_search(lm, num_beams: int = 3, max_new: int = 6) -> Beams:
+    prompt = ids(lm)
+    gen = beam_steps(lm, prompt, num_beams, 1.0, False, max_new)
+    return Beams(gen, beam_search_bytes(lm, len(prompt), num_beams, max_new))
+
+
 def kinds(store: Store):
     """The store's speculative runs and beam searches, counted as the tabs count them."""
     spec = store.kind("speculative run", bytes_of=spec_run_bytes, again="press Prefill", smaller="use a shorter prompt")
-    beams = store.kind("beam search", bytes_of=beam_search_bytes, again="press Step", smaller="use fewer beams")
+    beams = store.kind("beam search", bytes_of=lambda b: b.nbytes, again="press Step", smaller="use fewer beams")
     return spec, beams
 
 
@@ -185,8 +199,7 @@ def test_a_speculative_run_counts_its_target_and_draft_caches_at_their_longest(t
 
 def test_a_beam_search_counts_every_beams_cache_at_its_longest(tiny):
     prompt = ids(tiny)
-    search = beam_steps(tiny, prompt, 3, 1.0, False, 6)
-    reserved = beam_search_bytes(search)  # before its first step, when it is stored
+    search, reserved = beam_search(tiny)  # counted before its first step, when it is stored
     for step, _ in enumerate(search):
         cache = inspect.getgeneratorlocals(search)["cache"]
         assert kv_cache_bytes(cache) * (len(prompt) + 6) == reserved * (len(prompt) + step)
@@ -194,8 +207,8 @@ def test_a_beam_search_counts_every_beams_cache_at_its_longest(tiny):
 
 
 def test_a_full_server_of_every_kind_stays_under_the_cap_and_frees_the_least_recently_used_first(tiny):
-    run, spec, search = live_run(tiny), spec_run(tiny), beam_steps(tiny, ids(tiny), 3, 1.0, False, 6)
-    sizes = [run.reserved_bytes, spec_run_bytes(spec), beam_search_bytes(search)]
+    run, spec, search = live_run(tiny), spec_run(tiny), beam_search(tiny)
+    sizes = [run.reserved_bytes, spec_run_bytes(spec), search.nbytes]
     store = Store(max_kv_bytes=sum(sizes))  # room for one of each
     specs, beams = kinds(store)
     run_id = store.put(run)
@@ -213,7 +226,7 @@ def test_a_full_server_of_every_kind_stays_under_the_cap_and_frees_the_least_rec
     )
     # the speculative run is used again, so another beam search frees the beam search, now the least recently used
     assert specs.get("spec session") is spec
-    beams.put("late beam session", beam_steps(tiny, ids(tiny), 3, 1.0, False, 6))
+    beams.put("late beam session", beam_search(tiny))
     assert store.kv_bytes() <= store.max_kv_bytes and len(store) == 3
     assert specs.get("spec session") is spec and store.get(late_id).run is not None
     with pytest.raises(ValueError, match="beam search was freed to make room .* press Step"):
@@ -221,8 +234,8 @@ def test_a_full_server_of_every_kind_stays_under_the_cap_and_frees_the_least_rec
 
 
 def test_one_bigger_than_the_whole_cap_is_refused_with_its_size_and_the_cap(tiny):
-    search = beam_steps(tiny, ids(tiny), 4, 1.0, False, 6)
-    store = Store(max_kv_bytes=beam_search_bytes(search) - 1)
+    search = beam_search(tiny, num_beams=4)
+    store = Store(max_kv_bytes=search.nbytes - 1)
     _, beams = kinds(store)
     store.put(entry())
     with pytest.raises(StoreFull, match="this beam search needs .* MiB of KV cache at its longest.*use fewer beams"):

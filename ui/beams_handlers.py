@@ -60,6 +60,7 @@ class BeamView(NamedTuple):
 class Search:
     key: tuple  # (model, prompt ids, settings): what it was started with
     settings: Settings
+    nbytes: int  # its beams' KV cache at its longest: what the session store counts
     prompt: Prompt
     gen: Iterator  # the beam_steps generator, with the beams' KV cache inside
     steps: list = field(default_factory=list)
@@ -69,7 +70,7 @@ class Search:
 
 SEARCHES = STORE.kind(
     "beam search",
-    bytes_of=lambda search: beam_search_bytes(search.gen),
+    bytes_of=lambda search: search.nbytes,
     again="press Step",
     smaller="use fewer beams or fewer max new tokens",
 )
@@ -103,7 +104,8 @@ def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object])
     search = SEARCHES.get(sid)
     if search is None or search.key != key:
         gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
-        search = Search(key=key, settings=asked, prompt=prompt, gen=gen)
+        nbytes = beam_search_bytes(lm, len(prompt.ids), asked.num_beams, asked.max_new_tokens)
+        search = Search(key=key, settings=asked, nbytes=nbytes, prompt=prompt, gen=gen)
         SEARCHES.put(sid, search)
     return sid, search
 

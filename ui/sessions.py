@@ -8,13 +8,12 @@ room, and their sessions are told so on their next action. The store knows nothi
 ValueErrors (`StoreFull` for an item too big for an empty store) and the UI turns them into messages.
 """
 
-import inspect
 import os
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from decoding.forward import kv_cache_bytes
@@ -75,12 +74,10 @@ def spec_run_bytes(run: SpecRun) -> int:
     return kv_bytes_at(run.lm, longest) + draft
 
 
-def beam_search_bytes(search: Iterator) -> int:
-    """A `beam_steps` search's cache at its longest: every beam holds the prompt and max new tokens. Read before its
-    first step, from the arguments the generator was called with (its cache does not exist yet)."""
-    given = inspect.getgeneratorlocals(search)
-    tokens = len(given["prompt_ids"]) + given["max_new_tokens"]
-    return given["num_beams"] * kv_bytes_at(given["lm"], tokens)
+def beam_search_bytes(lm: LoadedModel, prompt_len: int, num_beams: int, max_new_tokens: int) -> int:
+    """A beam search's cache at its longest: every beam holds the prompt and max new tokens. Counted from its settings
+    before its first step, when its cache does not exist yet."""
+    return num_beams * kv_bytes_at(lm, prompt_len + max_new_tokens)
 
 
 @dataclass
