@@ -26,12 +26,9 @@ MAX_NEW_TOKENS_CAP = 4096
 
 
 class Run:
-    """One decoding run, stepped by the caller. Holds the KV cache, so it lives on the server.
-
-    With a `scheduler` (decoding.serving.scheduler.Scheduler) its forward passes ride in the scheduler's ticks,
-    batched with other sessions' steps; `alone` asks the scheduler to give them a pass of their own (bit-exact
-    with generate()). Sampling always happens here, with this run's own generator.
-
+    """One decoding run, stepped by the caller; it holds the KV cache, so it lives on the server. With a `scheduler`
+    (decoding.serving) its forward passes ride in the scheduler's ticks with other sessions' steps; `alone` asks for
+    passes of its own (bit-exact with generate()). Sampling always happens here, with the run's own generator.
     A run under rules of its own (decoding.constrained: a grammar) overrides the hooks below, never the loop;
     `forced` tokens are appended unfed and reach the model together, in one pass."""
 
@@ -158,11 +155,14 @@ class Run:
         self.generator.set_state(self._rng_states.pop())
         self.trace.stop_reason = None
         self._update_text(self.generated)
+        self.refeed()
+
+    def refeed(self) -> None:
+        """The pending distribution again, from a new pass over the last position (none while the next is forced):
+        after Back, and when the learner asks for passes of their own (`alone`), so the next choice comes from one."""
         if not self.trace.steps:
             self.cache = None
-            self.prefill()
-            return
-        # keep the cache up to the valid tokens; feed the last again for its distribution, unless the next is forced
+            return self.prefill()
         need_logits = not self.forced()
         keep = min(self.cache.get_seq_length(), len(self.ids) - (1 if need_logits else 0))
         rewind(self.cache, keep)

@@ -5,6 +5,7 @@ import gradio as gr
 import pytest
 
 from decoding.models import TINY
+from decoding.serving.passes import Pass
 from ui.context import RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
@@ -91,3 +92,17 @@ def test_max_new_tokens_out_of_range_is_refused(tiny):
 def test_step_without_a_run_says_to_prefill():
     with pytest.raises(gr.Error, match="press Prefill"):
         teach(h.step)("no-such-run", MODES[0], KNOBS)
+
+
+def test_run_my_steps_alone_takes_effect_on_the_very_next_step(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], KNOBS)
+    run = STORE.get(run_id).run
+    if run.scheduler is None:
+        pytest.skip("this server runs without the shared scheduler: every pass is its own")
+    # the distribution on screen came from a pass shared with another session (as in a class)
+    run.last_pass = Pass(ms=1.0, rows=2, mode="packed")
+    h.set_alone(run_id, True)
+    h.step(run_id, MODES[0], KNOBS)
+    step = STORE.get(run_id).trace.steps[-1]
+    assert step.pass_mode == "alone" and step.rows == 1  # this step's choice came from a pass of its own

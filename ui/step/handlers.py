@@ -126,6 +126,9 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
         return view(entry, run_id, mode, settings.order)
     if force_id is not None and not v.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
+    if entry.run.alone and entry.run.last_pass.mode == "packed":
+        entry.run.refeed()  # "Run my steps alone" takes effect on this very step: its distribution from its own pass
+        v.preview = False
     fresh = v.preview and v.shown is not None and v.shown.settings == settings.to_dict()
     extras = v.preview_extras if fresh else inspect_step(entry.run, settings)
     v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
