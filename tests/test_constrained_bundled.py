@@ -1,4 +1,4 @@
-"""On the bundled model: every preset's constrained answer parses and validates, greedy and 20 seeded samples,
+"""On the bundled model: every preset's constrained answer parses and validates, greedy and 8 seeded samples,
 checked twice: by the lesson's checks (measure.validator) and by hand, per preset, in Python alone."""
 
 import ast
@@ -13,7 +13,7 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 
 pytestmark = pytest.mark.bundled
-N = 20
+N = 8
 
 
 def _independent_check(name: str, text: str) -> None:
@@ -33,7 +33,7 @@ def _independent_check(name: str, text: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_every_constrained_answer_validates_greedy_and_twenty_samples(bundled, name):
+def test_every_constrained_answer_validates_greedy_and_eight_samples(bundled, name):
     preset = PRESETS[name]
     prompt = encode_prompt(bundled.tokenizer, preset.prompt, chat=True, context_length=bundled.context_length)
     runs = [(SamplerSettings(temperature=0), 0)] + [(SamplerSettings(), seed) for seed in range(N)]

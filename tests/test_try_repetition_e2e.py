@@ -68,6 +68,8 @@ def test_the_repetition_try_this_steps_do_what_they_say(page):
     assert all(set(c["words"]) == {"Mia", "Max"} for c in cards.values())
     assert sum(cards["repetition 2.0"]["words"].values()) < sum(cards["greedy"]["words"].values())
     # 5. three seeds: the sampled bars are the mean of three runs, with whiskers from the lowest to the highest
+    # (true at any length: 30 tokens per run instead of 150 keep the suite quick)
+    set_number(page, "rep-tokens", 30)
     tick_only(page, ["temperature 1.0", "top-p 0.9"])
     set_number(page, "rep-seeds", 3)
     run(page, ["temperature 1.0", "top-p 0.9"])

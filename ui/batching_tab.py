@@ -130,6 +130,7 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
         step=1,
         label="New tokens",
         info="greedy steps per run; every run makes exactly this many",
+        elem_id="batching-new-tokens",
     )
     invariant = gr.Checkbox(
         DEFAULTS["invariant"],

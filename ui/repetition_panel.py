@@ -106,7 +106,9 @@ def layout(config: AppConfig) -> RepetitionPanel:
         elem_id="rep-settings",
     )
     with gr.Row():  # knob sliders: a typed value out of range reaches the handler's check, which names the control
-        tokens = knob_slider(*TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting")
+        tokens = knob_slider(
+            *TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting", elem_id="rep-tokens"
+        )
         n_seeds = knob_slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting", elem_id="rep-seeds")
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
