@@ -33,6 +33,7 @@ from visuals.words import count
 KINDS = {label: kind for kind, label in KIND_LABELS.items()}  # the radio shows labels
 MAX_NEW_UI = 96
 CHART_BLANK = "Press Step: the grammar's mask joins the sampler's stages"
+ALL_FORCED = "Every token so far was forced by the grammar: nothing was sampled, so no distribution to draw"
 MEASURE_BLANK = "Press Sample: the same prompt N times without, then with the constraint"
 CANCEL = CancelFlags()
 
@@ -86,10 +87,10 @@ def _started(config: AppConfig, controls: Controls) -> Started:
     lm = get_model(config)
     return Started(
         lm=lm,
-        constraint=Constraint(KINDS[values.choice("the constraint kind", controls.kind, list(KINDS))], controls.text),
+        constraint=Constraint(KINDS[values.choice("Constraint", controls.kind, list(KINDS))], controls.text),
         prompt=encode_prompt(lm.tokenizer, controls.prompt, chat=lm.chat, context_length=lm.context_length),
         seed=check_seed(controls.seed),
-        max_new=values.whole("max new tokens", controls.max_new, 1, MAX_NEW_UI),
+        max_new=values.whole("Max new tokens", controls.max_new, 1, MAX_NEW_UI),
         fast_forward=bool(controls.fast_forward),
     )
 
@@ -200,47 +201,70 @@ def reset(run_id) -> View:
 def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
     """The run as the page shows it: its tokens, the last sampled step's chart and mask rows, each order's next."""
     steps = run.trace.steps
-    sampled = [s for s in steps if not s.grammar_forced]
-    forced = len(steps) - len(sampled)
+    chosen = [s for s in steps if not s.grammar_forced]  # sampled, or typed by you: each has a distribution
     status = (
-        f"**{count(len(steps), 'token')}**: {len(sampled)} sampled, {forced} forced by the grammar; fast-forward "
+        f"**{count(len(steps), 'token')}**: {draw.token_origins(steps)}; fast-forward "
         f"saved **{count(calls_saved(run.trace), 'forward pass', 'forward passes')}** · "
         f"{run.grammar.constraint.label} · {'complete' if run.grammar.accepting else 'not complete yet'}"
     )
     if run.done:
         status += f" · **stopped**: {run.trace.stop_reason}"
     decode = run.lm.tokenizer.decode
-    shown = sampled[-1] if sampled else steps[-1] if steps else None
+    shown = chosen[-1] if chosen else steps[-1] if steps else None
     rows = draw.mask_rows_markdown(shown, run.lm.vocab_size, lambda i: decode([i])) if shown else ""
     rows += draw.forced_after(steps[shown.index + 1 :]) if shown else ""
-    outcomes = run.outcomes(settings)
-    note = f"temperature {settings.temperature:g}, top-k {settings.top_k}, top-p {settings.top_p:g}"
+    blank = ALL_FORCED if steps else CHART_BLANK
     return View(
         run_id=run_id,
         status=status,
         answer=draw.answer_html(steps, run.trace.held_text),
-        chart=draw.step_chart(sampled[-1]) if sampled else empty_figure(CHART_BLANK, 420),
+        chart=draw.step_chart(chosen[-1]) if chosen else empty_figure(blank, 420),
         rows=rows,
-        orders=draw.orders_markdown(outcomes, note)
-        if outcomes
-        else "*The next tokens are forced, or the run is done.*",
+        orders=orders(run, settings),
     )
+
+
+def orders(run: ConstrainedRun, settings: SamplerSettings) -> str:
+    """What each engine's order would do with the next token's distribution, under the current settings."""
+    outcomes = run.outcomes(settings)
+    if not outcomes:
+        return "*The next tokens are forced, or the run is done: no engine samples here.*"
+    note = f"temperature {settings.temperature:g}, top-k {settings.top_k}, top-p {settings.top_p:g}"
+    return draw.orders_markdown(outcomes, note, position=len(run.trace.steps) + 1)
+
+
+def orders_now(config: AppConfig, run_id, controls: Controls) -> str:
+    """The engine table again after a knob changed (no forward pass: the next token's logits are kept)."""
+    entry = _entry(run_id)
+    if entry is None or not isinstance(entry.run, ConstrainedRun):
+        return ""
+    return orders(entry.run, _settings(config, controls))
 
 
 def measure(config: AppConfig, controls: Controls, n, request: gr.Request = None, progress=PROGRESS) -> Measured:
     """N seeded samples without and with the constraint: validity, log-probabilities, the mask's cost."""
     settings = _settings(config, controls)
     s = _started(config, controls)
-    n = values.whole("samples", n, 1, MAX_SAMPLES)
+    n = values.whole("Samples", n, 1, MAX_SAMPLES)
     watch = CANCEL.watch(request, progress, between_passes=pass_turn(s.lm))
     with model_turn(s.lm, "the constrained samples"):
         result = compare(
             s.lm, s.prompt, s.constraint, settings, n=n, seed=s.seed, max_new_tokens=s.max_new, watch=watch
         )
-    if not result.constrained:
-        gr.Warning("Cancelled before any constrained sample finished.")
-        return Measured(plot=empty_figure(MEASURE_BLANK, 300), text="")
     if result.cancelled:
-        gr.Warning(f"Cancelled: {len(result.constrained)} constrained samples finished; those are shown.")
+        said = cancelled_note(result, n)
+        gr.Warning(said)
+        if not result.constrained:
+            return Measured(plot=empty_figure(MEASURE_BLANK, 300), text=f"**{said}**")
     head = f"{s.lm.label} · {s.lm.device} · {s.lm.dtype_name} · {n} seeds from {s.seed} · {settings.order} order\n\n"
+    if result.cancelled:
+        head = f"**{cancelled_note(result, n)}**\n\n" + head
     return Measured(plot=draw.comparison_figure(result), text=head + draw.comparison_markdown(result))
+
+
+def cancelled_note(result, n: int) -> str:
+    """What a cancelled measurement finished: the samples without the constraint come first, then those with it."""
+    free, held = len(result.unconstrained), len(result.constrained)
+    if not held:
+        return f"Cancelled after {free} of {n} samples without the constraint: none with it yet, so nothing to compare"
+    return f"Cancelled after {n} of {n} samples without the constraint and {held} of {n} with it: those are shown"

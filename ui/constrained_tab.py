@@ -207,6 +207,9 @@ def wire(c: ConstrainedPage, config: AppConfig) -> None:
     def reset(run_id):
         return shown(h.reset(run_id))
 
+    def orders_now(given):
+        return {c.view.orders: h.orders_now(config, given[c.run_id], controls(given))}
+
     def measure(given, request: gr.Request = None, progress=PROGRESS):
         measured = h.measure(config, controls(given), given[c.n], request=request, progress=progress)
         return dict(zip(c.measured, measured, strict=True))
@@ -225,6 +228,9 @@ def wire(c: ConstrainedPage, config: AppConfig) -> None:
     c.reset.click(teach(reset, c.message), c.run_id, [*outputs, c.message])
     model_event(c.measure.click, measure, {*inputs, c.n}, list(c.measured), message=c.message, gpu_s=300)
     h.CANCEL.wire(c.cancel)
+    # the engine table follows the knobs at once: it reads the kept logits of the next token, no forward pass
+    knob_changes = [k.change for k in c.knobs.components()]
+    gr.on(knob_changes, teach(orders_now, c.message), inputs, [c.view.orders, c.message], show_progress="hidden")
 
 
 def build(config: AppConfig) -> None:

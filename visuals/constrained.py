@@ -97,13 +97,23 @@ def forced_after(steps: list[Step]) -> str:
     if not forced:
         return ""
     text = "".join(visible_token(s.token_text) for s in forced)
-    return f"\n\nThen **{len(forced)} token{'s' if len(forced) > 1 else ''} forced by the grammar**: `{text}`."
+    return f"\n\nThen **{count(len(forced), 'token')} forced by the grammar**: `{text}`."
 
 
-def orders_markdown(outcomes: list, settings_note: str) -> str:
-    """Each engine's order on this step's logits: where the grammar runs, and what happens if it runs last."""
+def token_origins(steps: list[Step]) -> str:
+    """Where the tokens came from, each counted once: "2 sampled, 5 forced by the grammar, 1 typed by you"."""
+    grammar = sum(s.grammar_forced for s in steps)
+    yours = sum(s.forced and not s.grammar_forced for s in steps)
+    said = [f"{len(steps) - grammar - yours} sampled", f"{grammar} forced by the grammar"]
+    return ", ".join(said + ([f"{yours} typed by you (Force)"] if yours else []))
+
+
+def orders_markdown(outcomes: list, settings_note: str, position: int | None = None) -> str:
+    """Each engine's order on the next token's logits (answer token `position`): where the grammar runs, and what
+    happens if it runs last. The chart above shows the last sampled token; this table looks one token ahead."""
+    ahead = f"for the next token, position {position} of the answer" if position else "for the next token"
     rows = [
-        f"**Where each engine puts the grammar** ({settings_note}):",
+        f"**Where each engine puts the grammar, {ahead}** ({settings_note}):",
         "",
         "| engine | order (the grammar in bold) | samplers alone keep | legal among them | recovery |",
         "|---|---|---:|---:|---|",
