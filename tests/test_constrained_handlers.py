@@ -10,9 +10,11 @@ import pytest
 
 from decoding.models import TINY
 from ui import constrained_handlers as h
+from ui import constrained_measure
 from ui import constrained_tab as tab
 from ui.context import AppConfig
 from ui.events import teach
+from visuals import constrained as draw
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
 KNOBS = {"order": "transformers", "temperature": 1.0, "top_k": 0, "top_p": 1.0}
@@ -87,9 +89,9 @@ def test_a_cancelled_measurement_says_how_far_it_got():
 
     result = Comparison(DATE, None)
     result.unconstrained = [None] * 3
-    assert h.cancelled_note(result, 20).startswith("Cancelled after 3 of 20 samples without the constraint")
+    assert draw.cancelled_note(result, 20).startswith("Cancelled after 3 of 20 samples without the constraint")
     result.unconstrained, result.constrained = [None] * 20, [None] * 4
-    assert "and 4 of 20 with it" in h.cancelled_note(result, 20)
+    assert "and 4 of 20 with it" in draw.cancelled_note(result, 20)
 
 
 @pytest.mark.parametrize(
@@ -122,7 +124,7 @@ def test_a_bad_seed_or_top_k_is_said_in_the_message_line_naming_the_control_and_
 
 def test_the_measurement_refuses_a_bad_sample_count_naming_it():
     with pytest.raises(ValueError, match=r"Samples must be a whole number in \[1, \d+\], got 0"):
-        h.measure(CONFIG, DATE, 0)
+        constrained_measure.measure(CONFIG, DATE, 0)
 
 
 def page():

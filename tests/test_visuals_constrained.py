@@ -16,6 +16,7 @@ from visuals.constrained import (
     token_origins,
 )
 from visuals.distribution import distribution_figure
+from visuals.glossary import term
 from visuals.theme import REMOVED
 
 
@@ -57,7 +58,7 @@ def _step(index=0, token="yes", forced=False, **kw) -> Step:
 
 def test_the_grammar_row_names_what_it_removed_and_the_illegal_mass():
     rows = mask_rows_markdown(_step(), vocab_size=100)
-    assert "**grammar**: 2 of 100 legal" in rows and "`Yes` 60.0%" in rows and "illegal mass 70.0%" in rows
+    assert "**grammar**: 2 of 100 legal" in rows and "`Yes` 60.0%" in rows and f"{term('illegal mass')} 70.0%" in rows
 
 
 def test_a_forced_step_says_the_model_was_not_asked():

@@ -22,13 +22,13 @@ from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS
 from ui.sessions import STORE, spec_run_bytes
 from visuals import speculative as figs
+from visuals.glossary import stop_reason
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
 from visuals.theme import empty_figure
 
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
-MAX_K_UI, MAX_NEW_UI = 12, 160
+MAX_K_UI, MAX_NEW_UI, LABEL = 12, 160, "speculative decoding"
 MAX_PROMPT_TOKENS = 2048  # a run's caches stay under ~100 MiB (the bundled model: 45 KiB per token in float32)
-LABEL = "speculative decoding"
 K_LABEL, LAYER_LABEL = f"Draft tokens K (1-{MAX_K_UI})", "Exit layer L (early exit)"  # as the boxes are labelled
 ROUND_BLANK = "<p class='spec-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
 
@@ -222,7 +222,7 @@ def view(sid: str, spec: Spec, lm) -> View:
     text = lm.tokenizer.decode(run.generated, skip_special_tokens=True)
     written = f"**Written so far** ({len(run.generated)} of at most {run.max_new} tokens): {text or '∅'}"
     if run.done:
-        written += f"  \n**Stopped:** {run.result.stop_reason}."
+        written += f"  \n**Stopped:** {stop_reason(run.result.stop_reason)}."
     by_pos = acceptance_by_position(run.rounds, run.k)
     shown = blank()._replace(
         sid=sid,

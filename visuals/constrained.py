@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from decoding.trace import Step
 from visuals.distribution import distribution_figure
+from visuals.glossary import term
 from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, figure_from, look
 from visuals.tokens import visible_token
 from visuals.words import count
@@ -80,7 +81,7 @@ def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> st
         label = STAGE_LABELS.get(name, name)
         if name == "grammar":
             label = f"**grammar**: {kept:,} of {before:,} legal" if kept <= before else "**grammar**"
-            shown = (shown or "none of them") + f"{more}; **illegal mass {step.illegal_mass:.1%}**"
+            shown = (shown or "none of them") + f"{more}; **{term('illegal mass')} {step.illegal_mass:.1%}**"
             more = ""
         rows.append(f"| {label} | {kept:,} | {shown or '—'}{more} |")
         before = kept
@@ -214,3 +215,11 @@ def comparison_markdown(cmp) -> str:
 
 def _valid(samples) -> int:
     return sum(s.valid for s in samples)
+
+
+def cancelled_note(cmp, n: int) -> str:
+    """What a cancelled measurement finished: the samples without the constraint come first, then those with it."""
+    free, held = len(cmp.unconstrained), len(cmp.constrained)
+    if not held:
+        return f"Cancelled after {free} of {n} samples without the constraint: none with it yet, so nothing to compare"
+    return f"Cancelled after {n} of {n} samples without the constraint and {held} of {n} with it: those are shown"
