@@ -75,7 +75,7 @@ class ConstrainedPage:
     force: gr.Button
     message: gr.HTML  # a bad value, said in words naming its control
     view: h.View  # the run's outputs
-    n: gr.Slider
+    n: gr.Number
     measure: gr.Button
     cancel: gr.Button
     measured: m.Measured  # the measurement's outputs
@@ -101,7 +101,7 @@ def _controls() -> dict:
         top_k = whole_number_box(0, label=KNOBS["top_k"].label, info="0 = off", elem_id="cd-topk")
         top_p = knob("top_p", 1.0, "1 = off")
     with gr.Row():
-        seed = whole_number_box(0, label="Seed")
+        seed = whole_number_box(0, label="Seed", elem_id="cd-seed")
         max_new = knob_slider(1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens")
         ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
@@ -145,7 +145,9 @@ def layout(config: AppConfig) -> ConstrainedPage:
     view = h.View(run_id=run_id, **shown, orders=gr.Markdown(elem_id="cd-orders"))
     gr.Markdown("### The same prompt, N times, without and with the constraint")
     with gr.Row():
-        n = knob_slider(1, MAX_SAMPLES, 20, step=1, label="Samples (seeds seed .. seed + N - 1)", scale=3)
+        # a box, not a slider: a slider's own box puts a typed 999 back to 50 without a word
+        seeds = f"1 to {MAX_SAMPLES}; seeds seed .. seed + N - 1"
+        n = whole_number_box(20, label="Samples", info=seeds, scale=3, elem_id="cd-samples")
         measure = gr.Button("Sample 20 times", variant="primary", scale=1, elem_id="cd-measure")
         cancel = gr.Button("Cancel", scale=1)
     measured = m.Measured(
