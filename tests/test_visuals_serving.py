@@ -88,6 +88,8 @@ def test_tick_time_plots_the_median_pass_per_batch_size_sized_by_how_often_it_ra
     assert fig.layout.yaxis.title.text == "time of the pass (ms)"
     assert fig.layout.title.text == "The decode roofline, from this server's own traffic"
     assert annotation_texts(fig) == ["8 students: 15 ms per token<br>alone: 58 ms per token"]
+    note = fig.layout.annotations[0]  # in the top-left corner, where neither line runs (both start low on the left)
+    assert (note.xref, note.yref, note.x, note.y, note.showarrow) == ("paper", "paper", 0.02, 0.98, False)
 
 
 def test_one_after_another_line_is_batch_size_times_a_one_student_pass():

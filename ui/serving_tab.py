@@ -142,7 +142,8 @@ def layout(config: AppConfig) -> ServingPage:
         ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
         cost = gr.Plot(label="time per pass", elem_id="serving-cost")
     with gr.Row():  # boxes with no range of their own: a typed -5 reaches open_students' check, which names the box
-        students = whole_number_box(8, label="Simulated students", info=f"1 to {MAX_STUDENTS}")
+        many = f"1 to {MAX_STUDENTS}"
+        students = whole_number_box(8, label="Simulated students", info=many, elem_id="serving-students")
         seconds = whole_number_box(120, label="Seconds", info=f"{SECONDS_RANGE[0]} to {SECONDS_RANGE[1]}")
         open_btn = gr.Button("Open simulated students", variant="primary")
         stop_btn = gr.Button("Stop them")
