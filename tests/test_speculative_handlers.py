@@ -156,7 +156,7 @@ def test_the_page_answers_each_output_by_its_component_and_a_bad_seed_in_the_mes
 
 def test_a_preset_sets_its_controls_by_name_and_an_unknown_one_changes_nothing():
     _, c = page()
-    early = tab.apply_preset(c, "Early exit: cheap guesses, mostly wrong")
+    early = tab.apply_preset(c, "Early exit: cheap, mostly wrong")
     assert early[c.source] == EARLY and early[c.k] == 3 and early[c.max_new] == 40 and c.seed not in early
     assert tab.apply_preset(c, "no such preset") == {}
 

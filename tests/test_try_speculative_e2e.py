@@ -115,7 +115,7 @@ def test_step_4_an_open_story_gives_lookup_little_to_copy(page):
 
 
 def test_step_5_early_exit_guesses_badly(page):
-    choose(page, "Early exit: cheap guesses, mostly wrong")
+    choose(page, "Early exit: cheap, mostly wrong")
     caption = run_to_end(page)
     kept = int(re.search(r"\((\d+)%\)", caption).group(1))
     assert kept < 10 and per_pass(caption) < 1.2
@@ -157,7 +157,7 @@ def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_thre
     ],
 )
 def test_a_value_out_of_range_is_refused_in_the_apps_words_and_kept_as_typed(page, box, value, said):
-    choose(page, "Early exit: cheap guesses, mostly wrong")
+    choose(page, "Early exit: cheap, mostly wrong")
     field = page.locator(f"#{box} input")
     if not field.is_visible():
         page.get_by_text("Samplers (as in Step by step)").click()

@@ -47,7 +47,7 @@ PRESETS = {
         max_new=80,
         note="A new story repeats little of its prompt: lookup rarely matches, and its few guesses are wrong.",
     ),
-    "Early exit: cheap guesses, mostly wrong": Preset(
+    "Early exit: cheap, mostly wrong": Preset(
         prompt=COPY,
         source=EARLY,
         k=3,

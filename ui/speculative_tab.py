@@ -38,7 +38,7 @@ TRY_THIS = """**Try this**
    tokens costs about two one-token passes, not nine; the more idle the machine, the bigger the gain).
 4. Preset **Open story: nothing to copy**, **Run to end**: lookup rarely finds a match, about 1 token per pass, and
    the wrong guesses it does make lengthen the passes: slower than plain decoding.
-5. Preset **Early exit: cheap guesses, mostly wrong**, **Run to end**: this model was not trained to exit early, so
+5. Preset **Early exit: cheap, mostly wrong**, **Run to end**: this model was not trained to exit early, so
    its first 8 layers guess badly and speculation is *slower* than plain decoding.
 6. Preset **Sampling: the accept rule** (temperature 1, seed 4), press **Prefill** and **Round** three times: in the
    lower chart each orange diamond is the uniform u drawn for a guess, the bar is min(1, p/q). Round 1: the target
