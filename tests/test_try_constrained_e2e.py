@@ -80,8 +80,9 @@ def test_step_3_llama_cpp_resamples_an_illegal_pick_and_transformers_never_draws
     press(page, "cd-step", "1 sampled")
     assert "↺" in answer(page)
     assert "chain first drew Ap, illegal" in text(page, "cd-rows")
-    # the engine table looks one token ahead, and says so: the chart shows position 1, the table position 2
-    assert "for the next token, position 2 of the answer" in text(page, "cd-orders")
+    # the engine table looks one token ahead, and says so: past the sampled token and the ones forced after it
+    made = int(re.match(r"(\d+) tokens?", text(page, "cd-status")).group(1))
+    assert f"for the next token, position {made + 1} of the answer" in text(page, "cd-orders")
     press(page, "cd-back", "0 sampled")
     box.fill("0")
     box.press("Tab")  # the table follows the knob at once, for the position Back returned to
