@@ -60,6 +60,13 @@ COLOURS = [  # (the word in step 1, the chip's class, the CSS property that show
 ]
 
 
+def samplers(page) -> None:
+    """Open the Samplers accordion (closed by default), where the seed and the knobs are."""
+    if not page.locator("#spec-seed input").is_visible():
+        page.get_by_text("Samplers (as in Step by step)").click()
+        page.locator("#spec-seed input").wait_for()
+
+
 def choose(page, preset: str) -> None:
     pick(page, "spec-preset", preset)
     until(page, lambda: not status(page).strip(), 60, f"the reset after picking {preset}")
@@ -125,6 +132,7 @@ def test_step_5_early_exit_guesses_badly(page):
 def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_three_rounds(page):
     assert "(temperature 1, seed 4)" in TRY_THIS and "**Round** three times" in TRY_THIS
     choose(page, "Sampling: the accept rule")
+    samplers(page)
     assert page.locator("#spec-seed input").input_value() == "4"
     page.click("#spec-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
@@ -158,9 +166,8 @@ def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_thre
 )
 def test_a_value_out_of_range_is_refused_in_the_apps_words_and_kept_as_typed(page, box, value, said):
     choose(page, "Early exit: cheap, mostly wrong")
+    samplers(page)
     field = page.locator(f"#{box} input")
-    if not field.is_visible():
-        page.get_by_text("Samplers (as in Step by step)").click()
     field.fill(value)
     field.press("Tab")
     page.click("#spec-prefill")
