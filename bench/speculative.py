@@ -37,7 +37,7 @@ from ui.speculative_presets import COPY, PRESETS, STORY  # noqa: E402
 
 GREEDY = SamplerSettings(temperature=0)
 # (K, L) per draft source, as the tab's presets set them
-COPY_EDIT, EARLY = PRESETS["Copy-edit: prompt lookup shines"], PRESETS["Early exit: cheap guesses, mostly wrong"]
+COPY_EDIT, EARLY = PRESETS["Copy-edit: prompt lookup shines"], PRESETS["Early exit: cheap, mostly wrong"]
 PRESET_KL = {PROMPT_LOOKUP: (COPY_EDIT.k, COPY_EDIT.layer), EARLY_EXIT: (EARLY.k, EARLY.layer)}
 
 

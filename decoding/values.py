@@ -73,6 +73,8 @@ def picked(name: str, values, allowed) -> list:
 
 
 def short(value, limit: int = 60) -> str:
-    """repr(value), cut so a pasted novel does not fill the error message."""
+    """repr(value), cut so a pasted novel does not fill the error message; a cleared box sends None, said as such."""
+    if value is None:
+        return "None (an empty box)"
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

@@ -10,9 +10,11 @@ import pytest
 
 from decoding.models import TINY
 from ui import constrained_handlers as h
+from ui import constrained_measure
 from ui import constrained_tab as tab
 from ui.context import AppConfig
 from ui.events import teach
+from visuals import constrained as draw
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
 KNOBS = {"order": "transformers", "temperature": 1.0, "top_k": 0, "top_p": 1.0}
@@ -64,6 +66,34 @@ def test_back_undoes_the_forced_tokens_with_the_decision_before_them():
     assert again.status == after_two
 
 
+def test_a_step_of_only_forced_tokens_no_longer_asks_to_press_step():
+    out = h.step(CONFIG, None, JSON)  # {"a": forced, nothing sampled yet
+    assert "0 sampled" in out.status and h.ALL_FORCED in str(out.chart.to_dict()) and "Press Step" not in str(out.chart)
+
+
+def test_a_token_typed_with_force_is_not_counted_as_sampled():
+    run_id = h.step(CONFIG, None, DATE).run_id
+    out = h.force(CONFIG, run_id, DATE, "9")
+    assert ": 1 sampled" in out.status and "1 typed by you (Force)" in out.status
+
+
+def test_the_engine_table_follows_a_knob_without_a_step():
+    run_id = h.step(CONFIG, None, DATE).run_id
+    at_two = h.orders_now(CONFIG, run_id, dataclasses.replace(DATE, knobs={**KNOBS, "top_k": 1}))
+    assert "for the next token, position " in at_two and "top-k 1" in at_two
+    assert "top-k 0" in h.orders_now(CONFIG, run_id, DATE)
+
+
+def test_a_cancelled_measurement_says_how_far_it_got():
+    from decoding.constrained.measure import Comparison
+
+    result = Comparison(DATE, None)
+    result.unconstrained = [None] * 3
+    assert draw.cancelled_note(result, 20).startswith("Cancelled after 3 of 20 samples without the constraint")
+    result.unconstrained, result.constrained = [None] * 20, [None] * 4
+    assert "and 4 of 20 with it" in draw.cancelled_note(result, 20)
+
+
 @pytest.mark.parametrize(
     ("kind", "text", "said"),
     [("regular expression", "[a-", "unclosed character class"), ("JSON schema", "{bad", "not valid JSON")],
@@ -81,7 +111,7 @@ def test_a_malformed_grammar_is_named_and_a_good_one_then_runs(kind, text, said)
         ({"seed": 2**32}, "Seed must be a whole number in [0, 4294967295], got 4294967296"),
         ({"knobs": {**KNOBS, "top_k": -4}}, "Top-k must be a whole number in [0, 200] (0 = off), got -4"),
         ({"knobs": {**KNOBS, "top_k": 201}}, "Top-k must be a whole number in [0, 200] (0 = off), got 201"),
-        ({"max_new": 0}, "max new tokens must be a whole number in [1, 96], got 0"),
+        ({"max_new": 0}, "Max new tokens must be a whole number in [1, 96], got 0"),
     ],
 )
 def test_a_bad_seed_or_top_k_is_said_in_the_message_line_naming_the_control_and_the_run_goes_on(change, said):
@@ -93,8 +123,8 @@ def test_a_bad_seed_or_top_k_is_said_in_the_message_line_naming_the_control_and_
 
 
 def test_the_measurement_refuses_a_bad_sample_count_naming_it():
-    with pytest.raises(ValueError, match=r"samples must be a whole number in \[1, \d+\], got 0"):
-        h.measure(CONFIG, DATE, 0)
+    with pytest.raises(ValueError, match=r"Samples must be a whole number in \[1, \d+\], got 0"):
+        constrained_measure.measure(CONFIG, DATE, 0)
 
 
 def page():

@@ -9,7 +9,7 @@ import pytest
 from decoding.models import TINY
 from tests.test_timing_captions import FULL, measured
 from ui import serving_tab, timing_tab
-from ui.context import AppConfig, scheduler_for
+from ui.context import AppConfig, scheduler_for, simulated_class
 
 CONFIG = AppConfig(TINY, "cpu")
 
@@ -51,6 +51,19 @@ def test_the_server_note_says_what_holds_the_model_and_for_how_long(tiny):
 def test_opening_a_class_of_zero_is_refused_by_name():
     with pytest.raises(ValueError, match=r"Simulated students must be a whole number in \[1, 32\]"):
         serving_tab.open_students(CONFIG, 0, 60)
+
+
+def test_stop_them_says_what_it_stopped_or_that_nothing_was_running(tiny):
+    crowd = simulated_class(scheduler_for(tiny))
+    crowd.stop()
+    assert serving_tab.stop_students(CONFIG) == "No simulated students were stepping: nothing to stop."
+    crowd.start(2, 30)
+    said = serving_tab.stop_students(CONFIG)
+    assert said.startswith("Stopped 2 simulated students (") and said.endswith(" s were left).")
+    deadline = time.monotonic() + 60  # each student ends at its next pause
+    while crowd.status().students and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not crowd.status().students
 
 
 def test_a_kept_measurement_is_handed_out_at_once_and_re_measure_takes_a_new_one(tiny, monkeypatch):

@@ -82,13 +82,13 @@ def test_changing_a_control_starts_a_new_run():
 
 
 BAD = [
-    ({"k": 0}, r"draft tokens K must be a whole number in [1, 12], got 0"),
-    ({"k": -3}, r"draft tokens K must be a whole number in [1, 12], got -3"),
-    ({"k": 2.5}, r"draft tokens K must be a whole number in [1, 12], got 2.5"),
-    ({"k": None}, r"draft tokens K must be a whole number in [1, 12], got None"),
-    ({"source": EARLY, "layer": 0}, r"exit layer L must be a whole number in [1, 1] (the model has 2 layers)"),
-    ({"source": EARLY, "layer": -1}, r"exit layer L must be a whole number in [1, 1]"),
-    ({"source": EARLY, "layer": 2}, r"exit layer L must be a whole number in [1, 1]"),
+    ({"k": 0}, r"Draft tokens K (1-12) must be a whole number in [1, 12], got 0"),
+    ({"k": -3}, r"Draft tokens K (1-12) must be a whole number in [1, 12], got -3"),
+    ({"k": 2.5}, r"Draft tokens K (1-12) must be a whole number in [1, 12], got 2.5"),
+    ({"k": None}, r"Draft tokens K (1-12) must be a whole number in [1, 12], got None"),
+    ({"source": EARLY, "layer": 0}, r"Exit layer L (early exit) must be a whole number in [1, 1] (the model has 2"),
+    ({"source": EARLY, "layer": -1}, r"Exit layer L (early exit) must be a whole number in [1, 1]"),
+    ({"source": EARLY, "layer": 2}, r"Exit layer L (early exit) must be a whole number in [1, 1]"),
     ({"seed": -1}, r"Seed must be a whole number in [0, 4294967295], got -1"),
     ({"seed": 2**32}, r"Seed must be a whole number in [0, 4294967295], got 4294967296"),
     ({"top_k": -4}, r"Top-k must be a whole number in [0, 200] (0 = off), got -4"),
@@ -156,13 +156,15 @@ def test_the_page_answers_each_output_by_its_component_and_a_bad_seed_in_the_mes
 
 def test_a_preset_sets_its_controls_by_name_and_an_unknown_one_changes_nothing():
     _, c = page()
-    early = tab.apply_preset(c, "Early exit: cheap guesses, mostly wrong")
+    early = tab.apply_preset(c, "Early exit: cheap, mostly wrong")
     assert early[c.source] == EARLY and early[c.k] == 3 and early[c.max_new] == 40 and c.seed not in early
     assert tab.apply_preset(c, "no such preset") == {}
 
 
 def test_the_sampler_sliders_are_drawn_from_the_knobs_ranges():
     _, c = page()
-    for field in ("temperature", "top_k", "top_p", "repetition_penalty"):
+    for field in ("temperature", "top_p", "repetition_penalty"):
         slider, knob = getattr(c.knobs, field), tab.KNOBS[field]
         assert (slider.minimum, slider.maximum, slider.step, slider.label) == (knob.lo, knob.hi, knob.step, knob.label)
+    # top-k is a box with no range of its own, so a typed -4 reaches the check that names it
+    assert (c.knobs.top_k.minimum, c.knobs.top_k.maximum, c.knobs.top_k.label) == (None, None, "Top-k")

@@ -1,7 +1,8 @@
 """The Speculative decoding tab's "Try this" steps, done through the page's controls in headless Chromium on the
 bundled model (float32, CPU); each asserts what its text says is drawn: the round's chips, the status line, the
 run's caption and the verify figure. Greedy runs are deterministic, so the counts are exact; the sampled step uses
-the preset's seed (0). Speed is measured and shown, never asserted: a test does not time the machine."""
+the preset's seed (4), chosen so that a kept and a rejected guess both come within three rounds. Speed is measured
+and shown, never asserted: a test does not time the machine."""
 
 import re
 
@@ -50,6 +51,22 @@ def per_pass(caption: str) -> float:
     return float(re.search(r"([\d.]+) tokens per pass", caption).group(1))
 
 
+COLOURS = [  # (the word in step 1, the chip's class, the CSS property that shows it, the colour drawn)
+    ("yellow", "spec-match", "backgroundColor", "rgba(240, 228, 66"),
+    ("purple-outlined", "spec-source", "borderTopColor", "rgb(204, 121, 167)"),
+    ("Blue", "spec-ok", "borderTopColor", "rgb(0, 114, 178)"),
+    ("vermillion", "spec-no", "borderTopColor", "rgb(213, 94, 0)"),
+    ("orange", "spec-bonus", "borderTopColor", "rgb(230, 159, 0)"),
+]
+
+
+def samplers(page) -> None:
+    """Open the Samplers accordion (closed by default), where the seed and the knobs are."""
+    if not page.locator("#spec-seed input").is_visible():
+        page.get_by_text("Samplers (as in Step by step)").click()
+        page.locator("#spec-seed input").wait_for()
+
+
 def choose(page, preset: str) -> None:
     pick(page, "spec-preset", preset)
     until(page, lambda: not status(page).strip(), 60, f"the reset after picking {preset}")
@@ -69,6 +86,12 @@ def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     assert chips(page, "spec-match") >= 2 and chips(page, "spec-source") >= 1
     assert (chips(page, "spec-ok"), chips(page, "spec-no"), chips(page, "spec-skip")) == (5, 1, 2)
     assert chips(page, "spec-bonus") == 1 and "+1 target" in page.locator("#spec-chips .spec-bonus").inner_text()
+    # the colour words of step 1 are the colours drawn, each naming one kind of chip
+    step_1 = TRY_THIS.split("\n2. ")[0]
+    for word, style, prop, colour in COLOURS:
+        assert step_1.count(word) == 1, word
+        drawn = page.locator(f"#spec-chips .spec-chip.{style}").first.evaluate(f"e => getComputedStyle(e).{prop}")
+        assert colour in drawn, (word, drawn)
     assert "proposed nothing" in press_round(page, 4)
     assert "8 of 8 kept" in press_round(page, 5)
     before = page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()
@@ -99,24 +122,56 @@ def test_step_4_an_open_story_gives_lookup_little_to_copy(page):
 
 
 def test_step_5_early_exit_guesses_badly(page):
-    choose(page, "Early exit: cheap guesses, mostly wrong")
+    choose(page, "Early exit: cheap, mostly wrong")
     caption = run_to_end(page)
     kept = int(re.search(r"\((\d+)%\)", caption).group(1))
     assert kept < 10 and per_pass(caption) < 1.2
+    assert "no earlier occurrence" not in status(page)  # that is prompt lookup's reason, never early exit's
 
 
-def test_step_6_sampling_rejects_when_the_uniform_is_above_the_bar_and_draws_from_the_residual(page):
+def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_three_rounds(page):
+    assert "(temperature 1, seed 4)" in TRY_THIS and "**Round** three times" in TRY_THIS
     choose(page, "Sampling: the accept rule")
+    samplers(page)
+    assert page.locator("#spec-seed input").input_value() == "4"
     page.click("#spec-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
-    for n in range(1, 9):
-        if "a draw from the residual" in press_round(page, n):
-            break
-    else:
-        raise AssertionError("eight rounds without a rejection")
-    fig = figure(page, "spec-verify")
-    u = next(t for t in fig["data"] if t["name"] == "uniform u (keep if below)")
-    bar = next(t for t in fig["data"] if t["name"] == "chance to keep")
-    chance = dict(zip(bar["x"], bar["y"]))
-    assert any(y >= chance[x] for x, y in zip(u["x"], u["y"]))  # the rejected guess: u on or above min(1, p/q)
+    kept = rejected = 0
+    for n in (1, 2, 3):
+        press_round(page, n)
+        data = {t["name"]: t for t in figure(page, "spec-verify")["data"]}
+        if "uniform u (keep if below)" not in data:
+            continue  # a round with no guess
+        u, bar = data["uniform u (keep if below)"], data["chance to keep"]
+        chance = dict(zip(bar["x"], bar["y"]))
+        kept += sum(y < chance[x] for x, y in zip(u["x"], u["y"]))
+        rejected += sum(y >= chance[x] for x, y in zip(u["x"], u["y"]))
+        if n == 3:
+            assert "a draw from the residual" in status(page)  # after a rejection the bonus comes from the residual
+    assert kept >= 1 and rejected >= 1
     page.screenshot(path=str(ARTIFACTS / "try-speculative-sampling.png"), full_page=True)
+
+
+@pytest.mark.parametrize(
+    ("box", "value", "said"),
+    [
+        ("spec-top_k", "-4", "Top-k must be a whole number in [0, 200] (0 = off), got -4"),
+        ("spec-seed", "-4", "Seed must be a whole number in [0, 4294967295], got -4"),
+        (
+            "spec-l",
+            "",
+            "Exit layer L (early exit) must be a whole number in [1, 29] (the model has 30 layers), got None",
+        ),
+    ],
+)
+def test_a_value_out_of_range_is_refused_in_the_apps_words_and_kept_as_typed(page, box, value, said):
+    choose(page, "Early exit: cheap, mostly wrong")
+    samplers(page)
+    field = page.locator(f"#{box} input")
+    field.fill(value)
+    field.press("Tab")
+    page.click("#spec-prefill")
+    until(page, lambda: said in page.locator("#spec-message").inner_text(), 120, f"the message {said!r}")
+    idle(page)
+    assert field.input_value() == value  # nothing changed it silently
+    assert page.locator(".error").count() == 0  # no "Error" badge on an output: the message line says it

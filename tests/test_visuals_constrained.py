@@ -1,12 +1,22 @@
 """The constrained lesson's figures and tables, from hand-made steps and samples (no model)."""
 
+from dataclasses import replace
+
 from decoding.constrained.engines import Outcome
 from decoding.constrained.kinds import Constraint
 from decoding.constrained.measure import Comparison, Sample
 from decoding.pipeline import SamplerSettings
 from decoding.trace import Candidate, Step
-from visuals.constrained import answer_html, comparison_figure, comparison_markdown, mask_rows_markdown, orders_markdown
+from visuals.constrained import (
+    answer_html,
+    comparison_figure,
+    comparison_markdown,
+    mask_rows_markdown,
+    orders_markdown,
+    token_origins,
+)
 from visuals.distribution import distribution_figure
+from visuals.glossary import term
 from visuals.theme import REMOVED
 
 
@@ -48,7 +58,7 @@ def _step(index=0, token="yes", forced=False, **kw) -> Step:
 
 def test_the_grammar_row_names_what_it_removed_and_the_illegal_mass():
     rows = mask_rows_markdown(_step(), vocab_size=100)
-    assert "**grammar**: 2 of 100 legal" in rows and "`Yes` 60.0%" in rows and "illegal mass 70.0%" in rows
+    assert "**grammar**: 2 of 100 legal" in rows and "`Yes` 60.0%" in rows and f"{term('illegal mass')} 70.0%" in rows
 
 
 def test_a_forced_step_says_the_model_was_not_asked():
@@ -64,6 +74,18 @@ def test_the_bars_the_grammar_removed_have_its_own_colour_and_name():
     fig = distribution_figure(_step())
     removed = next(t for t in fig.data if t.name.startswith("removed by grammar"))
     assert removed.marker.line.color == REMOVED["grammar"]
+
+
+def test_each_token_is_counted_once_as_sampled_forced_by_the_grammar_or_typed_by_you():
+    steps = [_step(0), _step(1, "}", forced=True), _step(2, "{", forced=True), replace(_step(3, "x"), forced=True)]
+    assert token_origins(steps) == "1 sampled, 2 forced by the grammar, 1 typed by you (Force)"
+    assert token_origins([_step(0, "{", forced=True)]) == "0 sampled, 1 forced by the grammar"
+
+
+def test_the_orders_table_names_the_position_it_looks_at():
+    outcome = Outcome("vllm", ("grammar", "top_k"), ("grammar",), 10, 2, "none needed")
+    said = orders_markdown([outcome], "top-k 0", position=4)
+    assert "for the next token, position 4 of the answer" in said and "(top-k 0)" in said
 
 
 def test_orders_flag_the_engine_whose_truncation_left_nothing_legal():

@@ -5,6 +5,7 @@ import pytest
 from decoding.serving.scheduler import Noise
 from decoding.serving.traffic import Tick, summary
 from visuals import serving as vis
+from visuals.glossary import term
 
 NOW = 1_000.0
 NOISE = Noise(4.3e-05, 3, "float32")
@@ -87,6 +88,8 @@ def test_tick_time_plots_the_median_pass_per_batch_size_sized_by_how_often_it_ra
     assert fig.layout.yaxis.title.text == "time of the pass (ms)"
     assert fig.layout.title.text == "The decode roofline, from this server's own traffic"
     assert annotation_texts(fig) == ["8 students: 15 ms per token<br>alone: 58 ms per token"]
+    note = fig.layout.annotations[0]  # in the top-left corner, where neither line runs (both start low on the left)
+    assert (note.xref, note.yref, note.x, note.y, note.showarrow) == ("paper", "paper", 0.02, 0.98, False)
 
 
 def test_one_after_another_line_is_batch_size_times_a_one_student_pass():
@@ -127,10 +130,16 @@ def test_traffic_markdown_reads_the_summary_the_saving_and_the_noise():
     assert vis.traffic_markdown(s, NOISE) == (
         "In the last 60 s: 412 forward passes, 5.3 students per pass on average, 31 tokens/s for the whole server; "
         "the model was busy 64% of the time. "
-        "One pass for 8 students took 120 ms; one after another they would have taken 8 × 58 = 464 ms. "
-        "Batched logits differ from a solo pass by up to 4.3e-05 (float32, measured on this server at start): "
-        "a step whose top-two gap is within twice that could have picked the other token."
+        "One pass for 8 students took 120 ms; one after another they would have taken 8 × 58 = 464 ms: "
+        "the shared pass took 26% of that (74% saved). "
+        f"Batched logits differ from a solo pass by up to {term('batching noise', '0.000043')} (float32, measured on "
+        "this server at start): a step whose top-two gap is within twice that could have picked the other token."
     )
+
+
+def test_the_verdict_says_what_the_measured_pair_shows_even_when_sharing_saved_nothing():
+    assert vis.shared_verdict(90, 100) == "the shared pass took 90% of that (10% saved)"
+    assert vis.shared_verdict(110, 100) == "the shared pass took 110% of that: sharing saved nothing in this window"
 
 
 def test_traffic_markdown_leaves_out_what_it_cannot_say():
@@ -156,7 +165,8 @@ def test_pass_caption_says_how_the_pass_ran():
     assert vis.pass_caption(7, 41.2, "packed", 4.3e-05) == "computed with 6 other sessions: batch 7, 41 ms"
     assert vis.pass_caption(2, 38, "packed", 4.3e-05) == "computed with 1 other session: batch 2, 38 ms"
     assert vis.pass_caption(1, 35, "solo", None) == "computed alone (nobody else was stepping): 35 ms"
-    assert vis.pass_caption(1, 35, "alone", None) == "computed alone, as you asked: bit-exact with generate(), 35 ms"
+    alone = f"computed alone, as you asked: {term('bit-exact with generate()')}, 35 ms"
+    assert vis.pass_caption(1, 35, "alone", None) == alone
     with pytest.raises(ValueError, match="'batched'"):
         vis.pass_caption(1, 35, "batched", None)
 

@@ -81,6 +81,8 @@ def test_verify_figure_draws_p_beside_q_and_the_uniform_when_sampling():
     greedy = figs.verify_figure(a_round(accepted=1), greedy=True)
     assert [t.name for t in greedy.data][:2] == ["p: target", "q: draft"]
     assert list(greedy.data[2].text) == ["kept", "rejected", "not checked"]  # the argmax; not it; never looked at
+    # the verdicts stay readable on a short bar: plotly would shrink them below 12 px to fit
+    assert greedy.data[2].textfont.size == 12 and greedy.layout.uniformtext.minsize == 12
     sampled = figs.verify_figure(a_round(accepted=1, sampled=True), greedy=False)
     uniforms = [t for t in sampled.data if t.name and t.name.startswith("uniform")]
     assert list(uniforms[0].y) == [0.3, 0.3]  # drawn for the kept guess and the rejected one only

@@ -4,42 +4,39 @@ visuals.constrained, return.
 The page keeps only a run id; the run (its KV cache and its grammar matcher) lives in `sessions.STORE` with every
 other live run, under the same caps. Its steps ride the shared scheduler's ticks like the Step tab's; the
 N-samples measurement takes its turn on the model between ticks. A handler takes the run id and the controls'
-values by name (`Controls`) and answers a `View` (or, for the measurement, `Measured`). A ValueError names the bad
-value and is said on the page; the session's run is untouched by it.
+values by name (`Controls`) and answers a `View` (the N-samples measurement is ui/constrained_measure.py). A
+ValueError names the bad value and is said on the page; the session's run is untouched by it.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import gradio as gr
-
 from decoding import values
 from decoding.constrained.kinds import KIND_LABELS, Constraint
-from decoding.constrained.measure import MAX_SAMPLES, compare
 from decoding.constrained.run import ConstrainedRun, calls_saved
 from decoding.knobs import check_seed, settings_from
 from decoding.loop import drive
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, encode_prompt
-from ui.context import AppConfig, get_model, model_turn, pass_turn, scheduler_for
-from ui.events import PROGRESS, CancelFlags
+from ui.context import AppConfig, get_model, scheduler_for
+from ui.events import PROGRESS
 from ui.sessions import STORE, Entry
 from visuals import constrained as draw
+from visuals.glossary import stop_reason, term
 from visuals.theme import empty_figure
 from visuals.words import count
 
 KINDS = {label: kind for kind, label in KIND_LABELS.items()}  # the radio shows labels
 MAX_NEW_UI = 96
 CHART_BLANK = "Press Step: the grammar's mask joins the sampler's stages"
-MEASURE_BLANK = "Press Sample: the same prompt N times without, then with the constraint"
-CANCEL = CancelFlags()
+ALL_FORCED = "Every token so far was forced by the grammar: nothing was sampled, so no distribution to draw"
 
 
 @dataclass(frozen=True)
 class Controls:
-    """What the controls hold, as the browser sent it (checked by `_started` and `settings_from`)."""
+    """What the controls hold, as the browser sent it (checked by `started` and `settings_from`)."""
 
     prompt: Any  # one chat turn
     kind: Any  # the constraint kind, as labelled
@@ -61,13 +58,6 @@ class View(NamedTuple):
     orders: Any  # what each engine's order would do next
 
 
-class Measured(NamedTuple):
-    """The N-samples measurement's outputs by name."""
-
-    plot: Any
-    text: Any
-
-
 class Started(NamedTuple):
     """What a run is started with, checked: a change in any of it starts a new run."""
 
@@ -82,14 +72,14 @@ class Started(NamedTuple):
         return (self.lm.model_id, tuple(self.prompt.ids), self.constraint, self.seed, self.max_new, self.fast_forward)
 
 
-def _started(config: AppConfig, controls: Controls) -> Started:
+def started(config: AppConfig, controls: Controls) -> Started:
     lm = get_model(config)
     return Started(
         lm=lm,
-        constraint=Constraint(KINDS[values.choice("the constraint kind", controls.kind, list(KINDS))], controls.text),
+        constraint=Constraint(KINDS[values.choice("Constraint", controls.kind, list(KINDS))], controls.text),
         prompt=encode_prompt(lm.tokenizer, controls.prompt, chat=lm.chat, context_length=lm.context_length),
         seed=check_seed(controls.seed),
-        max_new=values.whole("max new tokens", controls.max_new, 1, MAX_NEW_UI),
+        max_new=values.whole("Max new tokens", controls.max_new, 1, MAX_NEW_UI),
         fast_forward=bool(controls.fast_forward),
     )
 
@@ -105,13 +95,13 @@ def _started_with(run: ConstrainedRun) -> Started:
     )
 
 
-def _settings(config: AppConfig, controls: Controls) -> SamplerSettings:
+def sampler_settings(config: AppConfig, controls: Controls) -> SamplerSettings:
     return settings_from(controls.knobs, vocab_size=get_model(config).vocab_size)
 
 
 def _run(config: AppConfig, run_id, controls: Controls) -> tuple[str, ConstrainedRun]:
     """This session's run, or a new one (prefilled) when there is none or what it was started with changed."""
-    s = _started(config, controls)
+    s = started(config, controls)
     entry = _entry(run_id)
     if entry is not None and isinstance(entry.run, ConstrainedRun) and _started_with(entry.run).key() == s.key():
         return run_id, entry.run
@@ -144,7 +134,7 @@ def _advance(run: ConstrainedRun, settings: SamplerSettings, force_id=None) -> N
 
 
 def step(config: AppConfig, run_id, controls: Controls) -> View:
-    settings = _settings(config, controls)
+    settings = sampler_settings(config, controls)
     run_id, run = _run(config, run_id, controls)
     if run.done:
         raise ValueError(f"the run has stopped ({run.trace.stop_reason}): press Back, or Reset for a new one")
@@ -153,7 +143,7 @@ def step(config: AppConfig, run_id, controls: Controls) -> View:
 
 
 def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS) -> View:
-    settings = _settings(config, controls)
+    settings = sampler_settings(config, controls)
     run_id, run = _run(config, run_id, controls)
     for _ in drive(run, advance=lambda: _advance(run, settings)):
         progress((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
@@ -163,7 +153,7 @@ def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS)
 def force(config: AppConfig, run_id, controls: Controls, token) -> View:
     """Your token instead of the pipeline's: one token of the vocabulary, refused (naming the legal ones) if the
     grammar does not allow it here."""
-    settings = _settings(config, controls)
+    settings = sampler_settings(config, controls)
     run_id, run = _run(config, run_id, controls)
     if not isinstance(token, str) or token == "":
         raise ValueError("type the token to force (for example yes, or {), then press Force")
@@ -200,47 +190,41 @@ def reset(run_id) -> View:
 def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
     """The run as the page shows it: its tokens, the last sampled step's chart and mask rows, each order's next."""
     steps = run.trace.steps
-    sampled = [s for s in steps if not s.grammar_forced]
-    forced = len(steps) - len(sampled)
+    chosen = [s for s in steps if not s.grammar_forced]  # sampled, or typed by you: each has a distribution
     status = (
-        f"**{count(len(steps), 'token')}**: {len(sampled)} sampled, {forced} forced by the grammar; fast-forward "
+        f"**{count(len(steps), 'token')}**: {draw.token_origins(steps)}; {term('fast-forward')} "
         f"saved **{count(calls_saved(run.trace), 'forward pass', 'forward passes')}** · "
         f"{run.grammar.constraint.label} · {'complete' if run.grammar.accepting else 'not complete yet'}"
     )
     if run.done:
-        status += f" · **stopped**: {run.trace.stop_reason}"
+        status += f" · **stopped**: {stop_reason(run.trace.stop_reason)}"
     decode = run.lm.tokenizer.decode
-    shown = sampled[-1] if sampled else steps[-1] if steps else None
+    shown = chosen[-1] if chosen else steps[-1] if steps else None
     rows = draw.mask_rows_markdown(shown, run.lm.vocab_size, lambda i: decode([i])) if shown else ""
     rows += draw.forced_after(steps[shown.index + 1 :]) if shown else ""
-    outcomes = run.outcomes(settings)
-    note = f"temperature {settings.temperature:g}, top-k {settings.top_k}, top-p {settings.top_p:g}"
+    blank = ALL_FORCED if steps else CHART_BLANK
     return View(
         run_id=run_id,
         status=status,
         answer=draw.answer_html(steps, run.trace.held_text),
-        chart=draw.step_chart(sampled[-1]) if sampled else empty_figure(CHART_BLANK, 420),
+        chart=draw.step_chart(chosen[-1]) if chosen else empty_figure(blank, 420),
         rows=rows,
-        orders=draw.orders_markdown(outcomes, note)
-        if outcomes
-        else "*The next tokens are forced, or the run is done.*",
+        orders=orders(run, settings),
     )
 
 
-def measure(config: AppConfig, controls: Controls, n, request: gr.Request = None, progress=PROGRESS) -> Measured:
-    """N seeded samples without and with the constraint: validity, log-probabilities, the mask's cost."""
-    settings = _settings(config, controls)
-    s = _started(config, controls)
-    n = values.whole("samples", n, 1, MAX_SAMPLES)
-    watch = CANCEL.watch(request, progress, between_passes=pass_turn(s.lm))
-    with model_turn(s.lm, "the constrained samples"):
-        result = compare(
-            s.lm, s.prompt, s.constraint, settings, n=n, seed=s.seed, max_new_tokens=s.max_new, watch=watch
-        )
-    if not result.constrained:
-        gr.Warning("Cancelled before any constrained sample finished.")
-        return Measured(plot=empty_figure(MEASURE_BLANK, 300), text="")
-    if result.cancelled:
-        gr.Warning(f"Cancelled: {len(result.constrained)} constrained samples finished; those are shown.")
-    head = f"{s.lm.label} · {s.lm.device} · {s.lm.dtype_name} · {n} seeds from {s.seed} · {settings.order} order\n\n"
-    return Measured(plot=draw.comparison_figure(result), text=head + draw.comparison_markdown(result))
+def orders(run: ConstrainedRun, settings: SamplerSettings) -> str:
+    """What each engine's order would do with the next token's distribution, under the current settings."""
+    outcomes = run.outcomes(settings)
+    if not outcomes:
+        return "*The next tokens are forced, or the run is done: no engine samples here.*"
+    note = f"temperature {settings.temperature:g}, top-k {settings.top_k}, top-p {settings.top_p:g}"
+    return draw.orders_markdown(outcomes, note, position=len(run.trace.steps) + 1)
+
+
+def orders_now(config: AppConfig, run_id, controls: Controls) -> str:
+    """The engine table again after a knob changed (no forward pass: the next token's logits are kept)."""
+    entry = _entry(run_id)
+    if entry is None or not isinstance(entry.run, ConstrainedRun):
+        return ""
+    return orders(entry.run, sampler_settings(config, controls))

@@ -11,20 +11,22 @@ from decoding.constrained.presets import DEFAULT, PRESETS
 from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import constrained_handlers as h
+from ui import constrained_measure as m
 from ui.context import AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
 from ui.sessions import release_run
 from ui.validate import knob_slider, whole_number_box
 from visuals.constrained import answer_html
+from visuals.glossary import term
 from visuals.theme import empty_figure
 
-INTRO = """## Constrained decoding: a grammar as one more mask
+INTRO = f"""## Constrained decoding: a grammar as one more mask
 To get an answer a program can read (JSON, a date, *yes* or *no*), mask out every token that is not a legal next
 piece of the grammar before sampling: the model can only pick among legal tokens, so the answer always parses.
 The grammar (compiled by [llguidance](https://github.com/guidance-ai/llguidance) from a JSON schema, a regex, a list
 of choices or a Lark grammar) is one more row beside top-k, top-p and min-p. Where only one continuation is legal,
-the tokens are **forced**: nothing to sample, and no forward pass of their own (*fast-forward*)."""
+the tokens are **forced**: nothing to sample, and no forward pass of their own (*{term("fast-forward")}*)."""
 TRY_THIS = """**Try this**
 1. Preset **extract name and age as JSON**, press **Step**: `{"name":` arrives at once, forced by the grammar
    (dashed wine chips, no model call). Step on: the model only writes the name and the age.
@@ -73,10 +75,10 @@ class ConstrainedPage:
     force: gr.Button
     message: gr.HTML  # a bad value, said in words naming its control
     view: h.View  # the run's outputs
-    n: gr.Slider
+    n: gr.Number
     measure: gr.Button
     cancel: gr.Button
-    measured: h.Measured  # the measurement's outputs
+    measured: m.Measured  # the measurement's outputs
 
 
 def knob(field: str, value: float, info: str) -> gr.Slider:
@@ -99,7 +101,7 @@ def _controls() -> dict:
         top_k = whole_number_box(0, label=KNOBS["top_k"].label, info="0 = off", elem_id="cd-topk")
         top_p = knob("top_p", 1.0, "1 = off")
     with gr.Row():
-        seed = whole_number_box(0, label="Seed")
+        seed = whole_number_box(0, label="Seed", elem_id="cd-seed")
         max_new = knob_slider(1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens")
         ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
@@ -143,11 +145,13 @@ def layout(config: AppConfig) -> ConstrainedPage:
     view = h.View(run_id=run_id, **shown, orders=gr.Markdown(elem_id="cd-orders"))
     gr.Markdown("### The same prompt, N times, without and with the constraint")
     with gr.Row():
-        n = knob_slider(1, MAX_SAMPLES, 20, step=1, label="Samples (seeds seed .. seed + N - 1)", scale=3)
+        # a box, not a slider: a slider's own box puts a typed 999 back to 50 without a word
+        seeds = f"1 to {MAX_SAMPLES}; seeds seed .. seed + N - 1"
+        n = whole_number_box(20, label="Samples", info=seeds, scale=3, elem_id="cd-samples")
         measure = gr.Button("Sample 20 times", variant="primary", scale=1, elem_id="cd-measure")
         cancel = gr.Button("Cancel", scale=1)
-    measured = h.Measured(
-        plot=gr.Plot(empty_figure(h.MEASURE_BLANK, 300), show_label=False, elem_id="cd-measure-plot"),
+    measured = m.Measured(
+        plot=gr.Plot(empty_figure(m.MEASURE_BLANK, 300), show_label=False, elem_id="cd-measure-plot"),
         text=gr.Markdown(elem_id="cd-measure-md"),
     )
     return ConstrainedPage(
@@ -207,8 +211,11 @@ def wire(c: ConstrainedPage, config: AppConfig) -> None:
     def reset(run_id):
         return shown(h.reset(run_id))
 
+    def orders_now(given):
+        return {c.view.orders: h.orders_now(config, given[c.run_id], controls(given))}
+
     def measure(given, request: gr.Request = None, progress=PROGRESS):
-        measured = h.measure(config, controls(given), given[c.n], request=request, progress=progress)
+        measured = m.measure(config, controls(given), given[c.n], request=request, progress=progress)
         return dict(zip(c.measured, measured, strict=True))
 
     inputs = {c.run_id, c.prompt, c.kind, c.text, c.seed, c.max_new, c.ff, *c.knobs.components()}
@@ -224,7 +231,10 @@ def wire(c: ConstrainedPage, config: AppConfig) -> None:
     model_event(c.back.click, back, inputs, outputs, **minimal)
     c.reset.click(teach(reset, c.message), c.run_id, [*outputs, c.message])
     model_event(c.measure.click, measure, {*inputs, c.n}, list(c.measured), message=c.message, gpu_s=300)
-    h.CANCEL.wire(c.cancel)
+    m.CANCEL.wire(c.cancel)
+    # the engine table follows the knobs at once: it reads the kept logits of the next token, no forward pass
+    knob_changes = [k.change for k in c.knobs.components()]
+    gr.on(knob_changes, teach(orders_now, c.message), inputs, [c.view.orders, c.message], show_progress="hidden")
 
 
 def build(config: AppConfig) -> None:

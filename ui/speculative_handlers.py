@@ -22,13 +22,14 @@ from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS
 from ui.sessions import STORE, spec_run_bytes
 from visuals import speculative as figs
+from visuals.glossary import stop_reason
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
 from visuals.theme import empty_figure
 
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
-MAX_K_UI, MAX_NEW_UI = 12, 160
+MAX_K_UI, MAX_NEW_UI, LABEL = 12, 160, "speculative decoding"
 MAX_PROMPT_TOKENS = 2048  # a run's caches stay under ~100 MiB (the bundled model: 45 KiB per token in float32)
-LABEL = "speculative decoding"
+K_LABEL, LAYER_LABEL = f"Draft tokens K (1-{MAX_K_UI})", "Exit layer L (early exit)"  # as the boxes are labelled
 ROUND_BLANK = "<p class='spec-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
 
 
@@ -105,16 +106,16 @@ def _prompt_ids(lm, controls: Controls) -> tuple[int, ...]:
 def _started(config: AppConfig, controls: Controls) -> Started:
     """The controls checked, in the order given here; a ValueError names the first bad one."""
     lm = get_model(config)
-    source = SOURCES.get(values.choice("draft source", controls.source, list(SOURCES)))
+    source = SOURCES.get(values.choice("Draft", controls.source, list(SOURCES)))
     layers = layer_count(lm)
     return Started(
         model_id=lm.model_id,
         source=source,
-        k=values.whole("draft tokens K", controls.k, 1, MAX_K_UI),
-        layer=values.whole("exit layer L", controls.layer, 1, layers - 1, f"the model has {layers} layers")
+        k=values.whole(K_LABEL, controls.k, 1, MAX_K_UI),
+        layer=values.whole(LAYER_LABEL, controls.layer, 1, layers - 1, f"the model has {layers} layers")
         if source == EARLY_EXIT
         else None,
-        max_new=values.whole("max new tokens", controls.max_new, 1, MAX_NEW_UI),
+        max_new=values.whole("Max new tokens", controls.max_new, 1, MAX_NEW_UI),
         seed=check_seed(controls.seed),
         settings=settings_from(controls.knobs, vocab_size=lm.vocab_size),
         ids=_prompt_ids(lm, controls),
@@ -221,7 +222,7 @@ def view(sid: str, spec: Spec, lm) -> View:
     text = lm.tokenizer.decode(run.generated, skip_special_tokens=True)
     written = f"**Written so far** ({len(run.generated)} of at most {run.max_new} tokens): {text or '∅'}"
     if run.done:
-        written += f"  \n**Stopped:** {run.result.stop_reason}."
+        written += f"  \n**Stopped:** {stop_reason(run.result.stop_reason)}."
     by_pos = acceptance_by_position(run.rounds, run.k)
     shown = blank()._replace(
         sid=sid,

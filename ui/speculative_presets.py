@@ -19,7 +19,7 @@ STORY = "Tell me a story about a dragon who learns to paint."
 
 @dataclass(frozen=True)
 class Preset:
-    """What a preset sets; the seed and the engine order stay as the learner left them."""
+    """What a preset sets; the engine order stays as the learner left it, and the seed too unless `seed` is set."""
 
     prompt: str
     note: str
@@ -32,6 +32,7 @@ class Preset:
     top_k: int = 0
     top_p: float = 1.0
     repetition_penalty: float = 1.0
+    seed: int | None = None  # a sampling preset's seed: the draws it was chosen for
 
 
 PRESETS = {
@@ -46,7 +47,7 @@ PRESETS = {
         max_new=80,
         note="A new story repeats little of its prompt: lookup rarely matches, and its few guesses are wrong.",
     ),
-    "Early exit: cheap guesses, mostly wrong": Preset(
+    "Early exit: cheap, mostly wrong": Preset(
         prompt=COPY,
         source=EARLY,
         k=3,
@@ -58,9 +59,10 @@ PRESETS = {
         prompt=COPY,
         k=5,
         max_new=80,
-        temperature=0.8,
+        temperature=1.0,
         top_p=0.95,
-        note="At temperature 0.8 each guess is kept with probability p(guess): watch the uniform against the bar.",
+        seed=4,  # round 1 rejects a guess the target gives p = 0; round 3 keeps two, then rejects one at u 0.96 > 0.92
+        note="At temperature 1 each guess is kept with probability p(guess): watch the uniform against the bar.",
     ),
 }
 DEFAULT = "Copy-edit: prompt lookup shines"

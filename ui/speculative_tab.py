@@ -25,10 +25,11 @@ A round writes 1 to K + 1 tokens for one pass of the model, and the text does no
 draft that is **cheap and usually right**; this tab measures when it is and is not."""
 TRY_THIS = """**Try this**
 1. Preset **Copy-edit: prompt lookup shines**, press **Prefill**, then **Round** three times (round 1 copies from
-   the system prompt and misses; round 2 finds nothing to copy). Round 3: the orange chips are the last token and its
+   the system prompt and misses; round 2 finds nothing to copy). Round 3: the yellow chips are the last token and its
    earlier occurrence in the prompt (lookup tries the last two tokens first, then one); the purple-outlined tokens
-   after it are copied as the guesses (dashed chips). Blue ✓ kept, red ✗ rejected (the answer fixes the spelling
-   there), faded: never checked. The orange chip with "+1 target" is the model's own token, free from the same pass.
+   after it are copied as the guesses (dashed purple chips). Blue ✓ kept, vermillion ✗ struck through: rejected
+   (the answer fixes the spelling there), faded: never checked. The bold orange chip, "+1 target", is the model's own
+   token, free from the same pass.
 2. Press **Round** twice more: round 4 finds nothing to copy and is one plain step, round 5 keeps all eight guesses
    at once. Then **Back**: the last round is undone (its tokens gone, the KV cache cropped back), and **Round**
    replays it identically.
@@ -37,11 +38,12 @@ TRY_THIS = """**Try this**
    tokens costs about two one-token passes, not nine; the more idle the machine, the bigger the gain).
 4. Preset **Open story: nothing to copy**, **Run to end**: lookup rarely finds a match, about 1 token per pass, and
    the wrong guesses it does make lengthen the passes: slower than plain decoding.
-5. Preset **Early exit: cheap guesses, mostly wrong**, **Run to end**: this model was not trained to exit early, so
+5. Preset **Early exit: cheap, mostly wrong**, **Run to end**: this model was not trained to exit early, so
    its first 8 layers guess badly and speculation is *slower* than plain decoding.
-6. Preset **Sampling: the accept rule**, press **Prefill** and **Round** a few times: each orange diamond is the
-   uniform drawn; a guess is kept when it falls below the bar min(1, p/q). After a rejection the bonus comes from
-   the residual.
+6. Preset **Sampling: the accept rule** (temperature 1, seed 4), press **Prefill** and **Round** three times: in the
+   lower chart each orange diamond is the uniform u drawn for a guess, the bar is min(1, p/q). Round 1: the target
+   gives the copied guess p = 0, so no u can keep it. Round 3: guesses 1 and 2 are kept (u below a full bar), guess
+   3 is rejected (u 0.96 above its bar, 0.92) though the target liked it; the bonus then comes from the residual.
 """
 
 
@@ -50,7 +52,7 @@ class Knobs(Group):
     """The sampler knobs' components, named as the SamplerSettings fields they set."""
 
     temperature: gr.Slider
-    top_k: gr.Slider
+    top_k: gr.Number
     top_p: gr.Slider
     repetition_penalty: gr.Slider
     order: gr.Dropdown
@@ -80,7 +82,7 @@ class SpecPage:
 
 def knob(field: str, value: float, info: str) -> gr.Slider:
     r = KNOBS[field]
-    return knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info)
+    return knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info, elem_id=f"spec-{field}")
 
 
 def _controls(p: Preset) -> dict:
@@ -91,18 +93,19 @@ def _controls(p: Preset) -> dict:
     template = gr.Radio([RAW, CHAT], value=p.template, label="Prompt format")
     source = gr.Radio(list(h.SOURCES), value=p.source, label="Draft", elem_id="spec-source")
     with gr.Row():
-        k = whole_number_box(p.k, label=f"Draft tokens K (1-{h.MAX_K_UI})", elem_id="spec-k")
-        layer = whole_number_box(p.layer, label="Exit layer L (early exit)", elem_id="spec-l")
+        k = whole_number_box(p.k, label=h.K_LABEL, elem_id="spec-k")
+        layer = whole_number_box(p.layer, label=h.LAYER_LABEL, elem_id="spec-l")
     max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="spec-max-new")
     with gr.Accordion("Samplers (as in Step by step)", open=False):
         knobs = Knobs(
             temperature=knob("temperature", p.temperature, "0 = greedy"),
-            top_k=knob("top_k", p.top_k, "0 = off"),
+            # a box, not a slider: a slider's own box puts a typed -4 back to 0 without a word
+            top_k=whole_number_box(p.top_k, label=KNOBS["top_k"].label, info="0 = off", elem_id="spec-top_k"),
             top_p=knob("top_p", p.top_p, "1 = off"),
             repetition_penalty=knob("repetition_penalty", p.repetition_penalty, "1 = off"),
             order=gr.Dropdown(list(ORDERS), value="transformers", label=ORDER_LABEL),
         )
-        seed = whole_number_box(0, label="Seed")
+        seed = whole_number_box(0, label="Seed", elem_id="spec-seed")
     return dict(
         preset=preset,
         note=note,
@@ -182,7 +185,7 @@ def apply_preset(c: SpecPage, name) -> dict:
         c.knobs.top_p: p.top_p,
         c.knobs.repetition_penalty: p.repetition_penalty,
         c.note: f"*{p.note}*",
-    }
+    } | ({c.seed: p.seed} if p.seed is not None else {})
 
 
 def wire(c: SpecPage, config: AppConfig) -> None:
@@ -220,7 +223,7 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     outputs = list(c.view)
     on_message = dict(message=c.message, show_progress="minimal")
     knobs = c.knobs
-    preset_outputs = [c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.note]
+    preset_outputs = [c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.note, c.seed]
     preset_outputs += [knobs.temperature, knobs.top_k, knobs.top_p, knobs.repetition_penalty]
     c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(
         teach(reset, c.message), c.sid, [*outputs, c.message]
@@ -228,7 +231,8 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     model_event(c.prefill.click, prefill, inputs, outputs, **on_message)
     model_event(c.round.click, step, inputs, outputs, **on_message)
     model_event(c.back.click, back, c.sid, outputs, **on_message)
-    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message)
+    # one progress bar, over the round's chips: on every output it drew the same bar several times over
+    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.chips)
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
 
 

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from decoding.trace import Step
 from visuals.distribution import distribution_figure
+from visuals.glossary import term
 from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, figure_from, look
 from visuals.tokens import visible_token
 from visuals.words import count
@@ -80,7 +81,7 @@ def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> st
         label = STAGE_LABELS.get(name, name)
         if name == "grammar":
             label = f"**grammar**: {kept:,} of {before:,} legal" if kept <= before else "**grammar**"
-            shown = (shown or "none of them") + f"{more}; **illegal mass {step.illegal_mass:.1%}**"
+            shown = (shown or "none of them") + f"{more}; **{term('illegal mass')} {step.illegal_mass:.1%}**"
             more = ""
         rows.append(f"| {label} | {kept:,} | {shown or '—'}{more} |")
         before = kept
@@ -97,13 +98,23 @@ def forced_after(steps: list[Step]) -> str:
     if not forced:
         return ""
     text = "".join(visible_token(s.token_text) for s in forced)
-    return f"\n\nThen **{len(forced)} token{'s' if len(forced) > 1 else ''} forced by the grammar**: `{text}`."
+    return f"\n\nThen **{count(len(forced), 'token')} forced by the grammar**: `{text}`."
 
 
-def orders_markdown(outcomes: list, settings_note: str) -> str:
-    """Each engine's order on this step's logits: where the grammar runs, and what happens if it runs last."""
+def token_origins(steps: list[Step]) -> str:
+    """Where the tokens came from, each counted once: "2 sampled, 5 forced by the grammar, 1 typed by you"."""
+    grammar = sum(s.grammar_forced for s in steps)
+    yours = sum(s.forced and not s.grammar_forced for s in steps)
+    said = [f"{len(steps) - grammar - yours} sampled", f"{grammar} forced by the grammar"]
+    return ", ".join(said + ([f"{yours} typed by you (Force)"] if yours else []))
+
+
+def orders_markdown(outcomes: list, settings_note: str, position: int | None = None) -> str:
+    """Each engine's order on the next token's logits (answer token `position`): where the grammar runs, and what
+    happens if it runs last. The chart above shows the last sampled token; this table looks one token ahead."""
+    ahead = f"for the next token, position {position} of the answer" if position else "for the next token"
     rows = [
-        f"**Where each engine puts the grammar** ({settings_note}):",
+        f"**Where each engine puts the grammar, {ahead}** ({settings_note}):",
         "",
         "| engine | order (the grammar in bold) | samplers alone keep | legal among them | recovery |",
         "|---|---|---:|---:|---|",
@@ -204,3 +215,11 @@ def comparison_markdown(cmp) -> str:
 
 def _valid(samples) -> int:
     return sum(s.valid for s in samples)
+
+
+def cancelled_note(cmp, n: int) -> str:
+    """What a cancelled measurement finished: the samples without the constraint come first, then those with it."""
+    free, held = len(cmp.unconstrained), len(cmp.constrained)
+    if not held:
+        return f"Cancelled after {free} of {n} samples without the constraint: none with it yet, so nothing to compare"
+    return f"Cancelled after {n} of {n} samples without the constraint and {held} of {n} with it: those are shown"

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from decoding.nondeterminism.flips import flip_possible
+from visuals.glossary import term
 from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
 
 if TYPE_CHECKING:
@@ -124,15 +125,19 @@ def tick_time_figure(summary: dict, solo_ms: float | None = None) -> go.Figure:
     note = f"{big} students: {_num(by_rows[big] / big)} ms per token"
     if one and big > 1:
         note += f"<br>alone: {_num(one)} ms per token"
+    # in the top-left corner, clear of both lines (they start low on the left): beside the point it sat on the
+    # dashed line
     fig.add_annotation(
-        x=big,
-        y=by_rows[big],
+        x=0.02,
+        y=0.98,
+        xref="paper",
+        yref="paper",
         text=note,
-        showarrow=True,
-        arrowcolor=TEXT,
-        ax=-20,
-        ay=-45,
-        xanchor="right",
+        showarrow=False,
+        xanchor="left",
+        yanchor="top",
+        align="left",
+        bgcolor="rgba(255,255,255,0.8)",
         font={"size": 13, "color": TEXT},
     )
     fig.update_xaxes(title_text="students in one forward pass", rangemode="tozero")
@@ -162,7 +167,7 @@ def traffic_markdown(summary: dict, noise: Noise | None, holder_text: str | None
         one = by_rows[1]
         lines.append(
             f"One pass for {big} students took {_num(by_rows[big])} ms; one after another they would have "
-            f"taken {big} × {_num(one)} = {_num(big * one)} ms."
+            f"taken {big} × {_num(one)} = {_num(big * one)} ms: {shared_verdict(by_rows[big], big * one)}."
         )
     if noise is not None and noise.value == 0:
         lines.append(
@@ -171,7 +176,8 @@ def traffic_markdown(summary: dict, noise: Noise | None, holder_text: str | None
         )
     elif noise is not None:
         lines.append(
-            f"Batched logits differ from a solo pass by up to {noise.value:.2g} ({noise.dtype}, measured on this "
+            f"Batched logits differ from a solo pass by up to {term('batching noise', _small(noise.value))} "
+            f"({noise.dtype}, measured on this "
             "server at start): a step whose top-two gap is within twice that could have picked the other token."
         )
     text = " ".join(lines)
@@ -183,7 +189,7 @@ def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: floa
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "alone":
-        return f"computed alone, as you asked: bit-exact with generate(), {_num(ms)} ms"
+        return f"computed alone, as you asked: {term('bit-exact with generate()')}, {_num(ms)} ms"
     if mode == "solo" or rows <= 1:
         return f"computed alone (nobody else was stepping): {_num(ms)} ms"
     others = rows - 1
@@ -194,6 +200,14 @@ def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: floa
             "a batchmate could have flipped this pick"
         )
     return text
+
+
+def shared_verdict(shared_ms: float, one_by_one_ms: float) -> str:
+    """What the measured pair says, and no more: the shared pass's share of the one-after-another time."""
+    share = shared_ms / one_by_one_ms
+    if share < 1:
+        return f"the shared pass took {share:.0%} of that ({1 - share:.0%} saved)"
+    return f"the shared pass took {share:.0%} of that: sharing saved nothing in this window"
 
 
 def _num(x: float) -> str:

@@ -3,7 +3,8 @@
 
 Colours keep their app-wide meaning: blue = kept (an accepted guess), orange = chosen (the bonus token the target
 adds), vermillion = removed (a rejected guess), grey = never looked at; reddish purple, the colour of a token that
-did not come from the model's own choice, marks the draft. Takes `decoding.speculative.records`; no torch, no gradio.
+did not come from the model's own choice, marks the draft; yellow marks the n-gram prompt lookup matched.
+Takes `decoding.speculative.records`; no torch, no gradio.
 """
 
 import html
@@ -91,6 +92,8 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
         yaxis="y2",
         text=verdict,
         textposition="inside",
+        textfont={"size": 12},
+        insidetextanchor="start",
         showlegend=False,
         opacity=0.85,
         hovertext=[f"target's argmax here: {visible_token(c.target_text)}" for c in checks],
@@ -119,6 +122,7 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
         },
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         margin={"t": 60},
+        uniformtext={"minsize": 12, "mode": "show"},  # "not checked" on a short bar stays readable
     )
     return fig
 
@@ -235,9 +239,9 @@ CSS = """
 .spec-line { display: flex; flex-wrap: wrap; align-items: center; gap: 4px; }
 .spec-chip { display: inline-block; padding: 0 6px; border-radius: 6px; border: 1px solid rgba(128,128,128,.35);
   font-family: ui-monospace, monospace; white-space: pre; line-height: 1.7; }
-.spec-note { display: block; font-size: .7rem; line-height: 1.1; opacity: .85; text-align: center; }
+.spec-note { display: block; font-size: 12px; line-height: 1.1; opacity: .85; text-align: center; }
 .spec-ctx { opacity: .8; }
-.spec-match { background: rgba(230,159,0,.35); border-color: #E69F00; }
+.spec-match { background: rgba(240,228,66,.55); border-color: #C8B400; }
 .spec-source { border: 2px solid #CC79A7; }
 .spec-ghost { border: 2px dashed #CC79A7; }
 .spec-ok { background: rgba(0,114,178,.25); border-color: #0072B2; }

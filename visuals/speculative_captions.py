@@ -1,6 +1,7 @@
 """The words beside the speculative figures: what one round did, what a run measured, and when the output
 distribution is exactly the target's. Plain data in, Markdown out."""
 
+from visuals.glossary import term
 from visuals.tokens import visible_token
 from visuals.words import count
 
@@ -45,12 +46,13 @@ def round_caption(rnd, greedy: bool, exit_layer: int | None = None) -> str:
         if rejected
         else ""
     )
+    kept = term("kept", f"{rnd.accepted} of {k} kept")
     bonus_source = {"argmax": "its argmax", "target": "a draw from p", "residual": "a draw from the residual"}
     return (
         f"**Round {rnd.index + 1}.** {guess} One verify pass read {k + 1} position{'s' * (k != 0)} (the last accepted "
-        f"token and the guesses) and checked each guess ({rule}): **{rnd.accepted} of {k} kept**.{judged} The target "
+        f"token and the guesses) and checked each guess ({rule}): **{kept}**.{judged} The target "
         f"adds its own next token, **{visible_token(rnd.bonus_text)}** ({bonus_source[rnd.bonus_from]}), so this "
-        f"round wrote **{rnd.kept} token{'s' * (rnd.kept != 1)} for one pass** of the model. KV cache: "
+        f"round wrote **{rnd.kept} token{'s' * (rnd.kept != 1)} for one pass** of the model. {term('KV cache')}: "
         f"{rnd.cache_verified} positions after the verify pass, cropped back to {rnd.cache_cropped}. Time: draft "
         f"{rnd.draft_ms:.0f} ms ({rnd.draft_passes} pass{'es' * (rnd.draft_passes != 1)}), verify {rnd.verify_ms:.0f} "
         f"ms, accept {rnd.accept_ms:.0f} ms."

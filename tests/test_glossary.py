@@ -1,0 +1,22 @@
+"""The glossary: one line per term, shown on hover where the term appears, and eos explained where a run stops."""
+
+import html
+
+from visuals.glossary import TERMS, explain, stop_reason, term
+
+
+def test_every_term_is_one_line_a_student_can_read():
+    for name, sentence in TERMS.items():
+        assert "\n" not in sentence and 30 < len(sentence) < 220, name
+
+
+def test_a_term_is_shown_as_written_with_its_explanation_on_hover():
+    shown = term("tick")
+    assert shown.startswith('<abbr class="lab-term" title="') and shown.endswith(">tick</abbr>")
+    assert html.escape(TERMS["tick"]) in shown
+    assert term("kept", "0 of 0 kept").endswith(">0 of 0 kept</abbr>")
+
+
+def test_only_eos_needs_explaining_when_a_run_stops():
+    assert "end-of-sequence" in stop_reason("eos") and stop_reason("max new tokens") == "max new tokens"
+    assert explain("fast-forward").startswith("*fast-forward*: when the grammar allows only one continuation")
