@@ -22,6 +22,14 @@ def test_int8_round_trip_is_within_half_a_step_per_channel(weight):
 
 
 @pytest.mark.parametrize("group", [32, 64])
+def test_int8_groups_round_trip_is_within_half_a_step_per_group(weight, group):
+    q, scale = quantizers.int8_groups(weight, group)
+    assert q.dtype == torch.int8 and scale.shape == (48, 64 // group)
+    error = (quantizers.int8_groups_dequantize(q, scale) - weight).abs().reshape(48, -1, group)
+    assert (error <= scale[..., None] / 2 + 1e-7).all()
+
+
+@pytest.mark.parametrize("group", [32, 64])
 def test_int4_round_trip_is_within_half_a_step_per_group(weight, group):
     q, scale, low = quantizers.int4_groups(weight, group)
     assert int(q.max()) <= 15 and scale.shape == (48, 64 // group)
