@@ -26,7 +26,7 @@ KERNELS = {  # name -> the formats it can run
 class QuantLinear(torch.nn.Module):
     def __init__(self, linear: torch.nn.Linear, fmt: Format, kernel: str = SIMULATED):
         super().__init__()
-        if fmt.name not in KERNELS.get(kernel, ()):
+        if kernel != SIMULATED and fmt.name not in KERNELS.get(kernel, ()):  # any format can be simulated
             raise ValueError(f"kernel {kernel!r} cannot run {fmt.name}; kernels for it: {kernels_for(fmt.name)}")
         self.fmt, self.kernel = fmt, kernel
         self.in_features, self.out_features = linear.in_features, linear.out_features
