@@ -7,6 +7,8 @@ as one decode step runs them, so no matrix stays in cache) and the LM head (4915
 same random weights; the kernels take turns inside each repeat (A, B, C, A, B, C, ...) so a busy machine slows them
 alike. Reported per kernel: the median ms of one pass, the weight bytes it read, GB/s of those bytes, and its
 speed-up over float32 (the ratio of medians). Prints progress to stderr and one JSON object as its last line.
+torchao is not a dependency of the app (no format it serves uses it): its rows need `pip install torchao`, and
+without it they appear under "errors".
 """
 
 import argparse
