@@ -36,6 +36,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="2 repeats, short prompt, 256 tokens of the text")
+    parser.add_argument("--tokens", type=int, default=None, help="score only the first N tokens of the text")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     lm = load_model(args.model, args.device)
@@ -43,7 +44,7 @@ def main(argv=None) -> dict:
     log(0.0, "formats quantized")
     repeats, prefill, decode = (2, 64, 8) if args.quick else (args.repeats, 256, 32)
     speeds = measure_speed(lm, models, prefill, decode, repeats, Watch(on_progress=log))
-    ids = heldout_ids(lm.tokenizer, limit=256 if args.quick else None)
+    ids = heldout_ids(lm.tokenizer, limit=args.tokens or (256 if args.quick else None))
     quality = measure_quality(lm.model, models, ids)
     log(1.0, f"quality over {len(ids)} tokens")
     base = speeds["float32"]
