@@ -20,7 +20,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
-from ui.context import AppConfig, scheduler_for
+from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
+from ui.context import AppConfig, scheduler_for, weights_note
 from ui.serving_tab import server_note
 from visuals import theme
 
@@ -88,7 +89,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
     with gr.Blocks(title="Decoding Lab") as demo:
         with gr.Row(elem_id="app-header"):
             gr.Markdown(
-                "# Decoding Lab\nWatch a real language model write one token at a time, and see why.",
+                "# Decoding Lab\nWatch a real language model write one token at a time, and see why. "
+                + weights_note(config),
                 elem_id="app-title",
             )
             # larger type and charts for a room; a link with ?projector=1 opens in it
@@ -117,6 +119,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--model", default=os.environ.get("DECODING_LAB_MODEL", AppConfig.model_id))
     parser.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu or cuda")
     parser.add_argument("--dtype", default=None, help="float32 (CPU default), bfloat16 (CUDA default) or float16")
+    parser.add_argument(
+        "--weights",
+        default=os.environ.get("DECODING_LAB_WEIGHTS", AppConfig.weights),
+        choices=SERVED_WEIGHTS,
+        help="the weight format every tab serves: float32 (default, the bundled weights as dequantized), "
+        "bfloat16, int8 (weight-only, per channel) or int4 (weight-only, group 32)",
+    )
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
@@ -138,7 +147,7 @@ def preload(config: AppConfig) -> None:
     scheduler, which measures the batching noise before the first student's step rather than during it."""
 
     def load() -> None:
-        scheduler = scheduler_for(load_model(config.model_id, config.device, config.dtype))
+        scheduler = scheduler_for(load_model(config.model_id, config.device, config.dtype, config.weights))
         if scheduler is not None:
             scheduler.start()
 
@@ -150,7 +159,7 @@ def preload(config: AppConfig) -> None:
 os.environ.setdefault("GRADIO_RUN_HISTORY", "false")
 install_bundled_on_space()
 args = parse_args()
-config = AppConfig(args.model, args.device, args.dtype)
+config = AppConfig(args.model, args.device, args.dtype, args.weights)
 demo = build_app(config)
 
 if __name__ == "__main__":

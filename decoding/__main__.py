@@ -23,6 +23,7 @@ from decoding import knobs
 from decoding.knobs import KNOBS, check_seed
 from decoding.models import BUNDLED, ModelLoadError, load_model
 from decoding.pipeline import ORDERS, SamplerSettings
+from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
 
 USAGE_ERROR = 2
 
@@ -58,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto", help="auto, cpu or cuda[:N]")
     p.add_argument(
         "--dtype", default="auto", help="auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16"
+    )
+    p.add_argument(
+        "--weights",
+        choices=SERVED_WEIGHTS,
+        default="float32",
+        help="weight format: float32 (default), bfloat16, int8 (weight-only), int4 (weight-only, group 32)",
     )
     p.add_argument("--json", action="store_true", help="print the whole trace as JSON, and nothing else")
     s = p.add_argument_group("sampling (all off unless given)")
@@ -212,7 +219,7 @@ def strategy(args: argparse.Namespace):
 def decode(args: argparse.Namespace):
     from decoding.prompts import encode_prompt
 
-    lm = load_model(args.model, device=args.device, dtype=args.dtype)
+    lm = load_model(args.model, device=args.device, dtype=args.dtype, weights=args.weights)
     chat = lm.chat if args.chat is None else args.chat
     prompt = encode_prompt(lm.tokenizer, args.prompt, chat=chat, context_length=lm.context_length)
     return strategy(args)(args, lm, prompt)

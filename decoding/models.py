@@ -23,6 +23,8 @@ from pathlib import Path
 import torch
 
 from decoding.clock import Timer
+from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
+from decoding.quantization.model import quantize_model
 from decoding.tiny import tiny_model
 
 BUNDLED = "smollm2-135m"
@@ -50,6 +52,7 @@ class LoadedModel:
     dtype: torch.dtype
     load_seconds: float  # the warm-up included
     warm_up_ms: float | None = None  # the warm-up passes' time; None: built by hand, never warmed up
+    weights: str = "float32"  # the weight format served (decoding.quantization.formats); activations stay `dtype`
 
     @property
     def vocab_size(self) -> int:
@@ -100,19 +103,25 @@ def resolve_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
     return DTYPES[dtype]
 
 
-def load_model(model_id: str = BUNDLED, device: str = "auto", dtype: str | None = None) -> LoadedModel:
-    """Load (once per id, device and dtype) and return the model, in eval mode."""
+def load_model(
+    model_id: str = BUNDLED, device: str = "auto", dtype: str | None = None, weights: str = "float32"
+) -> LoadedModel:
+    """Load (once per id, device, dtype and weight format) and return the model, in eval mode."""
     dev = resolve_device(device)
     dtype_ = resolve_dtype(dtype, dev)
+    if weights not in SERVED_WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(SERVED_WEIGHTS)}; got {weights!r}")
+    if weights != "float32" and dtype_ != torch.float32:
+        raise ValueError(f"weights {weights!r} are rounded from float32 and run with float32 activations; got {dtype_}")
     with _LOAD_LOCK:  # the app preloads in a thread while a first request may ask too: load once
-        return _load(model_id, dev, dtype_)
+        return _load(model_id, dev, dtype_, weights)
 
 
 _LOAD_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=4)
-def _load(model_id: str, device: torch.device, dtype: torch.dtype) -> LoadedModel:
+def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str = "float32") -> LoadedModel:
     start = time.perf_counter()
     if model_id == TINY:
         model, tokenizer, label = *tiny_model(), "tiny random llama (tests)"
@@ -122,6 +131,9 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype) -> LoadedMode
     else:
         model, tokenizer, label = *_load_hub(model_id, dtype), model_id
     model = model.to(device=device, dtype=dtype).eval()
+    if weights != "float32":  # float32 is the model as loaded, untouched: token-equal to generate()
+        model = quantize_model(model, weights)
+        label = f"{label}, {weights} weights"
     warm_up_ms = warm_up(model, device)
     return LoadedModel(
         model=model,
@@ -132,6 +144,7 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype) -> LoadedMode
         dtype=dtype,
         load_seconds=time.perf_counter() - start,
         warm_up_ms=warm_up_ms,
+        weights=weights,
     )
 
 

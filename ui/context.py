@@ -7,7 +7,10 @@ are wired with `ui.events.model_event`.
 import contextlib
 from dataclasses import dataclass
 
-from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model
+from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model, resolve_device
+from decoding.quantization.formats import get_format
+from decoding.quantization.linear import SIMULATED
+from decoding.quantization.model import default_kernel
 from decoding.serving import scheduler as serving
 from decoding.serving.students import SimulatedClass
 from ui.events import BATCHING
@@ -21,6 +24,17 @@ class AppConfig:
     model_id: str = BUNDLED
     device: str = "auto"
     dtype: str | None = None
+    weights: str = "float32"  # the weight format every tab's model serves (--weights)
+
+
+def weights_note(config: AppConfig) -> str:
+    """The page header's line on the weights every tab serves (--weights), and how they run on this device."""
+    if config.weights == "float32":
+        return "Weights: **float32** (the default)."
+    fmt = get_format(config.weights)
+    kernel = default_kernel(fmt, resolve_device(config.device))
+    how = "simulated: rounded weights, float32 compute, no speed-up" if kernel == SIMULATED else f"kernel {kernel}"
+    return f"Weights: **{fmt.label}** ({how})."
 
 
 def get_model(config: AppConfig, model_id: str | None = None) -> LoadedModel:
@@ -31,7 +45,7 @@ def get_model(config: AppConfig, model_id: str | None = None) -> LoadedModel:
     if model_id not in allowed_models():
         raise gr.Error(f"model {model_id!r} is not available here; choose one of {', '.join(allowed_models())}")
     try:
-        return load_model(model_id, config.device, config.dtype)
+        return load_model(model_id, config.device, config.dtype, config.weights)
     except (ModelLoadError, ValueError) as err:
         raise gr.Error(str(err)) from None
 
