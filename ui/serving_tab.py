@@ -34,7 +34,8 @@ TRY = """
 1. Press **Open simulated students** (8 students, 2 minutes); the charts go live. Watch the bars grow: several
    students per pass. (Tick **Live** to watch the real class's traffic.)
 2. Read the second chart: a pass for 8 students costs far less than 8 passes for one.
-3. Go to **Step by step** and press Step a few times: under the chart it says how many others shared your pass.
+3. Go to **Step by step** and press Step a few times: the **Forward pass** line, below the chart's tokens and its
+   token picker, says how many others shared your pass.
 4. Tick **Run my steps alone** there: your steps become bit-exact with `generate()`, at the price of their own pass.
 """
 
@@ -128,17 +129,18 @@ def layout(config: AppConfig) -> ServingPage:
     with gr.Row():
         gr.Markdown(INTRO)
         gr.Markdown(TRY)
+    # the controls above the charts: after Open, its button, Stop and both charts' axes share one screen (1280x720)
+    with gr.Row():  # knob sliders: a typed value out of range reaches open_students' check, which names the control
+        students = knob_slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
+        seconds = knob_slider(*SECONDS_RANGE, value=120, step=5, label="Seconds")
+        open_btn = gr.Button("Open simulated students", variant="primary", elem_id="serving-open")
+        stop_btn = gr.Button("Stop them", elem_id="serving-stop")
+        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
+    message = message_line("serving-message")
     status = gr.Markdown(elem_id="serving-status")
     with gr.Row():
         ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
         cost = gr.Plot(label="time per pass", elem_id="serving-cost")
-    with gr.Row():  # knob sliders: a typed value out of range reaches open_students' check, which names the control
-        students = knob_slider(1, MAX_STUDENTS, value=8, step=1, label="Simulated students")
-        seconds = knob_slider(*SECONDS_RANGE, value=120, step=5, label="Seconds")
-        open_btn = gr.Button("Open simulated students", variant="primary")
-        stop_btn = gr.Button("Stop them")
-        live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
-    message = message_line("serving-message")
     return ServingPage(
         students=students,
         seconds=seconds,
