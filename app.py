@@ -72,20 +72,27 @@ CSS = f"""
 /* projector mode: everything larger (type, controls and charts alike), for a room reading the screen; the class sits
    on <html> from the first paint (PROJECTOR_HEAD) and on <body> once it exists */
 .projector .gradio-container {{ zoom: 1.3; }}
-/* a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom, so a
-   lesson's button and its chart still share the screen */
-@media (max-height: 800px) {{ .projector .gradio-container {{ zoom: 1.1; }} }}
 /* in it the tab bar stays one row at 1280x720: its titles no larger than elsewhere, closer together, and on a
    narrower screen a row that scrolls sideways (every title whole, none wrapped onto a second row) */
 .projector #lab-tabs [role=tablist] {{ flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }}
 .projector #lab-tabs [role=tab] {{ font-size: 12px; padding: 0 6px; white-space: nowrap; flex: 0 0 auto; }}
 /* and the one-line title alone: the subtitle's height goes to the lesson */
 .projector #app-title p {{ display: none; }}
+/* a lesson's row of buttons stays one row in it (each label is a word or two) */
+.projector :is(#spec-buttons, #beam-buttons) > button {{ min-width: 96px !important; }}
+/* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
+.projector .spec-round {{ line-height: 2; }}
 """
 TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
-# before the page is drawn: a link's ?projector=1 (or =0) wins, else the mode this browser last chose
-PROJECTOR_HEAD = f"""<script>
+# a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom there, so
+# a lesson's button and its chart still share the screen (here, not in CSS: gradio scopes the rules inside an
+# @media under its own container, which the <html> class sits outside of).
+# Then, before the page is drawn: a link's ?projector=1 (or =0) wins, else the mode this browser last chose.
+PROJECTOR_HEAD = f"""<style>
+@media (max-height: 800px) {{ html.projector .gradio-container {{ zoom: 1.1; }} }}
+</style>
+<script>
 (() => {{
   const asked = new URLSearchParams(location.search).get('projector');
   const on = asked !== null ? ['1', 'true', 'on'].includes(asked) : localStorage.getItem('{STORED}') === '1';

@@ -122,17 +122,16 @@ def round_after_prefill(page) -> None:
     page.click("#spec-round")
 
 
+def cooler(page) -> None:
+    set_number(page, "sandbox-temperature", 0.5)
+
+
 # each lesson's main action, the control that starts it, the first chart it draws, and its "Try this" accordion (if
 # it has one): after the action both share the 1280x720 screen, scrolled to the control, with "Try this" open or
-# closed
+# closed, in projector mode too
 ONE_SCREEN = {
     "step": (lambda page: page.click("#btn-prefill"), "#btn-prefill", "#step-dist", "#step-try"),
-    "sandbox": (
-        lambda page: set_number(page, "sandbox-temperature", 0.5),
-        "#sandbox-temperature",
-        "#sandbox-strategies",
-        None,
-    ),
+    "sandbox": (cooler, "#sandbox-temperature", "#sandbox-strategies", None),
     "timing": (lambda page: page.click("#timing-measure"), "#timing-measure", "#timing-roofline", None),
     "serving": (lambda page: page.click("#serving-open"), "#serving-open", "#serving-ticks", None),
     "batching": (one_batch_run, "#batching-run", "#batching-noise", "#batching-try"),
@@ -169,6 +168,7 @@ def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browse
     page.goto(f"{app_url}?tab={tab}&{query}")
     page.locator(control).wait_for()
     idle(page)
+    assert page.evaluate("document.body.classList.contains('projector')") == bool(query)
     act(page)
     until(page, lambda: page.locator(f"{chart} .nsewdrag").count(), 300, f"{chart} to draw its data")
     idle(page)
