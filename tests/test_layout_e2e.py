@@ -140,6 +140,9 @@ ONE_SCREEN = {
     "constrained": (two_steps, "#cd-step", "#cd-chart", "#cd-try"),
 }
 
+# the chart holds data (an empty figure, a message in place of its data, has an empty plot area too)
+DRAWN = "chart => ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+
 # the control's box, and the chart's data: its plot areas and x-axis labels (a title above them, a legend below, may
 # run past the screen's edge), as [top, bottom] on screen
 ON_SCREEN = """
@@ -170,7 +173,7 @@ def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browse
     idle(page)
     assert page.evaluate("document.body.classList.contains('projector')") == bool(query)
     act(page)
-    until(page, lambda: page.locator(f"{chart} .nsewdrag").count(), 300, f"{chart} to draw its data")
+    until(page, lambda: page.evaluate(DRAWN, chart), 300, f"{chart} to draw its data")
     idle(page)
     shown = {"as it opens": shares_the_screen(page, control, chart)}
     if try_this:

@@ -110,7 +110,7 @@ def _controls() -> dict:
 
 def _run_panel() -> tuple[dict, dict]:
     """The right column: the buttons and the message line; and the run's outputs drawn there."""
-    with gr.Row():
+    with gr.Row(elem_id="cd-buttons"):
         buttons = dict(
             step=gr.Button("Step", variant="primary", elem_id="cd-step"),
             end=gr.Button("Run to end", elem_id="cd-end"),
