@@ -70,19 +70,54 @@ CSS = f"""
 #server-note:not(:has(p)) {{ display: none; }}
 #app-header {{ flex-wrap: nowrap; align-items: center; }}
 #projector {{ flex: 0 0 200px; }}
-/* projector mode: everything larger (type, controls and charts alike), for a room reading a 1920x1080 screen */
-body.projector .gradio-container {{ zoom: 1.3; }}
+/* projector mode: everything larger (type, controls and charts alike), for a room reading the screen; the class sits
+   on <html> from the first paint (PROJECTOR_HEAD) and on <body> once it exists */
+.projector .gradio-container {{ zoom: 1.3; }}
+/* in it the tab bar stays one row at 1280x720: its titles no larger than elsewhere, closer together, and on a
+   narrower screen a row that scrolls sideways (every title whole, none wrapped onto a second row) */
+.projector #lab-tabs [role=tablist] {{ flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }}
+.projector #lab-tabs [role=tab] {{ font-size: 12px; padding: 0 6px; white-space: nowrap; flex: 0 0 auto; }}
+/* and the one-line title alone: the subtitle's height goes to the lesson */
+.projector #app-title p {{ display: none; }}
+/* a lesson's row of buttons stays one row in it (each label is a word or two) */
+.projector :is(#spec-buttons, #beam-buttons, #cd-buttons) > button {{ min-width: 96px !important; }}
+/* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
+.projector .spec-round {{ line-height: 2; }}
 """
 TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
-PROJECTOR_JS = "(on) => { document.body.classList.toggle('projector', Boolean(on)); }"
+STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
+# a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom there, so
+# a lesson's button and its chart still share the screen (here, not in CSS: gradio scopes the rules inside an
+# @media under its own container, which the <html> class sits outside of).
+# Then, before the page is drawn: a link's ?projector=1 (or =0) wins, else the mode this browser last chose.
+PROJECTOR_HEAD = f"""<style>
+@media (max-height: 800px) {{ html.projector .gradio-container {{ zoom: 1.1; }} }}
+</style>
+<script>
+(() => {{
+  const asked = new URLSearchParams(location.search).get('projector');
+  const on = asked !== null ? ['1', 'true', 'on'].includes(asked) : localStorage.getItem('{STORED}') === '1';
+  document.documentElement.classList.toggle('projector', on);
+  const mark = () => document.body.classList.toggle('projector', on);
+  document.body ? mark() : addEventListener('DOMContentLoaded', mark);
+}})();
+</script>"""
+# the checkbox, once the page loads, shows the mode the page opened in
+PROJECTOR_SHOWN_JS = "() => document.documentElement.classList.contains('projector')"
+PROJECTOR_JS = f"""(on) => {{
+  for (const e of [document.documentElement, document.body]) e.classList.toggle('projector', Boolean(on));
+  localStorage.setItem('{STORED}', on ? '1' : '0');
+}}"""
 
 
 def open_link(request: gr.Request):
-    """A shared link's tab (?tab=beams) and projector mode (?projector=1)."""
+    """A shared link's tab (?tab=beams) and projector mode (?projector=1; without it, the mode this browser last
+    chose, which PROJECTOR_SHOWN_JS reads from the page)."""
     query = dict(request.query_params) if request is not None else {}
     tab = query.get("tab")
     selected = tab if tab in TAB_IDS else gr.skip()
-    return gr.Tabs(selected=selected), query.get("projector") in ("1", "true", "on")
+    asked = query.get("projector")
+    return gr.Tabs(selected=selected), gr.skip() if asked is None else asked in ("1", "true", "on")
 
 
 def build_app(config: AppConfig) -> gr.Blocks:
@@ -108,6 +143,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 with gr.Tab(title, id=tab_id):
                     # a tab may return a function that wires its own page-load events (a shared link's setup)
                     loads.append(importlib.import_module(module).build(config))
+        demo.load(None, None, projector, js=PROJECTOR_SHOWN_JS)
         demo.load(open_link, None, [tabs, projector], show_progress="hidden", concurrency_limit=None)
         for wire in filter(callable, loads):
             wire(demo)
@@ -169,6 +205,7 @@ if __name__ == "__main__":
         server_port=args.port,
         share=args.share,
         css=CSS,
+        head=PROJECTOR_HEAD,
         theme=THEME,
         max_file_size="5mb",
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits

@@ -1,11 +1,15 @@
 """Every tab of the real app in headless Chromium: WCAG AA contrast (axe-core's colour-contrast rule and the charts'
-text) as each tab first opens, and at 800 px every tab reachable with no chart titles overlapping. Screenshots of
-each tab at 800 px go to artifacts/."""
+text) as each tab first opens; at 800 px every tab reachable with no chart titles overlapping; at 1280x720, in
+normal and in projector mode, each lesson's main button and its first chart on one screen after the action, and
+projector mode's one-row tab bar, remembered on reload. Screenshots of each tab go to artifacts/."""
+
+import re
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.contrast import contrast_problems
-from tests.pages import idle, new_page
+from tests.pages import PROJECTOR, idle, new_page, set_number, until
 from tests.test_app_e2e import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -96,3 +100,109 @@ def test_at_800_px_every_tab_is_reachable_and_no_chart_titles_overlap(browser, a
         page.screenshot(path=str(ARTIFACTS / f"e2e-800px-tab{k + 1}.png"))
     page.close()
     assert overlaps == {title: [] for title in titles}
+
+
+def two_steps(page) -> None:
+    """The JSON preset's first Step is all forced (no chart); the second samples."""
+    for _ in range(2):
+        page.click("#cd-step")
+        idle(page)
+
+
+def one_batch_run(page) -> None:
+    """Run with batch 2 alone: the same page as with every size, in a quarter of the time."""
+    for size in ("4", "8"):
+        page.locator("#batching-sizes").get_by_label(size, exact=True).uncheck()
+    page.click("#batching-run")
+
+
+def round_after_prefill(page) -> None:
+    page.click("#spec-prefill")
+    idle(page)
+    page.click("#spec-round")
+
+
+def cooler(page) -> None:
+    set_number(page, "sandbox-temperature", 0.5)
+
+
+# each lesson's main action, the control that starts it, the first chart it draws, and its "Try this" accordion (if
+# it has one): after the action both share the 1280x720 screen, scrolled to the control, with "Try this" open or
+# closed, in projector mode too
+ONE_SCREEN = {
+    "step": (lambda page: page.click("#btn-prefill"), "#btn-prefill", "#step-dist", "#step-try"),
+    "sandbox": (cooler, "#sandbox-temperature", "#sandbox-strategies", None),
+    "timing": (lambda page: page.click("#timing-measure"), "#timing-measure", "#timing-roofline", None),
+    "serving": (lambda page: page.click("#serving-open"), "#serving-open", "#serving-ticks", None),
+    "batching": (one_batch_run, "#batching-run", "#batching-noise", "#batching-try"),
+    "beams": (lambda page: page.click("#beam-step"), "#beam-step", "#beam-tree", "#beam-try"),
+    "speculative": (round_after_prefill, "#spec-round", "#spec-verify", "#spec-try"),
+    "constrained": (two_steps, "#cd-step", "#cd-chart", "#cd-try"),
+}
+
+# the chart holds data (an empty figure, a message in place of its data, has an empty plot area too)
+DRAWN = "chart => ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+
+# the control's box, and the chart's data: its plot areas and x-axis labels (a title above them, a legend below, may
+# run past the screen's edge), as [top, bottom] on screen
+ON_SCREEN = """
+([control, chart]) => {
+  const span = es => es.map(e => e.getBoundingClientRect()).filter(b => b.height > 0)
+    .reduce(([top, bottom], b) => [Math.min(top, b.top), Math.max(bottom, b.bottom)], [Infinity, -Infinity]);
+  const data = [...document.querySelectorAll(`${chart} .nsewdrag, ${chart} .xtick text`)];
+  return {control: span([document.querySelector(control)]), chart: span(data), height: innerHeight};
+}
+"""
+
+
+def shares_the_screen(page, control: str, chart: str) -> dict:
+    """Scroll as a teacher does, to the control at the top of the screen; then where the control and the chart are."""
+    page.locator(control).evaluate("e => scrollBy(0, e.getBoundingClientRect().top - 8)")
+    where = page.evaluate(ON_SCREEN, [control, chart])
+    where["fits"] = all(where[k][0] >= 0 and where[k][1] <= where["height"] for k in ("control", "chart"))
+    return where
+
+
+@pytest.mark.parametrize("query", ["", "projector=1"])
+@pytest.mark.parametrize("tab", list(ONE_SCREEN))
+def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browser, app_url, tab, query):
+    act, control, chart, try_this = ONE_SCREEN[tab]
+    page = new_page(browser, PROJECTOR)
+    page.goto(f"{app_url}?tab={tab}&{query}")
+    page.locator(control).wait_for()
+    idle(page)
+    assert page.evaluate("document.body.classList.contains('projector')") == bool(query)
+    act(page)
+    until(page, lambda: page.evaluate(DRAWN, chart), 300, f"{chart} to draw its data")
+    idle(page)
+    shown = {"as it opens": shares_the_screen(page, control, chart)}
+    if try_this:
+        page.locator(try_this).get_by_text(re.compile(r"^Try this \(")).click()
+        idle(page)
+        shown["Try this toggled"] = shares_the_screen(page, control, chart)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"e2e-720p-{tab}{'-projector' if query else ''}.png"))
+    if tab == "serving":
+        page.click("#serving-stop")  # the simulated class would load the machine for two minutes
+    page.close()
+    assert all(where["fits"] for where in shown.values()), shown
+
+
+def test_projector_mode_keeps_the_tab_bar_on_one_row_and_outlives_a_reload(browser, app_url):
+    page = new_page(browser, PROJECTOR)
+    page.goto(app_url)
+    page.locator("#btn-prefill").wait_for()
+    page.locator("#projector input").check()
+    page.wait_for_function("document.body.classList.contains('projector')")
+    tab_height = page.get_by_role("tab").first.bounding_box()["height"]
+    until(page, lambda: page.get_by_role("tablist").bounding_box()["height"] < 1.5 * tab_height, 30, "one row of tabs")
+    tabs = page.get_by_role("tab").all()
+    assert all(t.bounding_box()["height"] == tab_height for t in tabs), "no title wraps inside its tab"
+    page.reload()
+    page.locator("#btn-prefill").wait_for()
+    assert page.evaluate("document.documentElement.classList.contains('projector')")
+    expect(page.locator("#projector input")).to_be_checked()
+    page.goto(f"{app_url}?projector=0")  # a link's choice wins over the stored one
+    page.locator("#btn-prefill").wait_for()
+    assert not page.evaluate("document.documentElement.classList.contains('projector')")
+    page.close()

@@ -41,7 +41,8 @@ def test_no_ticks_draw_the_empty_state_that_says_how_to_make_traffic():
     for ticks in ([], [tick(500, 4)]):  # nothing, or nothing in the last two minutes
         fig = vis.ticks_figure(ticks, NOW)
         assert not fig.data
-        assert annotation_texts(fig) == ["No traffic yet: press Step in another tab, or open simulated students below"]
+        assert annotation_texts(fig) == [vis.NO_TRAFFIC]
+        assert "open simulated students above" in vis.NO_TRAFFIC  # the controls sit above the charts
 
 
 def test_each_pass_is_a_bar_of_its_students_split_into_decoding_and_prompt_reading():

@@ -67,7 +67,7 @@ def layout(config: AppConfig) -> BatchingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
     gr.HTML(f"<style>{vis.CSS}</style>")
     gr.Markdown(INTRO)
-    with gr.Accordion("Try this (six steps)", open=True):
+    with gr.Accordion("Try this (six steps)", open=True, elem_id="batching-try"):
         gr.Markdown(TRY_THIS)
     with gr.Row():
         with gr.Column(scale=3):
@@ -144,12 +144,16 @@ def _views() -> h.LabView:
     """Below the controls: a Run's headline, texts, charts and the fix, each with its caption."""
     empty = h.empty_views()
     headline = gr.Markdown(empty.headline, elem_id="batching-headline")
-    gr.Markdown("### Side by side")
-    texts = gr.HTML(empty.texts, elem_id="batching-texts")
-    texts_note = gr.Markdown(elem_classes="hint")
-    gr.Markdown("### How far the logits moved")
-    noise = gr.Plot(empty.noise, show_label=False, elem_id="batching-noise")
-    noise_note = gr.Markdown(elem_classes="hint", elem_id="batching-noise-note")
+    # the texts beside the first chart: after Run, the button and the chart share one screen (1280x720)
+    with gr.Row():
+        with gr.Column(min_width=380):
+            gr.Markdown("### Side by side")
+            texts = gr.HTML(empty.texts, elem_id="batching-texts")
+            texts_note = gr.Markdown(elem_classes="hint")
+        with gr.Column(min_width=380):
+            gr.Markdown("### How far the logits moved")
+            noise = gr.Plot(empty.noise, show_label=False, elem_id="batching-noise")
+            noise_note = gr.Markdown(elem_classes="hint", elem_id="batching-noise-note")
     gr.Markdown("### Why a token flips: the top-1/top-2 gap against the noise")
     scatter = gr.Plot(empty.scatter, show_label=False, elem_id="batching-scatter")
     scatter_note = gr.Markdown(elem_classes="hint")

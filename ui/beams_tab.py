@@ -145,7 +145,7 @@ def layout(config: AppConfig) -> BeamPage:
     """The beam search's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
     gr.HTML(f"<style>{CSS}</style>")
     gr.Markdown(INTRO)
-    with gr.Accordion("Try this (five steps)", open=True):
+    with gr.Accordion("Try this (five steps)", open=True, elem_id="beam-try"):
         gr.Markdown(TRY_THIS)
     sid = gr.State(None, delete_callback=h.release_search)
     first = PRESETS[DEFAULT]

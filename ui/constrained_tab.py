@@ -112,16 +112,13 @@ def _controls() -> dict:
 
 def _run_panel() -> tuple[dict, dict]:
     """The right column: the buttons and the message line; and the run's outputs drawn there."""
-    with gr.Row():
+    with gr.Row(elem_id="cd-buttons"):
         buttons = dict(
             step=gr.Button("Step", variant="primary", elem_id="cd-step"),
             end=gr.Button("Run to end", elem_id="cd-end"),
             back=gr.Button("Back", elem_id="cd-back"),
             reset=gr.Button("Reset", elem_id="cd-reset"),
         )
-    with gr.Row():
-        token = gr.Textbox(label="Force a token", placeholder="one token, e.g. yes", scale=3, elem_id="cd-token")
-        force = gr.Button("Force", scale=1, elem_id="cd-force")
     message = message_line("constrained-message")
     shown = dict(
         status=gr.Markdown(elem_id="cd-status"),
@@ -129,16 +126,21 @@ def _run_panel() -> tuple[dict, dict]:
         chart=gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="cd-chart"),
         rows=gr.Markdown(elem_id="cd-rows"),
     )
+    # under the chart, so that Step and the chart share the screen (1280x720)
+    with gr.Row():
+        token = gr.Textbox(label="Force a token", placeholder="one token, e.g. yes", scale=3, elem_id="cd-token")
+        force = gr.Button("Force", scale=1, elem_id="cd-force")
     return dict(**buttons, token=token, force=force, message=message), shown
 
 
 def layout(config: AppConfig) -> ConstrainedPage:
     gr.Markdown(INTRO)
-    with gr.Accordion("Try this (five steps)", open=False):
-        gr.Markdown(TRY_THIS)
     run_id = gr.State(None, delete_callback=release_run)
     with gr.Row():
         with gr.Column(scale=2, min_width=320):
+            # in the controls' column (as the step tab): opening it never pushes the chart down
+            with gr.Accordion("Try this (five steps)", open=False, elem_id="cd-try"):
+                gr.Markdown(TRY_THIS)
             controls = _controls()
         with gr.Column(scale=3, min_width=560):
             buttons, shown = _run_panel()

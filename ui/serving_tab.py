@@ -38,7 +38,8 @@ TRY = f"""
    line is the same students one pass after another. The line above the charts gives both numbers for the largest
    pass. Below the line, sharing saved time. On a busy 2-core CPU the saving is modest (the CPU computes as well as
    reads); where reading the weights dominates (a GPU, an idle machine) the dots stay nearly flat.
-3. Go to **Step by step** and press Step a few times: under the chart it says how many others shared your pass.
+3. Go to **Step by step** and press Step a few times: the **Forward pass** line, below the chart's tokens and its
+   token picker, says how many others shared your pass.
 4. Tick **Run my steps alone** there: your steps become {term("bit-exact with generate()")}, at the price of
    their own pass.
 """
@@ -137,18 +138,19 @@ def layout(config: AppConfig) -> ServingPage:
     with gr.Row():
         gr.Markdown(INTRO)
         gr.Markdown(TRY)
-    status = gr.Markdown(elem_id="serving-status")
-    with gr.Row():
-        ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
-        cost = gr.Plot(label="time per pass", elem_id="serving-cost")
+    # the controls above the charts: after Open, its button, Stop and both charts' axes share one screen (1280x720)
     with gr.Row():  # boxes with no range of their own: a typed -5 reaches open_students' check, which names the box
         many = f"1 to {MAX_STUDENTS}"
         students = whole_number_box(8, label="Simulated students", info=many, elem_id="serving-students")
         seconds = whole_number_box(120, label="Seconds", info=f"{SECONDS_RANGE[0]} to {SECONDS_RANGE[1]}")
-        open_btn = gr.Button("Open simulated students", variant="primary")
-        stop_btn = gr.Button("Stop them")
+        open_btn = gr.Button("Open simulated students", variant="primary", elem_id="serving-open")
+        stop_btn = gr.Button("Stop them", elem_id="serving-stop")
         live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
     message = message_line("serving-message")
+    status = gr.Markdown(elem_id="serving-status")
+    with gr.Row():
+        ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
+        cost = gr.Plot(label="time per pass", elem_id="serving-cost")
     return ServingPage(
         students=students,
         seconds=seconds,

@@ -121,14 +121,17 @@ def _controls(p: Preset) -> dict:
 
 
 def layout(config: AppConfig) -> SpecPage:
+    """One screen at 1280x720 (as the step tab): "Try this" in the controls' column, so opening it never pushes the
+    round down; the buttons, the round's chips and its verify chart together, the round's words under them; then
+    the whole run, its tokens per pass beside its timing."""
     gr.HTML(f"<style>{CSS}</style>")
     gr.Markdown(INTRO)
-    with gr.Accordion("Try this (six steps)", open=True):
-        gr.Markdown(TRY_THIS)
     sid = gr.State(None, delete_callback=h.release_spec)
     blank = h.blank()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
+            with gr.Accordion("Try this (six steps)", open=False, elem_id="spec-try"):
+                gr.Markdown(TRY_THIS)
             controls = _controls(PRESETS[DEFAULT])
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="spec-buttons"):
@@ -140,17 +143,20 @@ def layout(config: AppConfig) -> SpecPage:
                     reset=gr.Button("Reset", elem_id="spec-reset"),
                 )
             message = message_line("spec-message")
-            status = gr.Markdown(elem_id="spec-status")
             chips = gr.HTML(blank.chips, elem_id="spec-chips")
             with gr.Row():
                 verify = gr.Plot(blank.verify, show_label=False, elem_id="spec-verify")
                 decisive = gr.Plot(blank.decisive, show_label=False, elem_id="spec-decisive")
+            status = gr.Markdown(elem_id="spec-status")
             written = gr.Markdown(elem_id="spec-text")
     gr.Markdown("### Over the whole run")
-    run_md = gr.Markdown(elem_id="spec-run-text")
-    run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="spec-run")
-    speed = gr.Markdown(elem_id="spec-speed")
-    timeline = gr.Plot(blank.timeline, show_label=False, elem_id="spec-timeline")
+    with gr.Row():
+        with gr.Column(min_width=400):
+            run_md = gr.Markdown(elem_id="spec-run-text")
+            run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="spec-run")
+        with gr.Column(min_width=400):
+            speed = gr.Markdown(elem_id="spec-speed")
+            timeline = gr.Plot(blank.timeline, show_label=False, elem_id="spec-timeline")
     with gr.Accordion("Which settings keep the output exact", open=False):
         gr.Markdown(EXACTNESS)
     view = h.View(

@@ -134,10 +134,11 @@ def layout(config: AppConfig) -> TimingPage:
     )
     gr.Markdown(TRY_THIS)
     with gr.Row():
-        plan = gr.Radio(PLAN_CHOICES, value="quick", label="How much to measure", scale=3)
-        measure_btn = gr.Button("Measure", variant="primary", scale=1, elem_id="timing-measure")
-        again_btn = gr.Button("Re-measure", scale=1)
-        cancel_btn = gr.Button("Cancel", variant="stop", scale=1)
+        # narrow buttons: the plan's three choices stay on one row, in projector mode too (1280x720)
+        plan = gr.Radio(PLAN_CHOICES, value="quick", label="How much to measure", scale=3, min_width=660)
+        measure_btn = gr.Button("Measure", variant="primary", scale=1, min_width=100, elem_id="timing-measure")
+        again_btn = gr.Button("Re-measure", scale=1, min_width=100)
+        cancel_btn = gr.Button("Cancel", variant="stop", scale=1, min_width=100)
     message = message_line("timing-message")
     summary = gr.Markdown("*No measurement yet: press **Measure**.*", elem_id="timing-summary")
     plots, notes = {}, {}

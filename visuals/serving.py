@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 WINDOW_S = 120.0  # the tick figure's look-back
 MIN_BAR_S = 0.4  # a 30 ms pass still shows as a bar two minutes wide
 MODES = ("packed", "solo", "alone")
-NO_TRAFFIC = "No traffic yet: press Step in another tab, or open simulated students below"
+# two short lines: a half-width chart in projector mode cuts a long one; the controls sit above the charts
+NO_TRAFFIC = "No traffic yet: open simulated students above,<br>or press Step in another tab"
 
 
 def ticks_figure(ticks: list[Tick], now: float, window_s: float = WINDOW_S) -> go.Figure:
