@@ -142,7 +142,9 @@ def layout(config: AppConfig) -> ServingPage:
     with gr.Row():  # boxes with no range of their own: a typed -5 reaches open_students' check, which names the box
         many = f"1 to {MAX_STUDENTS}"
         students = whole_number_box(8, label="Simulated students", info=many, elem_id="serving-students")
-        seconds = whole_number_box(120, label="Seconds", info=f"{SECONDS_RANGE[0]} to {SECONDS_RANGE[1]}")
+        seconds = whole_number_box(
+            120, label="Seconds", info=f"{SECONDS_RANGE[0]} to {SECONDS_RANGE[1]}", elem_id="serving-seconds"
+        )
         open_btn = gr.Button("Open simulated students", variant="primary", elem_id="serving-open")
         stop_btn = gr.Button("Stop them", elem_id="serving-stop")
         live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
