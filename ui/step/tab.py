@@ -11,7 +11,7 @@ from decoding.knobs import settings_from
 from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.step import handlers as h
-from ui.step import links
+from ui.step import lens, links
 from ui.step.controls import Knobs
 from ui.step.page import StepPage, layout
 from ui.step.view import Side, redraw_chart, side_view
@@ -67,7 +67,14 @@ def wire(c: StepPage, config: AppConfig):
     live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs)
     side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs)
 
+    def sync_lens(is_open, run_id, mode, knobs):  # the lens panel, when open: see ui/step/lens.py
+        main, panel = lens.sync(run_id, is_open, lambda: h.settings_changed(run_id, mode, knobs))
+        return {**dict(zip(c.view, main or ())), **dict(zip(c.lens.view, panel or ()))}
+
+    lens_fn = named(sync_lens, [*c.view, *c.lens.view], is_open=c.lens.is_open, **live)
+
     def then_side(event, **options):  # the panels below the chart follow, so they never delay it
+        model_event(event.then, *lens_fn, message=c.message, show_progress="hidden")
         return event.then(*side, show_progress="hidden", **options)
 
     def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
@@ -104,6 +111,8 @@ def wire(c: StepPage, config: AppConfig):
     then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
+    for toggle, is_open in ((c.lens.accordion.expand, True), (c.lens.accordion.collapse, False)):
+        then_side(toggle(lambda is_open=is_open: is_open, None, c.lens.is_open, **h.QUIET))
     c.save.click(teach(h.save_trace), c.run_id, c.files)
     then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
     # the settings a link carries, in the order COPY_JS takes them

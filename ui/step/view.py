@@ -35,6 +35,8 @@ class StepView:
     preview: bool = True
     preview_extras: object = None
     penalties_blank_sent: bool = False  # the page already shows the empty penalties chart
+    lens_on: bool = False  # the "What each layer would have said" panel is open (ui/step/lens.py)
+    lenses: dict = field(default_factory=dict)  # per step index: the lens read there (ui.step.lens.Seen)
 
 
 class View(NamedTuple):

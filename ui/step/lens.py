@@ -1,0 +1,127 @@
+"""The step tab's "What each layer would have said" panel: the logit lens (decoding.lens) of the distribution on the
+chart, a row per layer, and over the run how often each layer's top-1 was the token chosen.
+
+Closed, it costs nothing: no hidden state is kept and no pass is added. Open, each distribution the tab shows is
+read again by one extra pass of the session's own over its last position, with every layer's hidden state; that
+pass's logits become the ones the step chooses from, so the lens's final row is the chart, bit for bit. A moved
+knob reuses the lens (the model's distribution did not change); the agreement curve reuses every lens the run
+already read, with no pass of its own."""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import gradio as gr
+
+from decoding.lens import agreement, lens_run
+from ui.context import model_turn
+from ui.sessions import STORE, Entry
+from visuals import lens as visuals
+
+HINT = "Press Prefill or Step: each layer's guess at the distribution on the chart appears here."
+CURVE_NOTE = (
+    "From the lens rows this run already read (each step taken with this panel open), no extra pass: the share of "
+    "those steps whose lens top-1 at each layer is the token the step chose."
+)
+
+
+@dataclass
+class Seen:
+    """One distribution's lens, with the context it was read at and the logits it left pending."""
+
+    ids: tuple[int, ...]
+    logits: object  # the run's pending logits right after the lens pass: the same object while nothing replaced them
+    lens: object  # decoding.lens.LayerLens
+
+
+class LensView(NamedTuple):
+    summary: object
+    table: object
+    curve: object
+
+
+@dataclass(frozen=True)
+class LensPanel:
+    accordion: gr.Accordion
+    is_open: gr.State  # the page's, so a new run (Prefill) opens with the panel as the learner left it
+    view: LensView
+
+
+def layout() -> LensPanel:
+    with gr.Accordion("What each layer would have said", open=False, elem_id="step-lens") as accordion:
+        gr.Markdown(
+            "Each layer's hidden state read through the model's final norm and LM head (the logit lens): the token "
+            "each layer would have picked had the model stopped there. " + visuals.BIAS_NOTE,
+            elem_classes="hint",
+        )
+        summary = gr.HTML(HINT, elem_id="step-lens-summary")
+        table = gr.HTML(elem_id="step-lens-table")
+        gr.Markdown(CURVE_NOTE, elem_classes="hint")
+        curve = gr.Plot(visuals.agreement_figure([], 0), show_label=False, elem_id="step-lens-agree")
+    return LensPanel(accordion=accordion, is_open=gr.State(False), view=LensView(summary, table, curve))
+
+
+def before_choosing(entry: Entry) -> bool:
+    """With the panel open, the lens of the run's pending distribution, unless already read for these very logits.
+    Returns whether the pending logits were computed again (the step must inspect them afresh)."""
+    v, run = entry.view, entry.run
+    if not v.lens_on or run is None or run.logits is None:
+        return False
+    index = len(entry.trace.steps)
+    if index in v.lenses and v.lenses[index].logits is run.logits:
+        return False
+    with model_turn(run.lm, "the logit lens"):
+        seen = lens_run(run)
+    v.lenses[index] = Seen(tuple(run.ids), run.logits, seen)
+    return True
+
+
+def _valid(entry: Entry, index: int):
+    """The lens read at step `index`, if the context there is still the run's (Back and a new choice change it)."""
+    seen = entry.view.lenses.get(index)
+    trace = entry.trace
+    if seen is None or index > len(trace.steps):
+        return None
+    return seen if seen.ids == tuple(trace.prompt_ids + trace.token_ids[:index]) else None
+
+
+def draw(entry: Entry) -> LensView:
+    """The panel for the distribution on the chart, and the run's agreement curve."""
+    v = entry.view
+    index = len(entry.trace.steps) if v.preview else v.cursor - 1
+    seen = _valid(entry, index) if index >= 0 else None
+    done = [(_valid(entry, i), s.token_id) for i, s in enumerate(entry.trace.steps[: v.cursor])]
+    done = [(x.lens, token) for x, token in done if x is not None]
+    curve = visuals.agreement_figure(agreement([x for x, _ in done], [t for _, t in done]), len(done))
+    if seen is None:
+        why = "a replayed trace has no model to read" if entry.run is None else "this step was taken with it closed"
+        return LensView(summary=f"No lens for the distribution on the chart: {why}. {HINT}", table="", curve=curve)
+    lens = seen.lens
+    summary = f"{visuals.summary_line(lens)}<br><small>{visuals.cost_line(lens)}</small>"
+    return LensView(summary=summary, table=visuals.lens_table_html(lens), curve=curve)
+
+
+def _shows_lens(entry: Entry) -> bool:
+    """Whether the chart's distribution already has its lens (else the panel reads the pending one, and the chart
+    shows it)."""
+    v = entry.view
+    if entry.run is None or entry.run.logits is None:
+        return True  # nothing more to read
+    if v.preview:
+        seen = v.lenses.get(len(entry.trace.steps))
+        return seen is not None and seen.logits is entry.run.logits
+    return _valid(entry, v.cursor - 1) is not None
+
+
+def sync(run_id, is_open: bool, redraw) -> tuple:
+    """After every event of the tab, and as the panel opens or closes: the session's run learns whether the panel is
+    open; open, it reads the lens the chart lacks (`redraw()` shows the pending distribution with it) and draws the
+    panel. Returns (the main view or {}, the panel or {})."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # no run yet
+        return {}, LensView(summary=HINT, table="", curve=visuals.agreement_figure([], 0)) if is_open else {}
+    entry.view.lens_on = bool(is_open)
+    if not is_open:
+        return {}, {}
+    main = {} if _shows_lens(entry) else redraw()
+    return main, draw(entry)
