@@ -56,3 +56,22 @@ def test_the_agreement_curve_has_a_point_per_layer_and_says_how_many_steps():
     assert fig.data[0].y == (0.0, 0.5, 1.0) and "2 steps" in fig.layout.title.text
     assert fig.layout.shapes[0].x0 == 1
     assert "Step with this panel open" in visuals.agreement_figure([], 0).layout.annotations[0].text
+
+
+def test_a_rounds_first_guess_shows_the_lens_at_l_beside_the_final_layer():
+    from decoding.speculative.records import Check
+
+    check = Check(0, 5, "x", 0.1, 0.7, 6, "y", None, False, top=[(5, "x", 0.1, 0.7), (6, "y", 0.8, 0.2)])
+    out = visuals.exit_rows_html(check, 8, 30, greedy=True)
+    assert "layer 8 (the draft: the lens at L)" in out and "layer 30 (final)" in out and "<b>rejected</b>" in out
+    draft_row, final_row = out.split("<tr>")[1:]
+    assert draft_row.index("data-id='5'") < draft_row.index("data-id='6'")  # the draft's order: by q
+    assert final_row.index("data-id='6'") < final_row.index("data-id='5'")  # the final layer's: by p
+    assert out.count(" final'") == 2  # the target's choice outlined in both rows
+
+
+def test_over_a_run_first_guesses_kept_sit_beside_the_lens_agreement():
+    line = visuals.first_guess_line(3, 3, 40, 8, greedy=True)
+    assert "3 of 40 rounds (8%)" in line and "layer 8 picked the final token:** 3 of 40" in line
+    assert "one event" in line and "one event" not in visuals.first_guess_line(3, 4, 40, 8, greedy=False)
+    assert visuals.first_guess_line(0, 0, 0, 8, greedy=True) == ""

@@ -9,6 +9,7 @@ import gradio as gr
 from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import speculative_handlers as h
+from ui import speculative_lens
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
@@ -76,6 +77,7 @@ class SpecPage:
     reset: gr.Button
     message: gr.HTML  # a bad value, said in words naming its control
     view: h.View  # the outputs' components
+    exit_lens: tuple = ()  # the early-exit draft beside the logit lens (ui/speculative_lens.py)
 
 
 def knob(field: str, value: float, info: str) -> gr.Slider:
@@ -143,6 +145,7 @@ def layout(config: AppConfig) -> SpecPage:
                 verify = gr.Plot(blank.verify, show_label=False, elem_id="spec-verify")
                 decisive = gr.Plot(blank.decisive, show_label=False, elem_id="spec-decisive")
             written = gr.Markdown(elem_id="spec-text")
+            exit_lens = speculative_lens.layout()
     gr.Markdown("### Over the whole run")
     run_md = gr.Markdown(elem_id="spec-run-text")
     run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="spec-run")
@@ -162,7 +165,7 @@ def layout(config: AppConfig) -> SpecPage:
         speed=speed,
         written=written,
     )
-    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view)
+    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view, exit_lens=exit_lens)
 
 
 def apply_preset(c: SpecPage, name) -> dict:
@@ -230,6 +233,7 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     model_event(c.back.click, back, c.sid, outputs, **on_message)
     model_event(c.end.click, run_to_end, inputs, outputs, message=c.message)
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
+    speculative_lens.wire(c)
 
 
 def build(config: AppConfig) -> None:

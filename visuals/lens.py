@@ -135,3 +135,33 @@ def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = N
             }
         ]
     return figure_from(data, layout)
+
+
+def exit_rows_html(check, exit_layer: int, layers: int, greedy: bool, top: int = 5) -> str:
+    """A round's first guess (a decoding.speculative.records.Check): the draft's distribution, which is the lens at
+    layer L, beside the final layer's, their top tokens each; the target's choice outlined in both."""
+    rows = []
+    for name, col in ((f"layer {exit_layer} (the draft: the lens at L)", 3), (f"layer {layers} (final)", 2)):
+        best = sorted(check.top, key=lambda t: -t[col])[:top]
+        cells = "".join(_cell(t[0], t[1], t[col], t[0] == check.target_id) for t in best)
+        rows.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
+    kept = "kept" if check.accepted else "rejected"
+    after = "" if greedy else " (after the sampler settings)"
+    return (
+        f"<style>{CSS}</style><p>This round's first guess was <b>{kept}</b>: the draft at layer {exit_layer} is the "
+        f"logit lens of that layer{after}; the target keeps its guess when the final layer agrees.</p>"
+        f"<table class='lens-table' id='lens-table'><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def first_guess_line(kept: int, agreed: int, guessed: int, exit_layer: int, greedy: bool) -> str:
+    """Over a run: first guesses kept, beside how often the lens at L picked the final token."""
+    if not guessed:
+        return ""
+    same = (
+        " In greedy rounds these are one event: a first guess is kept exactly when the lens agrees." if greedy else ""
+    )
+    return (
+        f"**First guesses kept:** {kept} of {count(guessed, 'round')} ({kept / guessed:.0%}). **The lens at layer "
+        f"{exit_layer} picked the final token:** {agreed} of {guessed} ({agreed / guessed:.0%}).{same}"
+    )
