@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from tests.pages import figure, idle, new_page, until
 from tests.test_app_e2e import ARTIFACTS
+from visuals import lens as visuals
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 LONG = 180_000
@@ -51,7 +52,7 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     summary = page.locator("#step-lens-summary").inner_text()
     assert "first the top-1 at" in summary and re.search(r"\d+ ms on this server's cpu", summary)
     marks = page.locator("#lens-table .lens-mark").all_inner_texts()
-    assert any("first top-1 = final" in m for m in marks) and any("half its final p" in m for m in marks)
+    assert any(visuals.FIRST in m for m in marks) and any(visuals.HALF in m for m in marks)
     page.locator("#step-lens").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "step-lens-prefill.png"))
     # 2) Step: the step chooses from that very distribution, and the panel keeps to the chart
@@ -68,3 +69,10 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     assert all(0 <= y <= 1 for y in curve["data"][0]["y"])
     page.locator("#step-lens-agree").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "step-lens-curve.png"))
+    # 4) a new run with the panel left open reads its lens at once
+    page.click("#btn-prefill")
+    idle(page)
+    fresh = "Step with this panel open"
+    until(page, lambda: fresh in figure(page, "step-lens-agree")["annotations"][0], 120, "the new run's empty curve")
+    table, chart = rows(page), model_probability(page)
+    assert len(table) == 31 and chart[table[-1][0][0]] == table[-1][0][1]

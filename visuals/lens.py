@@ -17,7 +17,7 @@ BIAS_NOTE = (
     "interpreting GPT: the logit lens</a>; tuned lens: Belrose et al. 2023, <a href='https://arxiv.org/abs/2303.08112' "
     "target='_blank'>Eliciting Latent Predictions from Transformers with the Tuned Lens</a>)."
 )
-FIRST, HALF = "first top-1 = final", "half its final p"  # the marks, beside the row they name
+FIRST, HALF = "first = final", "half p"  # the marks, beside the row they name
 _RGB = ", ".join(str(int(KEPT[i : i + 2], 16)) for i in (1, 3, 5))
 # gradio's own table styles are more specific than a class: the table's rules go by its id, and !important
 CSS = "".join(
@@ -29,7 +29,7 @@ CSS = "".join(
         "#lens-table td.tok { font-family: ui-monospace, monospace; color: #222; }",
         f"#lens-table td.final {{ outline: 2px solid {CHOSEN}; outline-offset: -2px; }}",
         f"#lens-table tr.last td, #lens-table tr.last th {{ border-top: 2px solid {TEXT} !important; }}",
-        f"#lens-table .lens-mark {{ color: {TEXT}; font-weight: 600; }}",
+        f"#lens-table .lens-mark {{ color: {TEXT}; font-weight: 600; font-size: 12px; }}",
     ]
     # the cell's background holds as much blue as the probability, in tenths: 0 white, 1 the kept colour at 50%
     + [f"#lens-table td.lens-b{k} {{ background: rgba({_RGB}, {k / 20:.2f}) !important; }}" for k in range(11)]
@@ -50,7 +50,7 @@ def _cell(token_id: int, text: str, p: float, final: bool) -> str:
 
 def _marks(lens, row: int) -> str:
     marks = [m for m, r in ((FIRST, lens.first_agreeing()), (HALF, lens.first_half())) if r == row]
-    return f"<span class='lens-mark'>{' · '.join(marks)} →</span>" if marks else ""
+    return f"<span class='lens-mark'>{' · '.join(marks)} ▸</span>" if marks else ""
 
 
 def lens_table_html(lens) -> str:
@@ -93,8 +93,9 @@ def summary_line(lens) -> str:
     said = html.escape(visible_token(lens.top_texts[-1][0]))
     where = row_name(first, rows) if first is not None else "no row"
     return (
-        f"The final choice <b>{said}</b> is first the top-1 at <b>{where}</b>; its probability first reaches half of "
-        f"its final {lens.final_prob[-1]:.0%} at <b>{row_name(half, rows)}</b>."
+        f"The final choice <b>{said}</b> is first the top-1 at <b>{where}</b> (marked <i>{FIRST}</i>); its "
+        f"probability first reaches half of its final {lens.final_prob[-1]:.0%} at <b>{row_name(half, rows)}</b> "
+        f"(marked <i>{HALF}</i>)."
     )
 
 

@@ -1,7 +1,8 @@
 """The step tab's "What each layer would have said" panel: the logit lens (decoding.lens) of the distribution on the
 chart, a row per layer, and over the run how often each layer's top-1 was the token chosen.
 
-Closed, it costs nothing: no hidden state is kept and no pass is added. Open, each distribution the tab shows is
+Closed, it costs nothing: no hidden state is kept, no pass is added, and no event of its own is sent (the panel
+is drawn with the panels below the chart). Open, each distribution the tab shows is
 read again by one extra pass of the session's own over its last position, with every layer's hidden state; that
 pass's logits become the ones the step chooses from, so the lens's final row is the chart, bit for bit. A moved
 knob reuses the lens (the model's distribution did not change); the agreement curve reuses every lens the run
@@ -42,7 +43,7 @@ class LensView(NamedTuple):
 @dataclass(frozen=True)
 class LensPanel:
     accordion: gr.Accordion
-    is_open: gr.State  # the page's, so a new run (Prefill) opens with the panel as the learner left it
+    is_open: gr.State  # the page's, so a new run (Prefill) reads its lens when the learner left the panel open
     view: LensView
 
 
@@ -112,16 +113,26 @@ def _shows_lens(entry: Entry) -> bool:
     return _valid(entry, v.cursor - 1) is not None
 
 
-def sync(run_id, is_open: bool, redraw) -> tuple:
-    """After every event of the tab, and as the panel opens or closes: the session's run learns whether the panel is
-    open; open, it reads the lens the chart lacks (`redraw()` shows the pending distribution with it) and draws the
-    panel. Returns (the main view or {}, the panel or {})."""
-    try:
-        entry = STORE.get(run_id)
-    except ValueError:  # no run yet
-        return {}, LensView(summary=HINT, table="", curve=visuals.agreement_figure([], 0)) if is_open else {}
-    entry.view.lens_on = bool(is_open)
-    if not is_open:
-        return {}, {}
-    main = {} if _shows_lens(entry) else redraw()
-    return main, draw(entry)
+def side(entry: Entry | None) -> LensView:
+    """The panel, drawn with the panels below the chart: nothing changes while it is closed."""
+    if entry is None or not entry.view.lens_on:
+        return LensView(summary=gr.skip(), table=gr.skip(), curve=gr.skip())
+    return draw(entry)
+
+
+def opened(run_id, redraw) -> dict | object:
+    """The panel opens: the run reads a lens with each distribution from now on, starting with the chart's when it
+    lacks one (`redraw()` then shows the pending distribution with it)."""
+    if run_id is None:
+        return {}
+    entry = STORE.get(run_id)
+    entry.view.lens_on = True
+    return {} if _shows_lens(entry) else redraw()
+
+
+def closed(run_id) -> bool:
+    """The panel closes: no more lens passes. Returns the page's open state."""
+    entry = STORE.runs.get(run_id) if run_id is not None else None
+    if entry is not None:
+        entry.view.lens_on = False
+    return False

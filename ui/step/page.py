@@ -126,7 +126,15 @@ def chart_column(run_id: gr.State) -> dict:
         code_view()
     lens = lens_panel.layout()
     penalties = gr.Plot(label="Penalties this step")
-    side = Side(penalties=penalties, timeline=gr.Plot(label="Time", elem_id="step-time"), strategies=strategies)
+    time_fig = gr.Plot(label="Time", elem_id="step-time")
+    side = Side(
+        penalties,
+        time_fig,
+        strategies,
+        lens_summary=lens.view.summary,
+        lens_table=lens.view.table,
+        lens_curve=lens.view.curve,
+    )
     numbers = gr.Markdown(elem_id="step-numbers")
     with gr.Row():
         save = gr.Button("Save trace (JSON + CSV)")

@@ -67,14 +67,7 @@ def wire(c: StepPage, config: AppConfig):
     live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs)
     side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs)
 
-    def sync_lens(is_open, run_id, mode, knobs):  # the lens panel, when open: see ui/step/lens.py
-        main, panel = lens.sync(run_id, is_open, lambda: h.settings_changed(run_id, mode, knobs))
-        return {**dict(zip(c.view, main or ())), **dict(zip(c.lens.view, panel or ()))}
-
-    lens_fn = named(sync_lens, [*c.view, *c.lens.view], is_open=c.lens.is_open, **live)
-
     def then_side(event, **options):  # the panels below the chart follow, so they never delay it
-        model_event(event.then, *lens_fn, message=c.message, show_progress="hidden")
         return event.then(*side, show_progress="hidden", **options)
 
     def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
@@ -93,8 +86,24 @@ def wire(c: StepPage, config: AppConfig):
     picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
     picked.then(*named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
+
+    def prefill_lens(lens_open, **given):  # a new run reads its lens at once when the panel was left open
+        shown = h.prefill(config, **given)
+        if not lens_open:
+            return shown
+        return (
+            lens.opened(shown.run_id, lambda: h.settings_changed(shown.run_id, given["mode"], given["knobs"])) or shown
+        )
+
     prefill = named(
-        partial(h.prefill, config), c.view, run_id=c.run_id, **start, mode=c.mode, knobs=knobs, alone=c.alone
+        prefill_lens,
+        c.view,
+        lens_open=c.lens.is_open,
+        run_id=c.run_id,
+        **start,
+        mode=c.mode,
+        knobs=knobs,
+        alone=c.alone,
     )
     then_side(on_step(b.prefill.click, prefill, api_name="prefill"))
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
@@ -111,8 +120,14 @@ def wire(c: StepPage, config: AppConfig):
     then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
-    for toggle, is_open in ((c.lens.accordion.expand, True), (c.lens.accordion.collapse, False)):
-        then_side(toggle(lambda is_open=is_open: is_open, None, c.lens.is_open, **h.QUIET))
+    # the lens panel: opening it reads the chart's lens (one pass, in the model's queue); closing stops the passes
+    c.lens.accordion.expand(lambda: True, None, c.lens.is_open, **h.QUIET)
+
+    def opened_lens(run_id, mode, knobs):
+        return lens.opened(run_id, lambda: h.settings_changed(run_id, mode, knobs))
+
+    then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
+    c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
     c.save.click(teach(h.save_trace), c.run_id, c.files)
     then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
     # the settings a link carries, in the order COPY_JS takes them
