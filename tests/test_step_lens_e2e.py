@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from tests.pages import figure, idle, new_page, until
 from tests.test_app_e2e import ARTIFACTS
+from ui.step.lens import TRY_THIS
 from visuals import lens as visuals
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -40,6 +41,7 @@ def model_probability(page) -> dict[int, float]:
 
 def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     # 1) Prefill, then open the panel: every layer's guess at the distribution on the chart
+    assert "31 rows" in TRY_THIS and "␣Paris at 77%" in TRY_THIS and "Step** twice" in TRY_THIS
     page.click("#btn-prefill")
     idle(page)
     page.locator("#step-lens").get_by_text("What each layer would have said").click()
@@ -50,7 +52,8 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     assert chart[final_token] == final_p  # the same float, bit for bit
     assert max(chart.values()) == final_p
     summary = page.locator("#step-lens-summary").inner_text()
-    assert "first the top-1 at" in summary and re.search(r"\d+ ms on this server's cpu", summary)
+    assert "␣Paris is first the top-1 at layer 30 (final)" in summary and "its final 77%" in summary
+    assert re.search(r"\d+ ms on this server's cpu", summary)
     marks = page.locator("#lens-table .lens-mark").all_inner_texts()
     assert any(visuals.FIRST in m for m in marks) and any(visuals.HALF in m for m in marks)
     page.locator("#step-lens").scroll_into_view_if_needed()

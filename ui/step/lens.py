@@ -18,6 +18,11 @@ from ui.context import model_turn
 from ui.sessions import STORE, Entry
 from visuals import lens as visuals
 
+TRY_THIS = """**Try this:** 1. With the preset **Confident**, press **Prefill** and open this panel: 31 rows,
+embeddings to layer 30; the last is the chart's ␣Paris at 77%, and no earlier layer has ␣Paris on top.
+2. Press **Step** twice: each step's lens is read before it chooses, and the curve below counts where each layer
+already agreed. 3. In the *Speculative decoding* tab, the early-exit preset drafts from layer 8: row 8 of this
+table."""
 HINT = "Press Prefill or Step: each layer's guess at the distribution on the chart appears here."
 CURVE_NOTE = (
     "From the lens rows this run already read (each step taken with this panel open), no extra pass: the share of "
@@ -54,6 +59,7 @@ def layout() -> LensPanel:
             "each layer would have picked had the model stopped there. " + visuals.BIAS_NOTE,
             elem_classes="hint",
         )
+        gr.Markdown(TRY_THIS, elem_id="step-lens-try")
         summary = gr.HTML(HINT, elem_id="step-lens-summary")
         table = gr.HTML(elem_id="step-lens-table")
         gr.Markdown(CURVE_NOTE, elem_classes="hint")
