@@ -130,3 +130,15 @@ def test_on_the_bundled_model_31_rows_the_last_the_chart_and_row_8_the_draft(bun
         draft, _ = forward_one(bundled, run.ids, None, 0)
     torch.testing.assert_close(rows[8], draft, rtol=1e-4, atol=1e-3)
     assert int(torch.argmax(rows[8])) == int(torch.argmax(draft))
+
+
+def test_a_run_stepped_by_the_scheduler_reads_its_lens_in_a_pass_of_its_own(tiny):
+    from decoding.serving.scheduler import scheduler_for
+
+    run = Run(
+        tiny, encode_prompt(tiny.tokenizer, "The cat sat", False, tiny.context_length), scheduler=scheduler_for(tiny)
+    )
+    run.prefill()
+    run.step(GREEDY)
+    seen = lens.lens_run(run)
+    assert seen.layers == 2 and run.step(GREEDY).token_id == seen.final_id
