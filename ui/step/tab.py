@@ -89,22 +89,21 @@ def wire(c: StepPage, config: AppConfig):
 
     def prefill_lens(lens_open, **given):  # a new run reads its lens at once when the panel was left open
         shown = h.prefill(config, **given)
-        if not lens_open:
-            return shown
-        return (
-            lens.opened(shown.run_id, lambda: h.settings_changed(shown.run_id, given["mode"], given["knobs"])) or shown
-        )
+        redraw = lambda: h.settings_changed(shown.run_id, given["mode"], given["knobs"])  # noqa: E731
+        return (lens.opened(shown.run_id, redraw) or shown) if lens_open else shown
 
+    # the page's visible inputs keep their order (the API's, bench/classroom_load.py's); the panel's state comes last
     prefill = named(
         prefill_lens,
         c.view,
-        lens_open=c.lens.is_open,
         run_id=c.run_id,
         **start,
         mode=c.mode,
         knobs=knobs,
         alone=c.alone,
+        lens_open=c.lens.is_open,
     )
+
     then_side(on_step(b.prefill.click, prefill, api_name="prefill"))
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
     then_side(on_step(b.step.click, named(h.step, c.view, **live)), api_name="step_side")
