@@ -2,11 +2,10 @@
 chart, a row per layer, and over the run how often each layer's top-1 was the token chosen.
 
 Closed, it costs nothing: no hidden state is kept, no pass is added, and no event of its own is sent (the panel
-is drawn with the panels below the chart). Open, each distribution the tab shows is
-read again by one extra pass of the session's own over its last position, with every layer's hidden state; that
-pass's logits become the ones the step chooses from, so the lens's final row is the chart, bit for bit. A moved
-knob reuses the lens (the model's distribution did not change); the agreement curve reuses every lens the run
-already read, with no pass of its own."""
+is drawn with the panels below the chart). Open, each distribution the tab shows is read again by one extra pass
+of the session's own over its last position, with every layer's hidden state; that pass's logits become the ones
+the step chooses from, so the lens's final row is the chart, bit for bit. A moved knob reuses the lens (the model's
+distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its own."""
 
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -138,7 +137,10 @@ def opened(run_id, redraw) -> dict | object:
 
 def closed(run_id) -> bool:
     """The panel closes: no more lens passes. Returns the page's open state."""
-    entry = STORE.runs.get(run_id) if run_id is not None else None
+    try:
+        entry = STORE.runs.get(run_id)
+    except ValueError:  # freed: the next Prefill starts afresh
+        return False
     if entry is not None:
         entry.view.lens_on = False
     return False
