@@ -57,9 +57,9 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
 def test_strategies_panel_follows_the_pending_logits(tiny):
     run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], KNOBS).run_id
     settings = settings_from(KNOBS)
-    _, _, before = step_view.side_view(run_id, settings)
+    before = step_view.side_view(run_id, settings).strategies
     h.step(run_id, MODES[0], KNOBS)
-    _, _, after = step_view.side_view(run_id, settings)
+    after = step_view.side_view(run_id, settings).strategies
     assert [sum("keeps" in (a.text or "") for a in f.layout.annotations) for f in (before, after)] == [5, 5]
     expected = each_strategy_alone(STORE.get(run_id).run.logits, settings, step_view.TOP_N)
     kept = [r.kept for r in expected]
@@ -71,7 +71,7 @@ def test_strategies_panel_follows_the_pending_logits(tiny):
 
 
 def test_no_run_gives_blank_panels():
-    pen, time_fig, strategies = step_view.side_view(None, SamplerSettings())
+    pen, time_fig, strategies, *_ = step_view.side_view(None, SamplerSettings())
     blanks = [f.layout.annotations[0].text for f in (pen, time_fig, strategies)]
     assert blanks == [
         "Penalties appear here once a run starts",
@@ -93,7 +93,7 @@ def test_greedy_says_why_every_engine_keeps_every_token(tiny):
 def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loaded(tiny):
     run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", MODES[0], GREEDY).run_id
     list(h.run_to_end(run_id, MODES[0], GREEDY))
-    _, _, strategies = step_view.side_view(run_id, settings_from(GREEDY))
+    strategies = step_view.side_view(run_id, settings_from(GREEDY)).strategies
     assert "press Prefill" in strategies.layout.annotations[0].text
     assert "replayed" not in strategies.layout.annotations[0].text
     STORE.release(run_id)

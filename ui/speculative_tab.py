@@ -9,6 +9,7 @@ import gradio as gr
 from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from ui import speculative_handlers as h
+from ui import speculative_lens
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
@@ -78,6 +79,7 @@ class SpecPage:
     reset: gr.Button
     message: gr.HTML  # a bad value, said in words naming its control
     view: h.View  # the outputs' components
+    exit_lens: tuple = ()  # the early-exit draft beside the logit lens (ui/speculative_lens.py)
 
 
 def knob(field: str, value: float, info: str) -> gr.Slider:
@@ -149,6 +151,7 @@ def layout(config: AppConfig) -> SpecPage:
                 decisive = gr.Plot(blank.decisive, show_label=False, elem_id="spec-decisive")
             status = gr.Markdown(elem_id="spec-status")
             written = gr.Markdown(elem_id="spec-text")
+            exit_lens = speculative_lens.layout()
     gr.Markdown("### Over the whole run")
     with gr.Row():
         with gr.Column(min_width=400):
@@ -171,7 +174,7 @@ def layout(config: AppConfig) -> SpecPage:
         speed=speed,
         written=written,
     )
-    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view)
+    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view, exit_lens=exit_lens)
 
 
 def apply_preset(c: SpecPage, name) -> dict:
@@ -240,6 +243,7 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     # one progress bar, over the round's chips: on every output it drew the same bar several times over
     model_event(c.end.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.chips)
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
+    speculative_lens.wire(c)
 
 
 def build(config: AppConfig) -> None:

@@ -22,6 +22,7 @@ from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
+from ui.step import lens
 from ui.step.controls import Reads, Setup
 from ui.step.lessons import PRESETS
 from ui.step.view import TOP_N, StepView, View, empty_view, start_line, view
@@ -129,6 +130,8 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
     if entry.run.alone and entry.run.last_pass.mode == "packed":
         entry.run.refeed()  # "Run my steps alone" takes effect on this very step: its distribution from its own pass
         v.preview = False
+    if lens.before_choosing(entry):  # the panel open: the step chooses from the logits its lens was read with
+        v.preview = False
     fresh = v.preview and v.shown is not None and v.shown.settings == settings.to_dict()
     extras = v.preview_extras if fresh else inspect_step(entry.run, settings)
     v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
@@ -206,6 +209,7 @@ def settings_changed(run_id, mode, knobs: Mapping) -> View | dict:
 
 def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
     v: StepView = entry.view
+    lens.before_choosing(entry)
     v.shown, v.preview = entry.run.preview_step(settings), True
     v.preview_extras = inspect_step(entry.run, settings)
 

@@ -12,6 +12,7 @@ from ui.context import AppConfig
 from ui.events import message_line
 from ui.sessions import release_run
 from ui.step import keys
+from ui.step import lens as lens_panel
 from ui.step.controls import Buttons, Knobs, Reads, Setup, buttons, knob_column, lesson_controls
 from ui.step.lessons import DEFAULT_PRESET
 from ui.step.view import STRATEGIES_BLANK, Side, View, start_line
@@ -61,6 +62,7 @@ class StepPage:
     link: gr.Textbox
     view: View
     side: Side
+    lens: lens_panel.LensPanel
     mode: gr.Radio
     force: gr.Button
     click_box: gr.Textbox  # a bar's token id, put there by a click on the chart (ui/step/keys.py)
@@ -122,8 +124,17 @@ def chart_column(run_id: gr.State) -> dict:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
         strategies = gr.Plot(empty_figure(STRATEGIES_BLANK, 260), show_label=False, elem_id="step-strategies")
         code_view()
+    lens = lens_panel.layout()
     penalties = gr.Plot(label="Penalties this step")
-    side = Side(penalties=penalties, timeline=gr.Plot(label="Time", elem_id="step-time"), strategies=strategies)
+    time_fig = gr.Plot(label="Time", elem_id="step-time")
+    side = Side(
+        penalties,
+        time_fig,
+        strategies,
+        lens_summary=lens.view.summary,
+        lens_table=lens.view.table,
+        lens_curve=lens.view.curve,
+    )
     numbers = gr.Markdown(elem_id="step-numbers")
     with gr.Row():
         save = gr.Button("Save trace (JSON + CSV)")
@@ -142,6 +153,7 @@ def chart_column(run_id: gr.State) -> dict:
     return dict(
         view=view,
         side=side,
+        lens=lens,
         mode=mode,
         force=force,
         click_box=click_box,

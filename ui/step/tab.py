@@ -11,7 +11,7 @@ from decoding.knobs import settings_from
 from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.step import handlers as h
-from ui.step import links
+from ui.step import lens, links
 from ui.step.controls import Knobs
 from ui.step.page import StepPage, layout
 from ui.step.view import Side, redraw_chart, side_view
@@ -86,9 +86,24 @@ def wire(c: StepPage, config: AppConfig):
     picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
     picked.then(*named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
+
+    def prefill_lens(lens_open, **given):  # a new run reads its lens at once when the panel was left open
+        shown = h.prefill(config, **given)
+        redraw = lambda: h.settings_changed(shown.run_id, given["mode"], given["knobs"])  # noqa: E731
+        return (lens.opened(shown.run_id, redraw) or shown) if lens_open else shown
+
+    # the page's visible inputs keep their order (the API's, bench/classroom_load.py's); the panel's state comes last
     prefill = named(
-        partial(h.prefill, config), c.view, run_id=c.run_id, **start, mode=c.mode, knobs=knobs, alone=c.alone
+        prefill_lens,
+        c.view,
+        run_id=c.run_id,
+        **start,
+        mode=c.mode,
+        knobs=knobs,
+        alone=c.alone,
+        lens_open=c.lens.is_open,
     )
+
     then_side(on_step(b.prefill.click, prefill, api_name="prefill"))
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
     then_side(on_step(b.step.click, named(h.step, c.view, **live)), api_name="step_side")
@@ -104,6 +119,14 @@ def wire(c: StepPage, config: AppConfig):
     then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
+    # the lens panel: opening it reads the chart's lens (one pass, in the model's queue); closing stops the passes
+    c.lens.accordion.expand(lambda: True, None, c.lens.is_open, **h.QUIET)
+
+    def opened_lens(run_id, mode, knobs):
+        return lens.opened(run_id, lambda: h.settings_changed(run_id, mode, knobs))
+
+    then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
+    c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
     c.save.click(teach(h.save_trace), c.run_id, c.files)
     then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
     # the settings a link carries, in the order COPY_JS takes them

@@ -14,6 +14,7 @@ from decoding.prompts import token_texts
 from decoding.sandbox import each_strategy_alone
 from decoding.trace import Step
 from ui.sessions import STORE, Entry
+from ui.step import lens
 from ui.step.lessons import PRESETS
 from visuals import distribution, penalties, sandbox, sequence, serving, strategies, timeline
 from visuals.theme import empty_figure
@@ -35,6 +36,8 @@ class StepView:
     preview: bool = True
     preview_extras: object = None
     penalties_blank_sent: bool = False  # the page already shows the empty penalties chart
+    lens_on: bool = False  # the "What each layer would have said" panel is open (ui/step/lens.py)
+    lenses: dict = field(default_factory=dict)  # per step index: the lens read there (ui.step.lens.Seen)
 
 
 class View(NamedTuple):
@@ -56,6 +59,9 @@ class Side(NamedTuple):
     penalties: object
     timeline: object
     strategies: object
+    lens_summary: object  # "What each layer would have said" (ui/step/lens.py)
+    lens_table: object
+    lens_curve: object
 
 
 def start_line(preset: str) -> str:
@@ -124,6 +130,7 @@ def side_view(run_id, settings: SamplerSettings | None) -> Side:
             penalties=empty_figure("Penalties appear here once a run starts", 260),
             timeline=timeline.request_timeline_figure(0, [], []),
             strategies=empty_figure(STRATEGIES_BLANK, 260),
+            **_lens_fields(None),
         )
     v: StepView = entry.view
     extras = _extras(entry)
@@ -135,7 +142,13 @@ def side_view(run_id, settings: SamplerSettings | None) -> Side:
     v.penalties_blank_sent = not on
     steps = entry.trace.steps[: v.cursor]
     time_fig = timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), v.draw_ms[: len(steps)])
-    return Side(penalties=pen, timeline=time_fig, strategies=strategies_view(entry, settings))
+    strategies = strategies_view(entry, settings)
+    return Side(penalties=pen, timeline=time_fig, strategies=strategies, **_lens_fields(entry))
+
+
+def _lens_fields(entry: Entry | None) -> dict:
+    panel = lens.side(entry)
+    return dict(lens_summary=panel.summary, lens_table=panel.table, lens_curve=panel.curve)
 
 
 STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"

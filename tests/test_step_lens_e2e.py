@@ -1,0 +1,81 @@
+"""The step tab's "What each layer would have said" panel, performed in headless Chromium on the bundled model: its
+Try-this steps, 31 rows, the last row the chart's own distribution (the same floats), the marks, and the curve."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.pages import figure, idle, new_page, until
+from tests.test_app_e2e import ARTIFACTS
+from ui.step.lens import TRY_THIS
+from visuals import lens as visuals
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+LONG = 180_000
+
+
+@pytest.fixture
+def page(browser, app_url):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = new_page(browser)
+    page.goto(app_url)
+    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
+    yield page
+    page.close()
+
+
+def rows(page) -> list[list[tuple[int, float]]]:
+    """The table: per row, (token id, probability) of each top cell."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#lens-table tbody tr')].map(tr =>
+             [...tr.querySelectorAll('td.tok')].map(td => [parseInt(td.dataset.id), parseFloat(td.dataset.p)]))"""
+    )
+
+
+def model_probability(page) -> dict[int, float]:
+    """The chart's bars: each token id -> the model's own probability, as the chart holds it."""
+    bars = [t for t in figure(page, "step-dist")["data"] if t["customdata"]]
+    return {int(c[0]): c[1] for t in bars for c in t["customdata"]}
+
+
+def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
+    # 1) Prefill, then open the panel: every layer's guess at the distribution on the chart
+    assert "31 rows" in TRY_THIS and "␣Paris at 77%" in TRY_THIS and "Step** twice" in TRY_THIS
+    page.click("#btn-prefill")
+    idle(page)
+    page.locator("#step-lens").get_by_text("What each layer would have said").click()
+    table = until(page, lambda: len(rows(page)) == 31 and rows(page), 240, "the lens table's 31 rows")
+    idle(page)
+    table, chart = rows(page), model_probability(page)
+    final_token, final_p = table[-1][0]
+    assert chart[final_token] == final_p  # the same float, bit for bit
+    assert max(chart.values()) == final_p
+    summary = page.locator("#step-lens-summary").inner_text()
+    assert "␣Paris is first the top-1 at layer 30 (final)" in summary and "its final 77%" in summary
+    assert re.search(r"\d+ ms on this server's cpu", summary)
+    marks = page.locator("#lens-table .lens-mark").all_inner_texts()
+    assert any(visuals.FIRST in m for m in marks) and any(visuals.HALF in m for m in marks)
+    page.locator("#step-lens").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "step-lens-prefill.png"))
+    # 2) Step: the step chooses from that very distribution, and the panel keeps to the chart
+    page.click("#btn-step")
+    idle(page)
+    until(page, lambda: page.locator("#step-chips .tok.gen").count() == 1, 120, "the first token")
+    page.click("#btn-step")
+    idle(page)
+    table, chart = rows(page), model_probability(page)
+    assert len(table) == 31 and chart[table[-1][0][0]] == table[-1][0][1]
+    # 3) the curve: every step taken with the panel open
+    curve = until(page, lambda: (f := figure(page, "step-lens-agree")) and f["data"] and f, 60, "the curve")
+    assert len(curve["data"][0]["y"]) == 31 and "2 steps" in curve["title"]
+    assert all(0 <= y <= 1 for y in curve["data"][0]["y"])
+    page.locator("#step-lens-agree").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "step-lens-curve.png"))
+    # 4) a new run with the panel left open reads its lens at once
+    page.click("#btn-prefill")
+    idle(page)
+    fresh = "Step with this panel open"
+    until(page, lambda: fresh in figure(page, "step-lens-agree")["annotations"][0], 120, "the new run's empty curve")
+    table, chart = rows(page), model_probability(page)
+    assert len(table) == 31 and chart[table[-1][0][0]] == table[-1][0][1]

@@ -1,0 +1,146 @@
+"""The step tab's "What each layer would have said" panel: the logit lens (decoding.lens) of the distribution on the
+chart, a row per layer, and over the run how often each layer's top-1 was the token chosen.
+
+Closed, it costs nothing: no hidden state is kept, no pass is added, and no event of its own is sent (the panel
+is drawn with the panels below the chart). Open, each distribution the tab shows is read again by one extra pass
+of the session's own over its last position, with every layer's hidden state; that pass's logits become the ones
+the step chooses from, so the lens's final row is the chart, bit for bit. A moved knob reuses the lens (the model's
+distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its own."""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import gradio as gr
+
+from decoding.lens import agreement, lens_run
+from ui.context import model_turn
+from ui.sessions import STORE, Entry
+from visuals import lens as visuals
+
+TRY_THIS = """**Try this:** 1. With the preset **Confident**, press **Prefill** and open this panel: 31 rows,
+embeddings to layer 30; the last is the chart's ␣Paris at 77%, and no earlier layer has ␣Paris on top.
+2. Press **Step** twice: each step's lens is read before it chooses, and the curve below counts where each layer
+already agreed. 3. In the *Speculative decoding* tab, the early-exit preset drafts from layer 8: row 8 of this
+table."""
+HINT = "Press Prefill or Step: each layer's guess at the distribution on the chart appears here."
+CURVE_NOTE = (
+    "From the lens rows this run already read (each step taken with this panel open), no extra pass: the share of "
+    "those steps whose lens top-1 at each layer is the token the step chose."
+)
+
+
+@dataclass
+class Seen:
+    """One distribution's lens, with the context it was read at and the logits it left pending."""
+
+    ids: tuple[int, ...]
+    logits: object  # the run's pending logits right after the lens pass: the same object while nothing replaced them
+    lens: object  # decoding.lens.LayerLens
+
+
+class LensView(NamedTuple):
+    summary: object
+    table: object
+    curve: object
+
+
+@dataclass(frozen=True)
+class LensPanel:
+    accordion: gr.Accordion
+    is_open: gr.State  # the page's, so a new run (Prefill) reads its lens when the learner left the panel open
+    view: LensView
+
+
+def layout() -> LensPanel:
+    with gr.Accordion("What each layer would have said", open=False, elem_id="step-lens") as accordion:
+        gr.Markdown(
+            "Each layer's hidden state read through the model's final norm and LM head (the logit lens): the token "
+            "each layer would have picked had the model stopped there. " + visuals.BIAS_NOTE,
+            elem_classes="hint",
+        )
+        gr.Markdown(TRY_THIS, elem_id="step-lens-try")
+        summary = gr.HTML(HINT, elem_id="step-lens-summary")
+        table = gr.HTML(elem_id="step-lens-table")
+        gr.Markdown(CURVE_NOTE, elem_classes="hint")
+        curve = gr.Plot(visuals.agreement_figure([], 0), show_label=False, elem_id="step-lens-agree")
+    return LensPanel(accordion=accordion, is_open=gr.State(False), view=LensView(summary, table, curve))
+
+
+def before_choosing(entry: Entry) -> bool:
+    """With the panel open, the lens of the run's pending distribution, unless already read for these very logits.
+    Returns whether the pending logits were computed again (the step must inspect them afresh)."""
+    v, run = entry.view, entry.run
+    if not v.lens_on or run is None or run.logits is None:
+        return False
+    index = len(entry.trace.steps)
+    if index in v.lenses and v.lenses[index].logits is run.logits:
+        return False
+    with model_turn(run.lm, "the logit lens"):
+        seen = lens_run(run)
+    v.lenses[index] = Seen(tuple(run.ids), run.logits, seen)
+    return True
+
+
+def _valid(entry: Entry, index: int):
+    """The lens read at step `index`, if the context there is still the run's (Back and a new choice change it)."""
+    seen = entry.view.lenses.get(index)
+    trace = entry.trace
+    if seen is None or index > len(trace.steps):
+        return None
+    return seen if seen.ids == tuple(trace.prompt_ids + trace.token_ids[:index]) else None
+
+
+def draw(entry: Entry) -> LensView:
+    """The panel for the distribution on the chart, and the run's agreement curve."""
+    v = entry.view
+    index = len(entry.trace.steps) if v.preview else v.cursor - 1
+    seen = _valid(entry, index) if index >= 0 else None
+    done = [(_valid(entry, i), s.token_id) for i, s in enumerate(entry.trace.steps[: v.cursor])]
+    done = [(x.lens, token) for x, token in done if x is not None]
+    curve = visuals.agreement_figure(agreement([x for x, _ in done], [t for _, t in done]), len(done))
+    if seen is None:
+        why = "a replayed trace has no model to read" if entry.run is None else "this step was taken with it closed"
+        return LensView(summary=f"No lens for the distribution on the chart: {why}. {HINT}", table="", curve=curve)
+    lens = seen.lens
+    summary = f"{visuals.summary_line(lens)}<br><small>{visuals.cost_line(lens)}</small>"
+    return LensView(summary=summary, table=visuals.lens_table_html(lens), curve=curve)
+
+
+def _shows_lens(entry: Entry) -> bool:
+    """Whether the chart's distribution already has its lens (else the panel reads the pending one, and the chart
+    shows it)."""
+    v = entry.view
+    if entry.run is None or entry.run.logits is None:
+        return True  # nothing more to read
+    if v.preview:
+        seen = v.lenses.get(len(entry.trace.steps))
+        return seen is not None and seen.logits is entry.run.logits
+    return _valid(entry, v.cursor - 1) is not None
+
+
+def side(entry: Entry | None) -> LensView:
+    """The panel, drawn with the panels below the chart: nothing changes while it is closed."""
+    if entry is None or not entry.view.lens_on:
+        return LensView(summary=gr.skip(), table=gr.skip(), curve=gr.skip())
+    return draw(entry)
+
+
+def opened(run_id, redraw) -> dict | object:
+    """The panel opens: the run reads a lens with each distribution from now on, starting with the chart's when it
+    lacks one (`redraw()` then shows the pending distribution with it)."""
+    if run_id is None:
+        return {}
+    entry = STORE.get(run_id)
+    entry.view.lens_on = True
+    return {} if _shows_lens(entry) else redraw()
+
+
+def closed(run_id) -> bool:
+    """The panel closes: no more lens passes. Returns the page's open state."""
+    try:
+        entry = STORE.runs.get(run_id)
+    except ValueError:  # freed: the next Prefill starts afresh
+        return False
+    if entry is not None:
+        entry.view.lens_on = False
+    return False

@@ -1,0 +1,168 @@
+"""What each layer would have said: the logit lens as a table (a row per layer, its top tokens coloured by their
+probability) and, over a run, how often each layer's top-1 is the token the step chose.
+
+Reads `decoding.lens.LayerLens` (plain lists), without importing it: visuals never import torch.
+"""
+
+import html
+
+from visuals.theme import CHOSEN, FONT_SIZE, KEPT, TEXT, figure_from, look
+from visuals.tokens import visible_token
+from visuals.words import count
+
+BIAS_NOTE = (
+    "The plain logit lens reads every layer through a head trained only for the last one, so its early rows are "
+    "biased (they often just echo the input token); the tuned lens learns a small map per layer for that reason "
+    "(logit lens: nostalgebraist 2020, <a href='https://www.lesswrong.com/posts/AcKRB8wDpdaN6v6ru' target='_blank'>"
+    "interpreting GPT: the logit lens</a>; tuned lens: Belrose et al. 2023, <a href='https://arxiv.org/abs/2303.08112' "
+    "target='_blank'>Eliciting Latent Predictions from Transformers with the Tuned Lens</a>)."
+)
+FIRST, HALF = "first = final", "half p"  # the marks, beside the row they name
+_RGB = ", ".join(str(int(KEPT[i : i + 2], 16)) for i in (1, 3, 5))
+# gradio's own table styles are more specific than a class: the table's rules go by its id, and !important
+CSS = "".join(
+    [
+        "#lens-table { border-collapse: collapse; font-size: 13px; width: auto !important; margin: 4px 0; }",
+        "#lens-table td, #lens-table th { padding: 0 8px !important; line-height: 1.25 !important;"
+        " border: 0 !important; border-bottom: 1px solid rgba(128,128,128,.2) !important; white-space: nowrap;"
+        " background: none; text-align: left; }",
+        "#lens-table td.tok { font-family: ui-monospace, monospace; color: #222; }",
+        f"#lens-table td.final {{ outline: 2px solid {CHOSEN}; outline-offset: -2px; }}",
+        f"#lens-table tr.last td, #lens-table tr.last th {{ border-top: 2px solid {TEXT} !important; }}",
+        f"#lens-table .lens-mark {{ color: {TEXT}; font-weight: 600; font-size: 12px; }}",
+    ]
+    # the cell's background holds as much blue as the probability, in tenths: 0 white, 1 the kept colour at 50%
+    + [f"#lens-table td.lens-b{k} {{ background: rgba({_RGB}, {k / 20:.2f}) !important; }}" for k in range(11)]
+)
+
+
+def row_name(row: int, rows: int) -> str:
+    return "embeddings" if row == 0 else f"layer {row}" + (" (final)" if row == rows - 1 else "")
+
+
+def _cell(token_id: int, text: str, p: float, final: bool) -> str:
+    title = f"{text!r}: {p:.2%}" + (" (the final choice)" if final else "")
+    cls = f"tok lens-b{round(p * 10)}" + (" final" if final else "")
+    tok = html.escape(visible_token(text))
+    data = f"data-p='{p!r}' data-id='{token_id}'"
+    return f"<td class='{cls}' title='{html.escape(title)}' {data}>{tok} <small>{p:.0%}</small></td>"
+
+
+def _marks(lens, row: int) -> str:
+    marks = [m for m, r in ((FIRST, lens.first_agreeing()), (HALF, lens.first_half())) if r == row]
+    return f"<span class='lens-mark'>{' · '.join(marks)} ▸</span>" if marks else ""
+
+
+def lens_table_html(lens) -> str:
+    """One row per layer (embeddings first, the final layer last), its top tokens and their probabilities; the final
+    choice outlined wherever a layer has it in its top; the two marks beside their rows."""
+    rows = len(lens.top_ids)
+    head = "".join(f"<th>#{i + 1}</th>" for i in range(len(lens.top_ids[0])))
+    body = []
+    for r in range(rows):
+        cells = "".join(
+            _cell(i, t, p, i == lens.final_id) for i, t, p in zip(lens.top_ids[r], lens.top_texts[r], lens.top_probs[r])
+        )
+        cls = " class='last'" if r == rows - 1 else ""
+        final_p = f"{lens.final_prob[r]:.1%}"
+        body.append(
+            f"<tr{cls} data-row='{r}'><th>{row_name(r, rows)}</th><td>{_marks(lens, r)}</td>{cells}"
+            f"<td>{final_p}</td></tr>"
+        )
+    final_text = html.escape(visible_token(lens.top_texts[-1][0]))
+    return (
+        f"<style>{CSS}</style><table class='lens-table' id='lens-table'><thead><tr><th>read after</th><th></th>{head}"
+        f"<th>p({final_text})</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def cost_line(lens) -> str:
+    """What the panel cost, measured, on what."""
+    return (
+        f"Computed by one extra pass over this position (every layer's hidden state, then the final norm and the LM "
+        f"head over all {len(lens.top_ids)} rows in one matmul): <span id='lens-ms'>{lens.ms:.0f}</span> ms on "
+        f"this server's {lens.device} ({lens.model}, {lens.dtype}). The final row is the model's own distribution, "
+        "the chart's 'model probability'; the step then chooses from exactly it."
+    )
+
+
+def summary_line(lens) -> str:
+    """The two marks in words."""
+    rows = len(lens.top_ids)
+    first, half = lens.first_agreeing(), lens.first_half()
+    said = html.escape(visible_token(lens.top_texts[-1][0]))
+    where = row_name(first, rows) if first is not None else "no row"
+    return (
+        f"The final choice <b>{said}</b> is first the top-1 at <b>{where}</b> (marked <i>{FIRST}</i>); its "
+        f"probability first reaches half of its final {lens.final_prob[-1]:.0%} at <b>{row_name(half, rows)}</b> "
+        f"(marked <i>{HALF}</i>)."
+    )
+
+
+def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = None):
+    """Per layer 0..L: the share of steps whose lens top-1 there is the token the step chose."""
+    if not shares:
+        layout = look(None, 260)
+        layout["annotations"] = [
+            {"text": "Step with this panel open: each step's lens adds to this curve", "showarrow": False}
+        ]
+        layout["xaxis"], layout["yaxis"] = {"visible": False}, {"visible": False}
+        return figure_from([], layout)
+    xs = list(range(len(shares)))
+    data = [
+        {
+            "x": xs,
+            "y": shares,
+            "mode": "lines+markers",
+            "name": "lens top-1 = chosen token",
+            "line": {"color": KEPT, "width": 3},
+            "hovertemplate": "%{x}: %{y:.0%}<extra></extra>",
+        }
+    ]
+    layout = look(f"Lens top-1 = the chosen token, over {count(steps, 'step')}", 280)
+    layout["xaxis"] = {**layout["xaxis"], "title": "layer (0 = embeddings)", "dtick": 5 if len(xs) > 12 else 1}
+    layout["yaxis"] = {**layout["yaxis"], "title": "share of steps", "range": [0, 1.05], "tickformat": ".0%"}
+    layout["font"] = {"size": FONT_SIZE, "color": TEXT}
+    if exit_layer is not None:
+        layout["shapes"] = [
+            {
+                "type": "line",
+                "x0": exit_layer,
+                "x1": exit_layer,
+                "y0": 0,
+                "y1": 1,
+                "yref": "paper",
+                "line": {"color": CHOSEN, "dash": "dash"},
+            }
+        ]
+    return figure_from(data, layout)
+
+
+def exit_rows_html(check, exit_layer: int, layers: int, greedy: bool, top: int = 5) -> str:
+    """A round's first guess (a decoding.speculative.records.Check): the draft's distribution, which is the lens at
+    layer L, beside the final layer's, their top tokens each; the target's choice outlined in both."""
+    rows = []
+    for name, col in ((f"layer {exit_layer} (the draft: the lens at L)", 3), (f"layer {layers} (final)", 2)):
+        best = sorted(check.top, key=lambda t: -t[col])[:top]
+        cells = "".join(_cell(t[0], t[1], t[col], t[0] == check.target_id) for t in best)
+        rows.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
+    kept = "kept" if check.accepted else "rejected"
+    after = "" if greedy else " (after the sampler settings)"
+    return (
+        f"<style>{CSS}</style><p>This round's first guess was <b>{kept}</b>: the draft at layer {exit_layer} is the "
+        f"logit lens of that layer{after}; the target keeps its guess when the final layer agrees.</p>"
+        f"<table class='lens-table' id='lens-table'><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def first_guess_line(kept: int, agreed: int, guessed: int, exit_layer: int, greedy: bool) -> str:
+    """Over a run: first guesses kept, beside how often the lens at L picked the final token."""
+    if not guessed:
+        return ""
+    same = (
+        " In greedy rounds these are one event: a first guess is kept exactly when the lens agrees." if greedy else ""
+    )
+    return (
+        f"**First guesses kept:** {kept} of {count(guessed, 'round')} ({kept / guessed:.0%}). **The lens at layer "
+        f"{exit_layer} picked the final token:** {agreed} of {guessed} ({agreed / guessed:.0%}).{same}"
+    )
