@@ -13,7 +13,6 @@ kernel choice, memory growth), and a lesson that timed it would show that as its
 import importlib.metadata
 import os
 import shutil
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 import torch
 
 from decoding.clock import Timer
+from decoding.hub import fetch, load_pretrained
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
 from decoding.quantization.model import quantize_model
 from decoding.tiny import tiny_model
@@ -126,7 +126,7 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str 
     if model_id == TINY:
         model, tokenizer, label = *tiny_model(), "tiny random llama (tests)"
     elif model_id == BUNDLED:
-        model, tokenizer = _load_pretrained(str(bundled_cache_dir()), dtype)
+        model, tokenizer = load_pretrained(str(bundled_cache_dir()), dtype)
         label = "SmolLM2-135M-Instruct (bundled GGUF Q4_1, dequantized)"
     else:
         model, tokenizer, label = *_load_hub(model_id, dtype), model_id
@@ -148,6 +148,18 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str 
     )
 
 
+def _load_hub(model_id: str, dtype: torch.dtype):
+    if model_id not in allowed_models():
+        raise ModelLoadError(
+            f"model {model_id!r} is not on the allowlist {allowed_models()}; "
+            f"add hub ids with the {EXTRA_ENV} environment variable"
+        )
+    try:
+        return fetch(model_id, dtype)
+    except OSError as err:
+        raise ModelLoadError(f"{err} The bundled model {BUNDLED!r} works offline.") from None
+
+
 @torch.inference_mode()
 def warm_up(model: torch.nn.Module, device: torch.device, tokens: int = 8) -> float:
     """A short prefill and one decode step, as the lessons run them, so no lesson times a cold pass; returns ms."""
@@ -159,46 +171,6 @@ def warm_up(model: torch.nn.Module, device: torch.device, tokens: int = 8) -> fl
         cache = out.past_key_values
         model(input_ids=ids[:, :1], attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
     return t.ms
-
-
-def _load_pretrained(path: str, dtype: torch.dtype, **kwargs):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=False, **kwargs)
-    return model, tokenizer
-
-
-def _load_hub(model_id: str, dtype: torch.dtype):
-    if model_id not in allowed_models():
-        raise ModelLoadError(
-            f"model {model_id!r} is not on the allowlist {allowed_models()}; "
-            f"add hub ids with the {EXTRA_ENV} environment variable"
-        )
-    try:  # already downloaded?
-        return _load_pretrained(model_id, dtype, local_files_only=True)
-    except OSError:
-        pass
-    if not _hub_reachable():
-        raise ModelLoadError(
-            f"could not fetch {model_id!r}: the Hugging Face hub is not reachable from this machine "
-            f"and the model is not in the local cache. The bundled model {BUNDLED!r} works offline."
-        )
-    try:
-        return _load_pretrained(model_id, dtype)
-    except OSError as err:
-        raise ModelLoadError(f"could not fetch {model_id!r} from the Hugging Face hub: {err}") from None
-
-
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    """A quick look before transformers' own retries, which take most of a minute to give up."""
-    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
-        return False
-    try:
-        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
-        return True
-    except OSError:
-        return False
 
 
 def bundled_gguf_path() -> Path:

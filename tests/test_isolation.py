@@ -15,7 +15,7 @@ from decoding.models import BUNDLED, EXTRA_ENV, TINY, allowed_models, cache_root
 from ui import context
 from ui.context import RAW, AppConfig, get_model
 from ui.events import teach
-from ui.sessions import STORE
+from ui.sessions import STORE, release_run
 from ui.step import handlers as h
 from visuals.distribution import MODES
 
@@ -85,9 +85,10 @@ def test_closing_the_page_releases_its_run():
 
     with gr.Blocks() as demo:
         step_tab.build(CONFIG)
-    (callback,) = [b.delete_callback for b in demo.blocks.values() if isinstance(b, gr.State) and b.delete_callback]
+    # every gr.State has a delete callback (gradio's default does nothing): the run id's is the store's release
+    (state,) = [b for b in demo.blocks.values() if isinstance(b, gr.State) and b.delete_callback is release_run]
     run_id = prefill("alpha", 1)
-    callback(run_id)  # what gradio calls when the page closes
+    state.delete_callback(run_id)  # what gradio calls when the page closes
     with pytest.raises(ValueError, match="there is no run in this session"):
         STORE.get(run_id)
 

@@ -13,6 +13,7 @@ from decoding.speculative.records import (
 )
 from visuals import speculative as figs
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
+from visuals.speculative_round import round_html
 
 
 def a_round(accepted=1, sampled=False) -> Round:
@@ -71,7 +72,7 @@ def a_round(accepted=1, sampled=False) -> Round:
 
 
 def test_round_html_marks_the_match_the_source_and_each_guess_verdict():
-    out = figs.round_html(["a", " b", " c", " d", "a", " b"], a_round(accepted=1))
+    out = round_html(["a", " b", " c", " d", "a", " b"], a_round(accepted=1))
     assert out.count("spec-match") == 4  # the n-gram where it was found, and the same n-gram ending the context
     assert out.count("spec-source") == 2  # the two tokens copied (positions 2, 3)
     assert "spec-ok" in out and "spec-no" in out and "spec-skip" in out and "+1 target" in out

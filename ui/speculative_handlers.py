@@ -24,6 +24,7 @@ from ui.sessions import STORE, spec_run_bytes
 from visuals import speculative as figs
 from visuals.glossary import stop_reason
 from visuals.speculative_captions import round_caption, run_caption, speedup_caption
+from visuals.speculative_round import round_html
 from visuals.theme import empty_figure
 
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
@@ -191,8 +192,7 @@ def back(config: AppConfig, sid) -> View:
     if spec is None:
         raise ValueError("there is no run in this session: press Prefill to start one")
     spec.run.back()
-    spec.context = spec.context[: len(spec.run.ids)]
-    spec.comparison = None
+    spec.context, spec.comparison = spec.context[: len(spec.run.ids)], None  # the timing was of the whole run
     return view(sid, spec, get_model(config))
 
 
@@ -234,10 +234,10 @@ def view(sid: str, spec: Spec, lm) -> View:
         status = f"**Prefilled** {len(run.result.prompt_ids) - 1} prompt tokens in {run.result.prefill_ms:.0f} ms. "
         status += "Press **Round**: the draft guesses, the target checks every guess in one pass."
         return shown._replace(status=status)
-    rnd = run.rounds[-1]
+    rnd, layers = run.rounds[-1], (run.draft.layers if run.draft else None)
     shown = shown._replace(
-        status=round_caption(rnd, run.settings.greedy, run.draft.layers if run.draft else None),
-        chips=figs.round_html(spec.context[: rnd.context_len], rnd, run.draft.layers if run.draft else None),
+        status=round_caption(rnd, run.settings.greedy, layers),
+        chips=round_html(spec.context[: rnd.context_len], rnd, layers),
         verify=figs.verify_figure(rnd, run.settings.greedy),
         decisive=figs.decisive_figure(rnd),
     )

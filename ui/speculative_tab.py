@@ -15,8 +15,8 @@ from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
 from ui.speculative_presets import DEFAULT, PRESETS, Preset
 from ui.validate import knob_slider, whole_number_box
-from visuals.speculative import CSS
 from visuals.speculative_captions import EXACTNESS
+from visuals.speculative_round import CSS
 
 INTRO = """## Speculative decoding: guess several tokens, check them in one pass
 Decode is memory-bound: every token costs one full read of the weights, and a pass over 6 tokens reads them once

@@ -11,63 +11,9 @@ import html
 
 import plotly.graph_objects as go
 
-from visuals.theme import CHOSEN, DECODE, FORCED, KEPT, OTHER, PREFILL, REMOVED, SAMPLING, empty_figure, styled
+from visuals.speculative_round import DRAFT, REJECTED
+from visuals.theme import CHOSEN, DECODE, KEPT, OTHER, PREFILL, SAMPLING, empty_figure, styled
 from visuals.tokens import visible_token
-
-DRAFT = FORCED
-REJECTED = REMOVED["top_k"]
-CONTEXT_TAIL, MATCH_AROUND = 14, 6  # context tokens shown before the guesses, and around a lookup match
-
-
-def _esc(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
-def _chip(text: str, style: str, title: str = "", note: str = "") -> str:
-    note_html = f"<span class='spec-note'>{_esc(note)}</span>" if note else ""
-    return f"<span class='spec-chip {style}' title='{html.escape(title)}'>{_esc(visible_token(text))}{note_html}</span>"
-
-
-def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
-    """The context's end (with prompt lookup's matched n-gram and what followed it marked), then the K guesses as
-    ghost chips judged one by one, then the bonus token. `context`: the token texts before the round."""
-    marks = {}
-    if rnd.match is not None:
-        m = rnd.match
-        for i in range(m.start, m.start + m.size):
-            marks[i] = "spec-match"
-        for i in range(m.follow, min(m.follow + len(rnd.drafted), len(context))):
-            marks[i] = "spec-source"
-        for i in range(len(context) - m.size, len(context)):
-            marks[i] = "spec-match"
-    shown = set(range(max(0, len(context) - CONTEXT_TAIL), len(context)))
-    if rnd.match is not None:
-        lo = max(0, rnd.match.start - MATCH_AROUND)
-        shown |= set(range(lo, min(len(context), rnd.match.follow + len(rnd.drafted) + MATCH_AROUND)))
-    parts, last = [], -1
-    for i in sorted(shown):
-        if i != last + 1:
-            parts.append("<span class='spec-gap'>…</span>")
-        parts.append(_chip(context[i], marks.get(i, "spec-ctx"), f"position {i}"))
-        last = i
-    guesses = []
-    for c in rnd.checks:
-        if c.draft_id is None:
-            continue
-        style = {True: "spec-ok", False: "spec-no", None: "spec-skip"}[c.accepted]
-        mark = {True: "✓", False: "✗", None: "·"}[c.accepted]
-        note = f"{mark} p {c.p:.2f}" + (f" q {c.q:.2f}" if exit_layer else "")
-        guesses.append(
-            _chip(c.draft_text, f"spec-ghost {style}", f"guess {c.index + 1}: target argmax {c.target_text!r}", note)
-        )
-    source = f"first {exit_layer} layers" if exit_layer else ("lookup: no match" if rnd.match is None else "lookup")
-    bonus = _chip(rnd.bonus_text, "spec-bonus", f"the target's own token ({rnd.bonus_from})", "+1 target")
-    return (
-        f"<div class='spec-round'><div class='spec-line'>{''.join(parts)}</div>"
-        f"<div class='spec-line'><span class='spec-label'>{_esc(source)} →</span>"
-        f"{''.join(guesses) or '<span class=spec-gap>no guesses</span>'}<span class='spec-label'>then</span>{bonus}"
-        f"</div></div>"
-    )
 
 
 def verify_figure(rnd, greedy: bool) -> go.Figure:
@@ -146,7 +92,9 @@ def decisive_figure(rnd) -> go.Figure:
             orientation="h",
         )
     where = "rejected here" if check.accepted is False else "bonus position"
-    styled(fig, f"Position {check.index + 1} ({where}) → {_esc(visible_token(rnd.bonus_text))}", 400)
+    styled(
+        fig, f"Position {check.index + 1} ({where}) → {html.escape(visible_token(rnd.bonus_text), quote=False)}", 400
+    )
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.18, "x": 0})
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(title="probability (after the sampler pipeline)")
@@ -232,21 +180,3 @@ def timeline_figure(rounds, prefill_ms: float, plain_prefill_ms: float, plain_to
     fig.update_xaxes(title="milliseconds since the start (waiting for the model's turn not counted)")
     fig.update_yaxes(categoryorder="array", categoryarray=["plain", "speculative"])
     return fig
-
-
-CSS = """
-.spec-round { font-size: 1.05rem; line-height: 2.4; }
-.spec-line { display: flex; flex-wrap: wrap; align-items: center; gap: 4px; }
-.spec-chip { display: inline-block; padding: 0 6px; border-radius: 6px; border: 1px solid rgba(128,128,128,.35);
-  font-family: ui-monospace, monospace; white-space: pre; line-height: 1.7; }
-.spec-note { display: block; font-size: 12px; line-height: 1.1; opacity: .85; text-align: center; }
-.spec-ctx { opacity: .8; }
-.spec-match { background: rgba(240,228,66,.55); border-color: #C8B400; }
-.spec-source { border: 2px solid #CC79A7; }
-.spec-ghost { border: 2px dashed #CC79A7; }
-.spec-ok { background: rgba(0,114,178,.25); border-color: #0072B2; }
-.spec-no { background: rgba(213,94,0,.25); border-color: #D55E00; text-decoration: line-through; }
-.spec-skip { opacity: .45; }
-.spec-bonus { background: rgba(230,159,0,.45); border: 2px solid #E69F00; font-weight: 700; }
-.spec-label, .spec-gap { opacity: .7; padding: 0 4px; }
-"""

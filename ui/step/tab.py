@@ -77,14 +77,7 @@ def wire(c: StepPage, config: AppConfig):
         handler, inputs, outputs = named(fn, c.view, **args)
         return teach(handler, c.message), inputs, [*outputs, c.message]
 
-    read = partial(h.prompt_view, config)
-    read_fn, read_inputs, read_outputs = named(read, c.reads, model_id=c.model, message=c.prompt, template=c.template)
-    prompt_moves = [c.model.change, c.prompt.blur, c.template.change]
-    model_event(prompt_moves, read_fn, read_inputs, read_outputs, show_progress="minimal", api_name="prompt_view")
-    # a preset applies when the learner picks one (not when a shared link sets it with its own settings)
-    picked = c.preset.input(*named(h.apply_preset, c.setup, name=c.preset))
-    picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
-    picked.then(*named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
+    _wire_prompt(c, config)
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
 
     def prefill_lens(lens_open, **given):  # a new run reads its lens at once when the panel was left open
@@ -119,7 +112,29 @@ def wire(c: StepPage, config: AppConfig):
     then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
-    # the lens panel: opening it reads the chart's lens (one pass, in the model's queue); closing stops the passes
+    _wire_lens(c, live, on_step, then_side)
+    c.save.click(teach(h.save_trace), c.run_id, c.files)
+    then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
+    # the settings a link carries, in the order COPY_JS takes them
+    shared = [c.preset, *[getattr(knobs, field) for field in links.PARAMS.values()], c.seed]
+    c.copy.click(None, shared, c.link, js=links.COPY_JS)
+    return partial(load_on_page, c, config)
+
+
+def _wire_prompt(c: StepPage, config: AppConfig) -> None:
+    """What the model will read, redrawn as the prompt, template or model changes; a picked preset sets it all."""
+    read = partial(h.prompt_view, config)
+    read_fn, read_inputs, read_outputs = named(read, c.reads, model_id=c.model, message=c.prompt, template=c.template)
+    prompt_moves = [c.model.change, c.prompt.blur, c.template.change]
+    model_event(prompt_moves, read_fn, read_inputs, read_outputs, show_progress="minimal", api_name="prompt_view")
+    # a preset applies when the learner picks one (not when a shared link sets it with its own settings)
+    picked = c.preset.input(*named(h.apply_preset, c.setup, name=c.preset))
+    picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
+    picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
+
+
+def _wire_lens(c: StepPage, live: dict, on_step, then_side) -> None:
+    """The lens panel: opening it reads the chart's lens (one pass, in the model's queue); closing stops the passes."""
     c.lens.accordion.expand(lambda: True, None, c.lens.is_open, **h.QUIET)
 
     def opened_lens(run_id, mode, knobs):
@@ -127,12 +142,6 @@ def wire(c: StepPage, config: AppConfig):
 
     then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
     c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
-    c.save.click(teach(h.save_trace), c.run_id, c.files)
-    then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
-    # the settings a link carries, in the order COPY_JS takes them
-    shared = [c.preset, *[getattr(knobs, field) for field in links.PARAMS.values()], c.seed]
-    c.copy.click(None, shared, c.link, js=links.COPY_JS)
-    return partial(load_on_page, c, config)
 
 
 def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks) -> None:
