@@ -22,7 +22,7 @@ def page(browser, app_url):
 
 
 def test_early_exit_rounds_show_the_lens_at_l_and_the_run_its_agreement(page):
-    pick(page, "spec-preset", "Early exit: cheap guesses, mostly wrong")
+    pick(page, "spec-preset", "Early exit: cheap, mostly wrong")
     idle(page)
     page.click("#spec-prefill")
     idle(page)
