@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, open_tab, until
+from tests.pages import figure, idle, open_tab, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.serving_tab import TRY
 
@@ -53,6 +53,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
     assert re.search(r"computed with \d+ other sessions?: batch \d+", pass_line(page))
     # 4. Run my steps alone: from the next step on (the tick reaches the server beside the click), passes of its own
     page.locator("#step-alone input").check()
+    idle(page)  # the tick is its own event: the Step after it lands is the one that must run alone
     step_until(page, "computed alone, as you asked", 1)  # the very next Step
     assert "bit-exact with generate()" in pass_line(page)
     page.locator("#step-alone input").uncheck()
