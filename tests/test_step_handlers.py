@@ -94,14 +94,16 @@ def test_step_without_a_run_says_to_prefill():
         teach(h.step)("no-such-run", MODES[0], KNOBS)
 
 
-def test_run_my_steps_alone_takes_effect_on_the_very_next_step(tiny):
+@pytest.mark.parametrize("before", [Pass(ms=1.0, rows=2, mode="packed"), Pass(ms=1.0, rows=1, mode="solo")])
+def test_run_my_steps_alone_takes_effect_on_the_very_next_step(tiny, before):
+    """Whether the shown distribution came from a shared pass or from a tick that happened to hold only this session,
+    the Step after the tick says "alone, as you asked": its choice comes from a pass that was kept alone."""
     run_id = start()
     h.step(run_id, MODES[0], KNOBS)
     run = STORE.get(run_id).run
     if run.scheduler is None:
         pytest.skip("this server runs without the shared scheduler: every pass is its own")
-    # the distribution on screen came from a pass shared with another session (as in a class)
-    run.last_pass = Pass(ms=1.0, rows=2, mode="packed")
+    run.last_pass = before  # the pass behind the distribution on screen
     h.set_alone(run_id, True)
     h.step(run_id, MODES[0], KNOBS)
     step = STORE.get(run_id).trace.steps[-1]
