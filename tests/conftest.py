@@ -1,6 +1,7 @@
 """Shared fixtures: the tiny random model (no downloads), the bundled model (loaded once), and for the browser tests
 one app server and one headless Chromium for the whole session (each module opens its own pages)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,20 @@ def browser(app_url):
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def step_page(browser, app_url):
+    """A fresh page (its own session) at 1280x720, the projector's size, on the step tab's first screen: the chat
+    template has been applied to the default prompt."""
+    from playwright.sync_api import expect
+
+    from tests.pages import new_page
+    from tests.test_app_e2e import ARTIFACTS
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = new_page(browser)
+    page.goto(app_url)
+    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=180_000)
+    yield page
+    page.close()

@@ -4,9 +4,8 @@ Try-this steps, 31 rows, the last row the chart's own distribution (the same flo
 import re
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.pages import figure, idle, new_page, until
+from tests.pages import figure, idle, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.step.lens import TRY_THIS
 from visuals import lens as visuals
@@ -16,13 +15,8 @@ LONG = 180_000
 
 
 @pytest.fixture
-def page(browser, app_url):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page = new_page(browser)
-    page.goto(app_url)
-    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
-    yield page
-    page.close()
+def page(step_page):
+    return step_page
 
 
 def rows(page) -> list[list[tuple[int, float]]]:

@@ -18,14 +18,8 @@ CONFIDENT, OPEN, GREEDY, HOT = PRESETS
 
 
 @pytest.fixture
-def page(browser, app_url):
-    """A fresh page (its own session) at 1280x720, the projector's size, on the step tab's first screen."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    page = new_page(browser)
-    page.goto(app_url)
-    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
-    yield page
-    page.close()
+def page(step_page):
+    return step_page
 
 
 def chart(page, elem: str = "step-dist") -> list[dict]:
