@@ -37,43 +37,12 @@ sys.path.insert(0, str(ROOT))
 from gradio_client import Client  # noqa: E402
 
 from bench.page_calls import PageCaller  # noqa: E402
+from decoding.serving.students import TOPICS  # noqa: E402
 from tests.test_app_e2e import start_app  # noqa: E402
 from ui.context import RAW  # noqa: E402
 from visuals.distribution import MODES  # noqa: E402
 
 GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, engine order
-TOPICS = (
-    "the moon",
-    "rivers",
-    "bread",
-    "volcanoes",
-    "owls",
-    "the piano",
-    "glaciers",
-    "bicycles",
-    "honey bees",
-    "chess",
-    "lighthouses",
-    "coral reefs",
-    "the printing press",
-    "thunderstorms",
-    "maps",
-    "tea",
-    "deserts",
-    "comets",
-    "windmills",
-    "octopuses",
-    "libraries",
-    "the Roman roads",
-    "autumn leaves",
-    "trains",
-    "whales",
-    "clocks",
-    "salt",
-    "bridges",
-    "penguins",
-    "the alphabet",
-)
 
 
 def prompt_for(i: int) -> str:

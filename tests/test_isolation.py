@@ -11,7 +11,9 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from decoding.models import BUNDLED, EXTRA_ENV, TINY, allowed_models, cache_root
+from decoding.models import BUNDLED, EXTRA_ENV, allowed_models, cache_root
+from tests.step_knobs import CONFIG
+from tests.step_knobs import KNOBS as SAMPLING
 from ui import context
 from ui.context import RAW, AppConfig, get_model
 from ui.events import teach
@@ -19,17 +21,6 @@ from ui.sessions import STORE, release_run
 from ui.step import handlers as h
 from visuals.distribution import MODES
 
-CONFIG = AppConfig(model_id=TINY, device="cpu")
-SAMPLING = {
-    "temperature": 1.0,
-    "top_k": 0,
-    "top_p": 1.0,
-    "min_p": 0.0,
-    "repetition_penalty": 1.0,
-    "presence_penalty": 0.0,
-    "frequency_penalty": 0.0,
-    "order": "transformers",
-}
 GREEDY = {**SAMPLING, "temperature": 0.0}
 
 

@@ -6,23 +6,12 @@ import pytest
 
 from decoding.models import TINY
 from decoding.serving.passes import Pass
-from ui.context import RAW, AppConfig
+from tests.step_knobs import CONFIG, KNOBS
+from ui.context import RAW
 from ui.events import teach
 from ui.sessions import STORE
 from ui.step import handlers as h
 from visuals.distribution import MODES
-
-CONFIG = AppConfig(model_id=TINY, device="cpu")
-KNOBS = {
-    "temperature": 1.0,
-    "top_k": 0,
-    "top_p": 1.0,
-    "min_p": 0.0,
-    "repetition_penalty": 1.0,
-    "presence_penalty": 0.0,
-    "frequency_penalty": 0.0,
-    "order": "transformers",
-}
 
 
 def start(knobs=KNOBS, max_new=6):

@@ -9,24 +9,14 @@ from decoding import values
 from decoding.knobs import settings_from
 from decoding.models import TINY
 from decoding.prompts import MAX_PROMPT_CHARS
+from tests.step_knobs import CONFIG, KNOBS
 from ui import validate
-from ui.context import CHAT, RAW, AppConfig
+from ui.context import CHAT, RAW
 from ui.events import teach
 from ui.sessions import STORE
 from ui.step import handlers as h
 from visuals.distribution import MODES
 
-CONFIG = AppConfig(model_id=TINY, device="cpu")
-KNOBS = {
-    "temperature": 1.0,
-    "top_k": 0,
-    "top_p": 1.0,
-    "min_p": 0.0,
-    "repetition_penalty": 1.0,
-    "presence_penalty": 0.0,
-    "frequency_penalty": 0.0,
-    "order": "transformers",
-}
 GOOD = {"model": TINY, "message": "hello", "template": RAW, "seed": 0, "max_new": 6, "stops": "", "mode": MODES[0]}
 VOCAB = 259  # the tiny model's byte-level vocabulary
 CONTEXT = 512  # the tiny model's context window

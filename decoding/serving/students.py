@@ -30,6 +30,7 @@ TOPICS = (
     "chess",
     "lighthouses",
     "coral reefs",
+    "the printing press",
     "thunderstorms",
     "maps",
     "tea",
@@ -38,12 +39,15 @@ TOPICS = (
     "windmills",
     "octopuses",
     "libraries",
+    "the Roman roads",
+    "autumn leaves",
     "trains",
     "whales",
     "clocks",
     "salt",
     "bridges",
     "penguins",
+    "the alphabet",
 )
 SETTINGS = SamplerSettings(temperature=0.8, top_p=0.95)
 # eager students: a short pause between Steps, so a class of 8 shares passes often enough to see it
