@@ -5,10 +5,10 @@ and a bad seed or top-k is said in the tab's message line naming the control, ev
 import dataclasses
 import html
 
-import gradio as gr
 import pytest
 
 from decoding.models import TINY
+from tests.wiring import page, wired
 from ui import constrained_handlers as h
 from ui import constrained_measure
 from ui import constrained_tab as tab
@@ -127,21 +127,8 @@ def test_the_measurement_refuses_a_bad_sample_count_naming_it():
         constrained_measure.measure(CONFIG, DATE, 0)
 
 
-def page():
-    """The tab built and wired in a page of its own (no model is loaded for that)."""
-    with gr.Blocks() as demo:
-        c = tab.layout(CONFIG)
-        tab.wire(c, CONFIG)
-    return demo, c
-
-
-def wired(demo, button):
-    """The function the page runs when `button` is clicked."""
-    return next(f.fn for f in demo.fns.values() if (button._id, "click") in f.targets)
-
-
 def test_the_page_answers_each_output_by_its_component_and_a_bad_top_k_in_the_message_line_alone():
-    demo, c = page()
+    demo, c = page(tab, CONFIG)
     given = {c.run_id: None, c.prompt: DATE.prompt, c.kind: DATE.kind, c.text: DATE.text, c.seed: 0, c.max_new: 24}
     given |= {c.ff: True, **{getattr(c.knobs, field): v for field, v in KNOBS.items()}}
     out = wired(demo, c.step)(given)
@@ -154,14 +141,14 @@ def test_the_page_answers_each_output_by_its_component_and_a_bad_top_k_in_the_me
 
 
 def test_a_preset_sets_its_controls_by_name_and_an_unknown_one_changes_nothing():
-    _, c = page()
+    _, c = page(tab, CONFIG)
     said = tab.apply_preset(c, "answer yes or no")
     assert set(said) == {c.prompt, c.kind, c.text, c.max_new, c.note}
     assert tab.apply_preset(c, "no such preset") == {}
 
 
 def test_the_sampler_controls_are_drawn_from_the_knobs_ranges_and_labels():
-    _, c = page()
+    _, c = page(tab, CONFIG)
     for field in ("temperature", "top_p"):
         slider, knob = getattr(c.knobs, field), tab.KNOBS[field]
         assert (slider.minimum, slider.maximum, slider.step, slider.label) == (knob.lo, knob.hi, knob.step, knob.label)

@@ -5,10 +5,10 @@ the session stays usable."""
 import dataclasses
 import html
 
-import gradio as gr
 import pytest
 
 from decoding.speculative.run import SpecRun
+from tests.wiring import page, wired
 from ui import speculative_handlers as h
 from ui import speculative_tab as tab
 from ui.context import AppConfig
@@ -119,21 +119,8 @@ def test_a_prompt_longer_than_the_tabs_limit_is_refused_with_its_size(monkeypatc
         h.prefill(CONFIG, None, controls())
 
 
-def page():
-    """The tab built and wired in a page of its own (no model is loaded for that)."""
-    with gr.Blocks() as demo:
-        c = tab.layout(CONFIG)
-        tab.wire(c, CONFIG)
-    return demo, c
-
-
-def wired(demo, button):
-    """The function the page runs when `button` is clicked."""
-    return next(f.fn for f in demo.fns.values() if (button._id, "click") in f.targets)
-
-
 def test_the_page_answers_each_output_by_its_component_and_a_bad_seed_in_the_message_line_alone():
-    demo, c = page()
+    demo, c = page(tab, CONFIG)
     given = {
         c.sid: None,
         c.prompt: CONTROLS.prompt,
@@ -155,14 +142,14 @@ def test_the_page_answers_each_output_by_its_component_and_a_bad_seed_in_the_mes
 
 
 def test_a_preset_sets_its_controls_by_name_and_an_unknown_one_changes_nothing():
-    _, c = page()
+    _, c = page(tab, CONFIG)
     early = tab.apply_preset(c, "Early exit: cheap, mostly wrong")
     assert early[c.source] == EARLY and early[c.k] == 3 and early[c.max_new] == 40 and c.seed not in early
     assert tab.apply_preset(c, "no such preset") == {}
 
 
 def test_the_sampler_sliders_are_drawn_from_the_knobs_ranges():
-    _, c = page()
+    _, c = page(tab, CONFIG)
     for field in ("temperature", "top_p", "repetition_penalty"):
         slider, knob = getattr(c.knobs, field), tab.KNOBS[field]
         assert (slider.minimum, slider.maximum, slider.step, slider.label) == (knob.lo, knob.hi, knob.step, knob.label)
