@@ -127,7 +127,7 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
         return view(entry, run_id, mode, settings.order)
     if force_id is not None and not v.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
-    if entry.run.alone and entry.run.scheduler is not None and entry.run.last_pass.mode != "alone":
+    if entry.run.alone and entry.run.scheduler is not None and entry.run.last_pass.mode not in ("alone", "lens"):
         entry.run.refeed()  # "Run my steps alone" takes effect on this very step: its distribution from its own pass
         v.preview = False
     if lens.before_choosing(entry):  # the panel open: the step chooses from the logits its lens was read with
