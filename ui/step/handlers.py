@@ -137,6 +137,7 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
     v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
     v.extras.append(extras)  # only once the step succeeded, so extras stay one per step
     v.cursor = len(entry.trace.steps)
+    lens.after_step(entry)  # the panel open and the run stopped: the lens over every step, in the model's turn
     return view(entry, run_id, mode, settings.order, started=started)
 
 
@@ -182,8 +183,7 @@ def back(run_id, mode, knobs: Mapping) -> View:
         v.cursor = max(v.cursor - 1, 0)
         v.shown = entry.trace.steps[v.cursor - 1] if v.cursor else None
     else:
-        # settings first: bad knobs raise before anything changes
-        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)
+        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)  # bad knobs raise before any change
         _back(entry)
         _show_preview(entry, settings)
     return view(entry, run_id, mode, knobs["order"])
