@@ -5,9 +5,11 @@ Two runs of the same greedy tokens, stepped in turn so that other load on the ma
 - lens: `decoding.lens.lens_run` (one extra pass over the pending position with every layer's hidden state,
   the final norm and the LM head over all rows in one matmul), then the same `Run.step`.
 The difference of the medians is what opening the panel adds to a step. Prefill and one warm-up step of each are
-excluded; the device is synchronised before every clock read. Prints one JSON object as its last line.
+excluded; the device is synchronised before every clock read. Then the curve over the whole finished run
+(`decoding.lens.run_agreement`: one pass over its text with every layer's hidden state, the lens at every step),
+timed `--repeats` times after one warm-up. Prints one JSON object as its last line.
 
-    .venv/bin/python bench/lens.py [--tokens 24] [--model smollm2-135m] [--threads 2]
+    .venv/bin/python bench/lens.py [--tokens 24] [--repeats 3] [--model smollm2-135m] [--threads 2]
 """
 
 import argparse
@@ -50,6 +52,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--tokens", type=int, default=24)
     ap.add_argument("--model", default=BUNDLED)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -66,6 +69,8 @@ def main(argv=None) -> dict:
         plain.append(timed(lm, lambda: runs["plain"].step(GREEDY)))
         with_lens.append(timed(lm, lambda: lens_then_step(runs["lens"], lens_only)))
     same = runs["plain"].generated == runs["lens"].generated
+    whole = runs["lens"]
+    agreement = [lens.run_agreement(lm, whole.ids, len(whole.prompt.ids)) for _ in range(args.repeats + 1)][1:]
     out = {
         "model": lm.label,
         "device": str(lm.device),
@@ -77,6 +82,9 @@ def main(argv=None) -> dict:
         "lens_pass_ms_median": statistics.median(lens_only),
         "ratio_lens_to_plain": statistics.median(with_lens) / statistics.median(plain),
         "same_tokens": same,
+        "run_agreement_steps": len(whole.generated),
+        "run_agreement_ms_median": statistics.median(a.ms for a in agreement),
+        "run_agreement_final_share": agreement[0].final_share,
     }
     print(json.dumps(out))
     return out

@@ -137,8 +137,9 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
     v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
     v.extras.append(extras)  # only once the step succeeded, so extras stay one per step
     v.cursor = len(entry.trace.steps)
-    lens.after_step(entry)  # the panel open and the run stopped: the lens over every step, in the model's turn
-    return view(entry, run_id, mode, settings.order, started=started)
+    shown = view(entry, run_id, mode, settings.order, started=started)
+    lens.after_step(entry)  # the panel open and the run stopped: its curve's pass, outside this step's server time
+    return shown
 
 
 def force(run_id, force_id, mode, knobs: Mapping) -> View:
@@ -190,11 +191,10 @@ def back(run_id, mode, knobs: Mapping) -> View:
 
 
 def _back(entry: Entry) -> None:
-    v: StepView = entry.view
     entry.run.back()
-    v.extras.pop()
-    del v.draw_ms[len(entry.trace.steps) :]
-    v.cursor = len(entry.trace.steps)
+    entry.view.extras.pop()
+    del entry.view.draw_ms[len(entry.trace.steps) :]
+    entry.view.cursor = len(entry.trace.steps)
 
 
 def settings_changed(run_id, mode, knobs: Mapping) -> View | dict:

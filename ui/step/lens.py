@@ -101,8 +101,9 @@ def after_step(entry: Entry) -> None:
     v, run = entry.view, entry.run
     if not v.lens_on or run is None or not run.done or _whole(entry) is not None:
         return
+    ids = tuple(run.ids)  # the text read, whatever the session does meanwhile
     with model_turn(run.lm, "the logit lens over the run"):
-        v.whole = (tuple(run.ids), run_agreement(run.lm, run.ids, len(run.prompt.ids)))
+        v.whole = (ids, run_agreement(run.lm, list(ids), len(run.prompt.ids)))
 
 
 def _whole(entry: Entry):
