@@ -7,7 +7,8 @@ Two runs of the same greedy tokens, stepped in turn so that other load on the ma
 The difference of the medians is what opening the panel adds to a step. Prefill and one warm-up step of each are
 excluded; the device is synchronised before every clock read. Then the curve over the whole finished run
 (`decoding.lens.run_agreement`: one pass over its text with every layer's hidden state, the lens at every step),
-timed `--repeats` times after one warm-up. Prints one JSON object as its last line.
+interleaved with a plain pass over the same text (what a prefill of it costs), `--repeats` times each after one
+warm-up. Prints one JSON object as its last line.
 
     .venv/bin/python bench/lens.py [--tokens 24] [--repeats 3] [--model smollm2-135m] [--threads 2]
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from decoding import lens  # noqa: E402
 from decoding.clock import sync  # noqa: E402
+from decoding.forward import forward_one  # noqa: E402
 from decoding.loop import Run  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
 from decoding.pipeline import SamplerSettings  # noqa: E402
@@ -45,6 +47,24 @@ def timed(lm, fn) -> float:
 def lens_then_step(run, lens_ms: list[float]) -> None:
     lens_ms.append(lens.lens_run(run).ms)
     run.step(GREEDY)
+
+
+def whole_run(lm, run, repeats: int) -> dict:
+    """The curve over the finished `run`, timed beside a plain pass over the same text, in turn."""
+    ids, prompt_len = list(run.ids), len(run.prompt.ids)
+    lens.run_agreement(lm, ids, prompt_len), forward_one(lm, ids, None, 0)  # warm-up: the text's shapes
+    curve, plain = [], []
+    for _ in range(repeats):
+        curve.append(lens.run_agreement(lm, ids, prompt_len))
+        plain.append(timed(lm, lambda: forward_one(lm, ids, None, 0)))
+    curve_ms = statistics.median(a.ms for a in curve)
+    return {
+        "run_agreement_steps": len(run.generated),
+        "run_agreement_ms_median": curve_ms,
+        "text_pass_ms_median": statistics.median(plain),
+        "ratio_run_agreement_to_text_pass": curve_ms / statistics.median(plain),
+        "run_agreement_final_share": curve[0].final_share,
+    }
 
 
 def main(argv=None) -> dict:
@@ -69,8 +89,6 @@ def main(argv=None) -> dict:
         plain.append(timed(lm, lambda: runs["plain"].step(GREEDY)))
         with_lens.append(timed(lm, lambda: lens_then_step(runs["lens"], lens_only)))
     same = runs["plain"].generated == runs["lens"].generated
-    whole = runs["lens"]
-    agreement = [lens.run_agreement(lm, whole.ids, len(whole.prompt.ids)) for _ in range(args.repeats + 1)][1:]
     out = {
         "model": lm.label,
         "device": str(lm.device),
@@ -82,9 +100,7 @@ def main(argv=None) -> dict:
         "lens_pass_ms_median": statistics.median(lens_only),
         "ratio_lens_to_plain": statistics.median(with_lens) / statistics.median(plain),
         "same_tokens": same,
-        "run_agreement_steps": len(whole.generated),
-        "run_agreement_ms_median": statistics.median(a.ms for a in agreement),
-        "run_agreement_final_share": agreement[0].final_share,
+        **whole_run(lm, runs["lens"], args.repeats),
     }
     print(json.dumps(out))
     return out
