@@ -149,7 +149,8 @@ def run_curve_note(agreement) -> str:
     if misses:
         top = (
             f"{agreement.final_share:.0%}: {count(misses, 'written token')} the final layer did not rank first "
-            "(the sampler drew another token, or one was forced), so even the last layer misses them"
+            "(the sampler drew another token, or one was forced; in a near-tie, this one pass and the step's own can "
+            "also differ in the last bits), so even the last layer misses them"
         )
     else:
         top = "100%: every written token was the final layer's top-1, as in any greedy run"
