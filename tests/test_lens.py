@@ -196,3 +196,10 @@ def test_on_the_bundled_model_one_pass_over_a_greedy_run_picks_every_token_the_s
     assert tops.shape == (31, len(run.generated)) and tops[-1].tolist() == run.generated
     seen = lens.run_agreement(bundled, run.ids, len(run.prompt.ids))
     assert seen.final_share == 1.0 and seen.shares[0] < 1.0
+
+
+def test_the_runs_lens_read_in_chunks_is_the_lens_read_at_once(tiny, monkeypatch):
+    run = _run(tiny, steps=5)
+    whole = lens.written_top1(tiny, run.ids, len(run.prompt.ids))
+    monkeypatch.setattr(lens, "LOGITS_BYTES", 4 * 259 * 4)  # four rows of the tiny model's 259 logits per matmul
+    assert torch.equal(lens.written_top1(tiny, run.ids, len(run.prompt.ids)), whole)
