@@ -11,6 +11,12 @@ makes a draft whose guesses are rarely kept.
 transformers 5 (like 4.x) returns `hidden_states` as layers + 1 rows, embeddings first, and its last row is already
 after the final norm (capture_outputs ties it to `last_hidden_state`): every row but the last is normed here.
 The head reads all rows in one matmul ((L + 1, H) x (H, V)), so its weights are read once, not once per layer.
+
+Over a finished run, `run_agreement` reads the lens at every position that chose a written token, from one more
+pass over the whole text (prompt and written tokens, no cache): per layer, the share of steps whose lens top-1 is
+the token the run wrote. That pass computes all positions at once, where the run computed them one by one; in
+float32 the two can differ in the last bits, which could only flip a near-tie (tests/test_lens.py checks a greedy
+run of the bundled model: no flip).
 """
 
 from dataclasses import dataclass
@@ -21,8 +27,12 @@ from decoding.clock import Timer
 from decoding.forward import rewind
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
+from decoding.serving.passes import Pass
 
 TOP = 5  # tokens shown per layer
+# the run's lens in chunks of (layer, position) rows, each chunk's logits at most this: 1365 rows of the bundled
+# model's 49152 float32 logits (a 44-step run in one matmul; fewer, larger matmuls ran 17% faster here than 256 rows)
+LOGITS_BYTES = 256 << 20
 
 
 @dataclass
@@ -113,9 +123,11 @@ def lens_run(run) -> LayerLens:
     if run.logits is None or run.cache is None:
         raise ValueError("no distribution to look into: press Prefill (or Back, once the run has stopped)")
     with Timer(run.lm.device) as t:
-        logits, hidden, run.cache = hidden_pass(run.lm, run.ids, run.cache)
+        with Timer(run.lm.device) as forward:
+            logits, hidden, run.cache = hidden_pass(run.lm, run.ids, run.cache)
         lens = read(run.lm, logits, hidden)
-    run.logits, run.unfed = logits, []
+    # the step chooses from this pass's logits: its time is the one the step reports, named for what it was
+    run.logits, run.unfed, run.last_pass = logits, [], Pass(forward.ms, mode="lens")
     lens.ms = t.ms
     return lens
 
@@ -137,3 +149,52 @@ def first_guesses(rounds) -> tuple[int, int, int]:
     kept = sum(bool(c.accepted) for c in guessed)
     agreed = sum(max(c.top, key=lambda t: t[3])[0] == c.target_id for c in guessed)
     return kept, agreed, len(guessed)
+
+
+@dataclass
+class RunAgreement:
+    """Over a run's written tokens, per row 0..L: the share of steps whose lens top-1 at the position that chose the
+    token (the one before it) is the token the run wrote. The last row is the final layer's own share: 1 for a
+    greedy run, below 1 where the run sampled another token or one was forced."""
+
+    shares: list[float]  # (L + 1,)
+    steps: int
+    ms: float  # the pass over the whole text and the lens of every row, measured
+    device: str = ""
+    model: str = ""
+    dtype: str = ""
+
+    @property
+    def final_share(self) -> float:
+        return self.shares[-1]
+
+
+@torch.inference_mode()
+def written_top1(lm: LoadedModel, ids: list[int], prompt_len: int) -> torch.Tensor:
+    """Each row's lens top-1 at every position that chose a written token, from one pass over the whole text with
+    no cache: (L + 1, N) token ids, N = len(ids) - prompt_len; column i chose ids[prompt_len + i]."""
+    out = lm.model(
+        input_ids=torch.tensor([ids], device=lm.device),  # (1, T)
+        use_cache=False,
+        logits_to_keep=1,  # the head runs below, on the rows the lens needs
+        output_hidden_states=True,
+    )
+    hidden = torch.stack([h[0, prompt_len - 1 : -1] for h in out.hidden_states])  # (L + 1, N, H)
+    normed = torch.cat([final_norm(lm)(hidden[:-1]), hidden[-1:]])  # (L + 1, N, H), the last row normed already
+    head = lm.model.get_output_embeddings()
+    flat = normed.reshape(-1, normed.shape[-1])  # ((L + 1) N, H)
+    rows = max(1, LOGITS_BYTES // (head.weight.shape[0] * head.weight.element_size()))
+    tops = torch.cat([head(chunk).argmax(dim=-1) for chunk in flat.split(rows)])  # ((L + 1) N,)
+    return tops.view(normed.shape[0], -1)  # (L + 1, N)
+
+
+def run_agreement(lm: LoadedModel, ids: list[int], prompt_len: int) -> RunAgreement:
+    """The lens agreement of a whole run (`ids`: its prompt, then the tokens it wrote), from one extra pass."""
+    written = ids[prompt_len:]
+    if prompt_len < 1 or not written:
+        raise ValueError(f"no written token to compare: {len(written)} after a prompt of {prompt_len}; Step first")
+    with Timer(lm.device) as t:
+        tops = written_top1(lm, ids, prompt_len)  # (L + 1, N)
+        hits = tops == torch.tensor(written, device=tops.device)  # (L + 1, N)
+        shares = [h / len(written) for h in hits.sum(dim=-1).tolist()]  # exact counts over steps, per row
+    return RunAgreement(shares, len(written), t.ms, device=str(lm.device), model=lm.label, dtype=lm.dtype_name)

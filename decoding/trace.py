@@ -41,7 +41,7 @@ class Step:
     kv_bytes: int  # KV cache size after the forward pass that produced this distribution
     context_len: int  # tokens the model had seen when it produced this distribution
     rows: int = 1  # sessions whose tokens shared that forward pass (decoding.serving batches them)
-    pass_mode: str = "solo"  # "solo", "packed" (shared) or "alone" (kept alone on request)
+    pass_mode: str = "solo"  # "solo", "packed" (shared), "alone" (kept alone on request) or "lens" (the lens pass)
     noise: float = 0.0  # how far sharing the pass could move a logit (0 when computed alone)
     # with a grammar set (decoding.constrained); the defaults mean none, so traces saved before still load
     allowed: int | None = None  # tokens the grammar allowed at this step

@@ -142,3 +142,64 @@ def test_a_run_stepped_by_the_scheduler_reads_its_lens_in_a_pass_of_its_own(tiny
     run.step(GREEDY)
     seen = lens.lens_run(run)
     assert seen.layers == 2 and run.step(GREEDY).token_id == seen.final_id
+
+
+def test_a_lens_pass_is_the_pass_the_step_reports(tiny):
+    run = _run(tiny)
+    seen = lens.lens_run(run)
+    step = run.step(GREEDY)
+    assert step.pass_mode == "lens" and 0 < step.forward_ms <= seen.ms  # the pass alone, without the head over rows
+
+
+def test_over_a_run_each_row_is_read_at_the_position_before_each_written_token(tiny):
+    run = _run(tiny, steps=5)
+    prompt_len = len(run.prompt.ids)
+    tops = lens.written_top1(tiny, run.ids, prompt_len)
+    assert tops.shape == (3, 5)
+    for i in range(5):  # column i: the lens of the run's text up to the token before step i's
+        rows, _ = _lens_of(tiny, run.ids[: prompt_len + i])
+        assert tops[:, i].tolist() == rows.argmax(dim=-1).tolist()
+
+
+def test_over_a_greedy_run_the_final_rows_share_is_one_and_each_share_counts_its_rows_hits(tiny):
+    run = _run(tiny, steps=6)
+    seen = lens.run_agreement(tiny, run.ids, len(run.prompt.ids))
+    tops = lens.written_top1(tiny, run.ids, len(run.prompt.ids))
+    hits = [sum(t == w for t, w in zip(row, run.generated)) for row in tops.tolist()]
+    assert seen.steps == 6 and seen.shares == [h / 6 for h in hits]
+    assert seen.final_share == 1.0 and seen.model == tiny.label and seen.ms > 0
+
+
+def test_a_sampled_or_forced_token_lowers_the_final_rows_share_below_one(tiny):
+    run = _run(tiny, steps=2)
+    final = lens.written_top1(tiny, run.ids + [0], len(run.prompt.ids))[-1, -1]
+    forced = 1 if int(final) == 0 else 0  # a token the final layer did not pick
+    run.step(GREEDY, force_id=forced)
+    assert lens.run_agreement(tiny, run.ids, len(run.prompt.ids)).final_share == 2 / 3
+
+
+def test_a_run_with_no_written_token_has_no_agreement(tiny):
+    with pytest.raises(ValueError, match="Step first"):
+        lens.run_agreement(tiny, [3, 14, 15], 3)
+
+
+def test_on_the_bundled_model_one_pass_over_a_greedy_run_picks_every_token_the_steps_picked(bundled):
+    """One pass over the whole text computes every position at once where the run went one by one: in float32
+    they can differ in the last bits. Over these 30 greedy steps the final row's top-1 is the written token each
+    time."""
+    prompt = encode_prompt(bundled.tokenizer, "The history of the Roman Empire began", False, bundled.context_length)
+    run = Run(bundled, prompt, max_new_tokens=30)
+    run.prefill()
+    while not run.done:
+        run.step(GREEDY)
+    tops = lens.written_top1(bundled, run.ids, len(run.prompt.ids))  # (31, N)
+    assert tops.shape == (31, len(run.generated)) and tops[-1].tolist() == run.generated
+    seen = lens.run_agreement(bundled, run.ids, len(run.prompt.ids))
+    assert seen.final_share == 1.0 and seen.shares[0] < 1.0
+
+
+def test_the_runs_lens_read_in_chunks_is_the_lens_read_at_once(tiny, monkeypatch):
+    run = _run(tiny, steps=5)
+    whole = lens.written_top1(tiny, run.ids, len(run.prompt.ids))
+    monkeypatch.setattr(lens, "LOGITS_BYTES", 4 * 259 * 4)  # four rows of the tiny model's 259 logits per matmul
+    assert torch.equal(lens.written_top1(tiny, run.ids, len(run.prompt.ids)), whole)

@@ -73,3 +73,40 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     until(page, lambda: fresh in figure(page, "step-lens-agree")["annotations"][0], 120, "the new run's empty curve")
     table, chart = rows(page), model_probability(page)
     assert len(table) == 31 and chart[table[-1][0][0]] == table[-1][0][1]
+
+
+def test_try_this_run_to_end_the_curve_covers_the_whole_run(page):
+    # 3) with the panel open, Run to end: when the run stops, one more pass reads the curve over all its steps
+    assert "Run to end" in TRY_THIS and "below 100% here" in TRY_THIS
+    page.click("#btn-prefill")
+    idle(page)
+    page.locator("#step-lens").get_by_text("What each layer would have said").click()
+    until(page, lambda: len(rows(page)) == 31, 240, "the lens table's 31 rows")
+    idle(page)
+    page.click("#btn-run-end")
+    whole = "over the whole run"
+    curve = until(
+        page,
+        lambda: whole in figure(page, "step-lens-agree")["title"] and figure(page, "step-lens-agree"),
+        600,
+        "the whole run's curve",
+    )
+    idle(page)
+    steps = page.locator("#step-chips .tok.gen").count()
+    curve = figure(page, "step-lens-agree")
+    ys = curve["data"][0]["y"]
+    assert len(ys) == 31 and f"({steps} steps)" in curve["title"] and all(0 <= y <= 1 for y in ys)
+    note = page.locator("#step-lens-curve-note").inner_text()
+    assert f"Over the whole run, {steps} steps: one more pass" in note and re.search(
+        r"\d+ ms on this server's cpu", note
+    )
+    # the sampler drew tokens the final layer did not rank first: the curve's top end says so
+    assert ys[-1] < 1 and f"final layer: {ys[-1]:.0%}" in curve["annotations"] and "did not rank first" in note
+    assert "the lens pass" in page.locator("#step-orders").inner_text()  # the pass the last step chose from
+    page.locator("#step-lens-agree").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "step-lens-whole-run.png"))
+    # Back: another run now, the curve is the steps' own again (each read with the panel open)
+    page.click("#btn-back")
+    idle(page)
+    until(page, lambda: whole not in figure(page, "step-lens-agree")["title"], 120, "the steps' own curve")
+    assert f"over {steps - 1} steps" in figure(page, "step-lens-agree")["title"]

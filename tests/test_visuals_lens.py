@@ -75,3 +75,22 @@ def test_over_a_run_first_guesses_kept_sit_beside_the_lens_agreement():
     assert "3 of 40 rounds (8%)" in line and "layer 8 picked the final token:** 3 of 40" in line
     assert "one event" in line and "one event" not in visuals.first_guess_line(3, 4, 40, 8, greedy=False)
     assert visuals.first_guess_line(0, 0, 0, 8, greedy=True) == ""
+
+
+def test_the_whole_runs_curve_says_so_and_labels_the_final_layers_own_share():
+    fig = visuals.agreement_figure([0.0, 0.5, 0.75], 4, whole_run=True)
+    assert "over the whole run (4 steps)" in fig.layout.title.text
+    assert fig.layout.annotations[0].text == "final layer: 75%" and fig.layout.annotations[0].x == 2
+
+
+def test_the_whole_runs_note_names_its_cost_and_why_its_top_end_is_below_one_when_the_run_sampled():
+    from decoding.lens import RunAgreement
+
+    sampled = RunAgreement([0.0, 0.5, 0.75], 4, 812.3, device="cpu", model="tiny", dtype="float32")
+    note = visuals.run_curve_note(sampled)
+    assert (
+        "4 steps: one more pass over its text" in note and "812</span> ms on this server's cpu (tiny, float32)" in note
+    )
+    assert "75%: 1 written token the final layer did not rank first" in note
+    greedy = RunAgreement([0.0, 1.0, 1.0], 1, 5.0)
+    assert "1 step:" in visuals.run_curve_note(greedy) and "100%: every written token" in visuals.run_curve_note(greedy)

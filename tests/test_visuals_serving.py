@@ -168,6 +168,8 @@ def test_pass_caption_says_how_the_pass_ran():
     assert vis.pass_caption(1, 35, "solo", None) == "computed alone (nobody else was stepping): 35 ms"
     alone = f"computed alone, as you asked: {term('bit-exact with generate()')}, 35 ms"
     assert vis.pass_caption(1, 35, "alone", None) == alone
+    lens = vis.pass_caption(1, 120, "lens", None)
+    assert lens.startswith("the lens pass") and lens.endswith("every layer's hidden state: 120 ms")
     with pytest.raises(ValueError, match="'batched'"):
         vis.pass_caption(1, 35, "batched", None)
 

@@ -99,8 +99,9 @@ def summary_line(lens) -> str:
     )
 
 
-def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = None):
-    """Per layer 0..L: the share of steps whose lens top-1 there is the token the step chose."""
+def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = None, whole_run: bool = False):
+    """Per layer 0..L: the share of steps whose lens top-1 there is the token the step chose (`whole_run`: every
+    step of a finished run, read in one pass). The last point, the final layer's own share, is labelled."""
     if not shares:
         layout = look(None, 260)
         layout["annotations"] = [
@@ -119,10 +120,13 @@ def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = N
             "hovertemplate": "%{x}: %{y:.0%}<extra></extra>",
         }
     ]
-    layout = look(f"Lens top-1 = the chosen token, over {count(steps, 'step')}", 280)
+    over = f"the whole run ({count(steps, 'step')})" if whole_run else count(steps, "step")
+    layout = look(f"Lens top-1 = the chosen token, over {over}", 280)
     layout["xaxis"] = {**layout["xaxis"], "title": "layer (0 = embeddings)", "dtick": 5 if len(xs) > 12 else 1}
-    layout["yaxis"] = {**layout["yaxis"], "title": "share of steps", "range": [0, 1.05], "tickformat": ".0%"}
+    layout["yaxis"] = {**layout["yaxis"], "title": "share of steps", "range": [0, 1.12], "tickformat": ".0%"}
     layout["font"] = {"size": FONT_SIZE, "color": TEXT}
+    final = f"final layer: {shares[-1]:.0%}"
+    layout["annotations"] = [{"x": xs[-1], "y": shares[-1], "text": final, "xanchor": "right", "ax": -30, "ay": -22}]
     if exit_layer is not None:
         layout["shapes"] = [
             {
@@ -136,6 +140,27 @@ def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = N
             }
         ]
     return figure_from(data, layout)
+
+
+def run_curve_note(agreement) -> str:
+    """Above the whole run's curve (a decoding.lens.RunAgreement): how it was read, what it cost, and what its top
+    end means: the final layer's own share is 100% only where every written token was its top-1."""
+    misses = round((1 - agreement.final_share) * agreement.steps)
+    if misses:
+        top = (
+            f"{agreement.final_share:.0%}: {count(misses, 'written token')} the final layer did not rank first "
+            "(the sampler drew another token, or one was forced; in a near-tie, this one pass and the step's own can "
+            "also differ in the last bits), so even the last layer misses them"
+        )
+    else:
+        top = "100%: every written token was the final layer's top-1, as in any greedy run"
+    return (
+        f"Over the whole run, {count(agreement.steps, 'step')}: one more pass over its text (prompt and written "
+        "tokens, no cache, every layer's hidden state), then the lens at each position that chose a token, compared "
+        f"with the token the run wrote there. <span id='lens-run-ms'>{agreement.ms:.0f}</span> ms on this server's "
+        f"{agreement.device} ({agreement.model}, {agreement.dtype}), once per run. The last point is the final "
+        f"layer's own share, {top}."
+    )
 
 
 def exit_rows_html(check, exit_layer: int, layers: int, greedy: bool, top: int = 5) -> str:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 WINDOW_S = 120.0  # the tick figure's look-back
 MIN_BAR_S = 0.4  # a 30 ms pass still shows as a bar two minutes wide
-MODES = ("packed", "solo", "alone")
+MODES = ("packed", "solo", "alone", "lens")
 # two short lines: a half-width chart in projector mode cuts a long one; the controls sit above the charts
 NO_TRAFFIC = "No traffic yet: open simulated students above,<br>or press Step in another tab"
 
@@ -191,6 +191,8 @@ def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: floa
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "alone":
         return f"computed alone, as you asked: {term('bit-exact with generate()')}, {_num(ms)} ms"
+    if mode == "lens":  # the lens panel's pass: the step chose from its logits, so its time is this step's
+        return f"the lens pass, a pass of its own over this position with every layer's hidden state: {_num(ms)} ms"
     if mode == "solo" or rows <= 1:
         return f"computed alone (nobody else was stepping): {_num(ms)} ms"
     others = rows - 1

@@ -10,6 +10,8 @@ class Pass:
 
     ms: float  # wall time of the pass (of all its chunks, for a prompt prefilled in chunks)
     rows: int = 1  # sessions that shared it
-    mode: str = "solo"  # "solo": nobody else in it; "packed": shared; "alone": kept alone on request
+    # "solo": nobody else in it; "packed": shared; "alone": kept alone on request; "lens": the logit lens's own pass
+    # over the position (decoding.lens), with every layer's hidden state
+    mode: str = "solo"
     chunks: int = 1
     noise: float = 0.0

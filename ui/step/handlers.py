@@ -127,7 +127,7 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
         return view(entry, run_id, mode, settings.order)
     if force_id is not None and not v.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
-    if entry.run.alone and entry.run.scheduler is not None and entry.run.last_pass.mode != "alone":
+    if entry.run.alone and entry.run.scheduler is not None and entry.run.last_pass.mode not in ("alone", "lens"):
         entry.run.refeed()  # "Run my steps alone" takes effect on this very step: its distribution from its own pass
         v.preview = False
     if lens.before_choosing(entry):  # the panel open: the step chooses from the logits its lens was read with
@@ -137,7 +137,9 @@ def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
     v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
     v.extras.append(extras)  # only once the step succeeded, so extras stay one per step
     v.cursor = len(entry.trace.steps)
-    return view(entry, run_id, mode, settings.order, started=started)
+    shown = view(entry, run_id, mode, settings.order, started=started)
+    lens.after_step(entry)  # the panel open and the run stopped: its curve's pass, outside this step's server time
+    return shown
 
 
 def force(run_id, force_id, mode, knobs: Mapping) -> View:
@@ -182,19 +184,17 @@ def back(run_id, mode, knobs: Mapping) -> View:
         v.cursor = max(v.cursor - 1, 0)
         v.shown = entry.trace.steps[v.cursor - 1] if v.cursor else None
     else:
-        # settings first: bad knobs raise before anything changes
-        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)
+        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)  # bad knobs raise before any change
         _back(entry)
         _show_preview(entry, settings)
     return view(entry, run_id, mode, knobs["order"])
 
 
 def _back(entry: Entry) -> None:
-    v: StepView = entry.view
     entry.run.back()
-    v.extras.pop()
-    del v.draw_ms[len(entry.trace.steps) :]
-    v.cursor = len(entry.trace.steps)
+    entry.view.extras.pop()
+    del entry.view.draw_ms[len(entry.trace.steps) :]
+    entry.view.cursor = len(entry.trace.steps)
 
 
 def settings_changed(run_id, mode, knobs: Mapping) -> View | dict:

@@ -5,14 +5,16 @@ Closed, it costs nothing: no hidden state is kept, no pass is added, and no even
 is drawn with the panels below the chart). Open, each distribution the tab shows is read again by one extra pass
 of the session's own over its last position, with every layer's hidden state; that pass's logits become the ones
 the step chooses from, so the lens's final row is the chart, bit for bit. A moved knob reuses the lens (the model's
-distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its own."""
+distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its own,
+until the run stops: then one more pass over its whole text (decoding.lens.run_agreement) reads the lens at every
+step, whether taken with the panel open or not, once per run (Back or another token makes it another run's)."""
 
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import gradio as gr
 
-from decoding.lens import agreement, lens_run
+from decoding.lens import agreement, lens_run, run_agreement
 from ui.context import model_turn
 from ui.sessions import STORE, Entry
 from visuals import lens as visuals
@@ -20,12 +22,15 @@ from visuals import lens as visuals
 TRY_THIS = """**Try this:** 1. With the preset **Confident**, press **Prefill** and open this panel: 31 rows,
 embeddings to layer 30; the last is the chart's ␣Paris at 77%, and no earlier layer has ␣Paris on top.
 2. Press **Step** twice: each step's lens is read before it chooses, and the curve below counts where each layer
-already agreed. 3. In the *Speculative decoding* tab, the early-exit preset drafts from layer 8: row 8 of this
-table."""
+already agreed. 3. Press **Run to end**: when the run stops, the curve covers every step of it, from one more pass
+over its whole text, its cost said above it. Its last point is the final layer's own share: below 100% here, since
+the sampler drew tokens the final layer did not rank first. 4. In the *Speculative decoding* tab, the early-exit
+preset drafts from layer 8: row 8 of this table."""
 HINT = "Press Prefill or Step: each layer's guess at the distribution on the chart appears here."
 CURVE_NOTE = (
     "From the lens rows this run already read (each step taken with this panel open), no extra pass: the share of "
-    "those steps whose lens top-1 at each layer is the token the step chose."
+    "those steps whose lens top-1 at each layer is the token the step chose. When the run stops, one more pass over "
+    "its whole text gives the curve for every step."
 )
 
 
@@ -41,6 +46,7 @@ class Seen:
 class LensView(NamedTuple):
     summary: object
     table: object
+    note: object  # what the curve counts, and for a whole run what its pass cost
     curve: object
 
 
@@ -61,9 +67,9 @@ def layout() -> LensPanel:
         gr.Markdown(TRY_THIS, elem_id="step-lens-try")
         summary = gr.HTML(HINT, elem_id="step-lens-summary")
         table = gr.HTML(elem_id="step-lens-table")
-        gr.Markdown(CURVE_NOTE, elem_classes="hint")
+        note = gr.HTML(CURVE_NOTE, elem_id="step-lens-curve-note", elem_classes="hint")
         curve = gr.Plot(visuals.agreement_figure([], 0), show_label=False, elem_id="step-lens-agree")
-    return LensPanel(accordion=accordion, is_open=gr.State(False), view=LensView(summary, table, curve))
+    return LensPanel(accordion=accordion, is_open=gr.State(False), view=LensView(summary, table, note, curve))
 
 
 def before_choosing(entry: Entry) -> bool:
@@ -90,20 +96,48 @@ def _valid(entry: Entry, index: int):
     return seen if seen.ids == tuple(trace.prompt_ids + trace.token_ids[:index]) else None
 
 
+def after_step(entry: Entry) -> None:
+    """With the panel open and the run stopped: the lens agreement over the whole run, one pass, once per run."""
+    v, run = entry.view, entry.run
+    if not v.lens_on or run is None or not run.done or _whole(entry) is not None:
+        return
+    ids = tuple(run.ids)  # the text read, whatever the session does meanwhile
+    with model_turn(run.lm, "the logit lens over the run"):
+        v.whole = (ids, run_agreement(run.lm, list(ids), len(run.prompt.ids)))
+
+
+def _whole(entry: Entry):
+    """The whole run's agreement, if read for the text the chart's run has now (decoding.lens.RunAgreement)."""
+    v, trace = entry.view, entry.trace
+    if v.whole is None or v.whole[0] != tuple(trace.prompt_ids + trace.token_ids[: v.cursor]):
+        return None
+    return v.whole[1]
+
+
+def _curve(entry: Entry) -> tuple[object, str]:
+    """The agreement curve and the note above it: the whole run's once read, else the steps read with the panel."""
+    whole = _whole(entry)
+    if whole is not None:
+        return visuals.agreement_figure(whole.shares, whole.steps, whole_run=True), visuals.run_curve_note(whole)
+    done = [(_valid(entry, i), s.token_id) for i, s in enumerate(entry.trace.steps[: entry.view.cursor])]
+    done = [(x.lens, token) for x, token in done if x is not None]
+    return visuals.agreement_figure(agreement([x for x, _ in done], [t for _, t in done]), len(done)), CURVE_NOTE
+
+
 def draw(entry: Entry) -> LensView:
     """The panel for the distribution on the chart, and the run's agreement curve."""
     v = entry.view
     index = len(entry.trace.steps) if v.preview else v.cursor - 1
     seen = _valid(entry, index) if index >= 0 else None
-    done = [(_valid(entry, i), s.token_id) for i, s in enumerate(entry.trace.steps[: v.cursor])]
-    done = [(x.lens, token) for x, token in done if x is not None]
-    curve = visuals.agreement_figure(agreement([x for x, _ in done], [t for _, t in done]), len(done))
+    curve, note = _curve(entry)
     if seen is None:
         why = "a replayed trace has no model to read" if entry.run is None else "this step was taken with it closed"
-        return LensView(summary=f"No lens for the distribution on the chart: {why}. {HINT}", table="", curve=curve)
+        return LensView(
+            summary=f"No lens for the distribution on the chart: {why}. {HINT}", table="", note=note, curve=curve
+        )
     lens = seen.lens
     summary = f"{visuals.summary_line(lens)}<br><small>{visuals.cost_line(lens)}</small>"
-    return LensView(summary=summary, table=visuals.lens_table_html(lens), curve=curve)
+    return LensView(summary=summary, table=visuals.lens_table_html(lens), note=note, curve=curve)
 
 
 def _shows_lens(entry: Entry) -> bool:
@@ -121,7 +155,7 @@ def _shows_lens(entry: Entry) -> bool:
 def side(entry: Entry | None) -> LensView:
     """The panel, drawn with the panels below the chart: nothing changes while it is closed."""
     if entry is None or not entry.view.lens_on:
-        return LensView(summary=gr.skip(), table=gr.skip(), curve=gr.skip())
+        return LensView(summary=gr.skip(), table=gr.skip(), note=gr.skip(), curve=gr.skip())
     return draw(entry)
 
 
@@ -132,6 +166,7 @@ def opened(run_id, redraw) -> dict | object:
         return {}
     entry = STORE.get(run_id)
     entry.view.lens_on = True
+    after_step(entry)  # a stopped run: its curve over every step
     return {} if _shows_lens(entry) else redraw()
 
 

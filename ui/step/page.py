@@ -133,6 +133,7 @@ def chart_column(run_id: gr.State) -> dict:
         strategies,
         lens_summary=lens.view.summary,
         lens_table=lens.view.table,
+        lens_note=lens.view.note,
         lens_curve=lens.view.curve,
     )
     numbers = gr.Markdown(elem_id="step-numbers")

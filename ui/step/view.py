@@ -38,6 +38,7 @@ class StepView:
     penalties_blank_sent: bool = False  # the page already shows the empty penalties chart
     lens_on: bool = False  # the "What each layer would have said" panel is open (ui/step/lens.py)
     lenses: dict = field(default_factory=dict)  # per step index: the lens read there (ui.step.lens.Seen)
+    whole: tuple | None = None  # (the run's ids, its decoding.lens.RunAgreement): the curve over a stopped run
 
 
 class View(NamedTuple):
@@ -61,6 +62,7 @@ class Side(NamedTuple):
     strategies: object
     lens_summary: object  # "What each layer would have said" (ui/step/lens.py)
     lens_table: object
+    lens_note: object
     lens_curve: object
 
 
@@ -148,7 +150,7 @@ def side_view(run_id, settings: SamplerSettings | None) -> Side:
 
 def _lens_fields(entry: Entry | None) -> dict:
     panel = lens.side(entry)
-    return dict(lens_summary=panel.summary, lens_table=panel.table, lens_curve=panel.curve)
+    return dict(lens_summary=panel.summary, lens_table=panel.table, lens_note=panel.note, lens_curve=panel.curve)
 
 
 STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
