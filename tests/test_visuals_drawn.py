@@ -8,7 +8,7 @@ import pytest
 
 from tests.test_visuals_sandbox import RESULTS
 from tests.test_visuals_step import TOP, make_step
-from visuals import distribution, strategies, timeline
+from visuals import distribution, lens, strategies, timeline
 from visuals.distribution import MODES
 from visuals.theme import empty_figure, figure_from
 
@@ -17,6 +17,7 @@ FIGURES = {
     **DISTRIBUTIONS,
     "strategies": lambda: strategies.strategies_figure(RESULTS),
     "timeline": lambda: timeline.request_timeline_figure(120.0, [40.0, 38.5], [1.0, 1.2], [3.0, 2.5]),
+    "lens agreement": lambda: lens.agreement_figure([0.0, 0.25, 1.0], 4, exit_layer=1, whole_run=True),
     "empty": lambda: empty_figure("Press Prefill"),
     "a gap and an unset property": lambda: figure_from(
         [{"type": "bar", "x": ["a", "b"], "y": [0.5, float("nan")], "name": None}], {"title": None, "height": 200}
@@ -39,3 +40,13 @@ def test_read_or_changed_as_a_plotly_figure_it_serialises_the_change():
     assert fig.data and fig.layout.height  # read as plotly reads it
     fig.update_layout(height=123)
     assert json.loads(fig.to_json())["layout"]["height"] == 123
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_axis_titles_are_objects_as_plotly_js_3_reads_them(name):
+    """Unvalidated data skips plotly's conversion of `title: "text"` into `title: {text: ...}`; plotly.js 3 draws
+    only the object form, so a plain string would leave the axis without its title."""
+    layout = FIGURES[name]()._plain["layout"]
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and "title" in axis:
+            assert isinstance(axis["title"], dict), f"{name}: {key}.title is {axis['title']!r}"

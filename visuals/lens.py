@@ -122,8 +122,12 @@ def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = N
     ]
     over = f"the whole run ({count(steps, 'step')})" if whole_run else count(steps, "step")
     layout = look(f"Lens top-1 = the chosen token, over {over}", 280)
-    layout["xaxis"] = {**layout["xaxis"], "title": "layer (0 = embeddings)", "dtick": 5 if len(xs) > 12 else 1}
-    layout["yaxis"] = {**layout["yaxis"], "title": "share of steps", "range": [0, 1.12], "tickformat": ".0%"}
+    layout["xaxis"] = {
+        **layout["xaxis"],
+        "title": {"text": "layer (0 = embeddings)"},
+        "dtick": 5 if len(xs) > 12 else 1,
+    }
+    layout["yaxis"] = {**layout["yaxis"], "title": {"text": "share of steps"}, "range": [0, 1.12], "tickformat": ".0%"}
     layout["font"] = {"size": FONT_SIZE, "color": TEXT}
     final = f"final layer: {shares[-1]:.0%}"
     layout["annotations"] = [{"x": xs[-1], "y": shares[-1], "text": final, "xanchor": "right", "ax": -30, "ay": -22}]
