@@ -53,9 +53,8 @@ def layout() -> MeasurePage:
     message = message_line("q-measure-message")
     with gr.Row():
         figure = gr.Plot(draw.speed_figure([], ""), show_label=False, elem_id="q-speed", scale=1)
-        with gr.Column(scale=1):
-            table = gr.Markdown(elem_id="q-speed-table")
-            said = gr.Markdown(elem_id="q-gained")
+        said = gr.Markdown(elem_id="q-gained")
+    table = gr.Markdown(elem_id="q-speed-table")
     gr.Markdown(
         "### Quality on the held-out text\nPerplexity, mean KL against float32 and top-1 agreement over every "
         "position of a text written for the project (no model has seen it), in windows of 512 tokens."
@@ -75,7 +74,7 @@ def measure(config: AppConfig, formats, progress=PROGRESS, request: gr.Request =
             rows = speed_rows(lm, names, PREFILL_TOKENS, DECODE_TOKENS, REPEATS, CANCEL.watch(request, progress))
     except Cancelled:
         raise ValueError("measurement cancelled: press Measure to start again") from None
-    label = f"{lm.label} · {device_name(lm.device)}"
+    label = device_name(lm.device)
     return Speed(draw.speed_figure(rows, label), draw.speed_table(rows), draw.gained(rows, PREFILL_TOKENS))
 
 
