@@ -94,7 +94,10 @@ def gained(rows: list[dict], prefill_tokens: int) -> str:
 
 
 def _why(winner: str, decode: float, ratio: float) -> str:
-    short = f"Decode reached {decode / ratio:.0%} of the byte ratio: unpacking the weights costs time per weight. "
+    short = (
+        f"Decode reached {decode / ratio:.0%} of the byte ratio: converting between int8 and float costs time per "
+        "weight and per input that a float32 GEMV does not spend. "
+    )
     if winner == "prefill":
         return short + (
             "The references predict the opposite (decode gains the byte ratio, compute-bound prefill barely gains): "
