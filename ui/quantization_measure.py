@@ -49,7 +49,8 @@ def layout() -> MeasurePage:
     with gr.Row():
         formats = gr.CheckboxGroup(CHOICES, value=CHOICES, label="Formats (float32 is always measured)", scale=4)
         measure = gr.Button("Measure", variant="primary", scale=1, min_width=110, elem_id="q-measure")
-        cancel = gr.Button("Cancel", variant="stop", scale=1, min_width=100, elem_id="q-cancel")
+        # secondary, not "stop": the theme draws a stop button white on transparent (its fill names *red_700)
+        cancel = gr.Button("Cancel", scale=1, min_width=100, elem_id="q-cancel")
     message = message_line("q-measure-message")
     with gr.Row():
         figure = gr.Plot(draw.speed_figure([], ""), show_label=False, elem_id="q-speed", scale=1)
