@@ -36,6 +36,7 @@ TABS = (
     ("Beam search & repetition", "ui.beams_tab", "beams"),
     ("Speculative decoding", "ui.speculative_tab", "speculative"),
     ("Constrained decoding", "ui.constrained_tab", "constrained"),
+    ("Quantization", "ui.quantization_tab", "quantization"),
 )
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
@@ -80,7 +81,7 @@ CSS = f"""
 /* and the one-line title alone: the subtitle's height goes to the lesson */
 .projector #app-title p {{ display: none; }}
 /* a lesson's row of buttons stays one row in it (each label is a word or two) */
-.projector :is(#spec-buttons, #beam-buttons, #cd-buttons) > button {{ min-width: 96px !important; }}
+.projector :is(#spec-buttons, #beam-buttons, #cd-buttons, #q-buttons) > button {{ min-width: 96px !important; }}
 /* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
 .projector .spec-round {{ line-height: 2; }}
 """

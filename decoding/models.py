@@ -56,7 +56,7 @@ class LoadedModel:
 
     @property
     def vocab_size(self) -> int:
-        return self.model.get_output_embeddings().weight.shape[0]
+        return self.model.get_output_embeddings().out_features  # a QuantLinear head (fbgemm) holds no .weight
 
     @property
     def chat(self) -> bool:

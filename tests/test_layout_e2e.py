@@ -138,6 +138,7 @@ ONE_SCREEN = {
     "beams": (lambda page: page.click("#beam-step"), "#beam-step", "#beam-tree", "#beam-try"),
     "speculative": (round_after_prefill, "#spec-round", "#spec-verify", "#spec-try"),
     "constrained": (two_steps, "#cd-step", "#cd-chart", "#cd-try"),
+    "quantization": (lambda page: page.click("#q-step"), "#q-step", "#q-dist", "#q-try"),
 }
 
 # the chart holds data (an empty figure, a message in place of its data, has an empty plot area too)
