@@ -53,8 +53,13 @@ THEME = gr.themes.Default(
     button_primary_background_fill_hover="*primary_800",
     button_primary_background_fill_dark="*primary_700",
     button_primary_background_fill_hover_dark="*primary_800",
-    button_cancel_background_fill="*red_700",
-    button_cancel_background_fill_hover="*red_800",
+    # a Cancel / Stop button: white on red-700 (6.5:1); the theme has no red palette to name with "*red_700"
+    button_cancel_background_fill=gr.themes.colors.red.c700,
+    button_cancel_background_fill_hover=gr.themes.colors.red.c800,
+    button_cancel_background_fill_dark=gr.themes.colors.red.c700,
+    button_cancel_background_fill_hover_dark=gr.themes.colors.red.c800,
+    button_cancel_text_color="white",
+    button_cancel_text_color_dark="white",
 )
 # the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
 # in dark mode the charts' dark grey text (visuals.theme.TEXT, as the browser writes it) turns light grey;

@@ -19,6 +19,9 @@ FIGURES = {
     "timeline": lambda: timeline.request_timeline_figure(120.0, [40.0, 38.5], [1.0, 1.2], [3.0, 2.5]),
     "lens agreement": lambda: lens.agreement_figure([0.0, 0.25, 1.0], 4, exit_layer=1, whole_run=True),
     "empty": lambda: empty_figure("Press Prefill"),
+    "titles written as strings": lambda: figure_from(
+        [{"type": "bar", "x": ["a"], "y": [1.0]}], {"title": "t", "xaxis": {"title": "x"}, "yaxis2": {"title": "y"}}
+    ),
     "a gap and an unset property": lambda: figure_from(
         [{"type": "bar", "x": ["a", "b"], "y": [0.5, float("nan")], "name": None}], {"title": None, "height": 200}
     ),
@@ -46,7 +49,8 @@ def test_read_or_changed_as_a_plotly_figure_it_serialises_the_change():
 def test_axis_titles_are_objects_as_plotly_js_3_reads_them(name):
     """Unvalidated data skips plotly's conversion of `title: "text"` into `title: {text: ...}`; plotly.js 3 draws
     only the object form, so a plain string would leave the axis without its title."""
-    layout = FIGURES[name]()._plain["layout"]
+    layout = json.loads(FIGURES[name]().to_json())["layout"]
+    assert not isinstance(layout.get("title"), str)
     for key, axis in layout.items():
         if key.startswith(("xaxis", "yaxis")) and "title" in axis:
             assert isinstance(axis["title"], dict), f"{name}: {key}.title is {axis['title']!r}"

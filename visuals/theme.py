@@ -128,7 +128,7 @@ class Drawn:
     `.layout`, `update_layout`...), it builds one on first use and from then on serialises that one."""
 
     def __init__(self, data: list[dict], layout: dict):
-        self._plain = {"data": data, "layout": layout}
+        self._plain = {"data": data, "layout": _titles_as_objects(layout)}
 
     @cached_property
     def figure(self) -> go.Figure:
@@ -145,6 +145,18 @@ class Drawn:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.figure, name)
+
+
+def _titles_as_objects(layout: dict) -> dict:
+    """`title: "text"` as `title: {text: ...}` for the figure and each axis: the only form plotly.js 3 draws (a
+    validated plotly figure converts it; unvalidated data must be written so)."""
+
+    def fixed(part: dict) -> dict:
+        title = part.get("title")
+        return {**part, "title": {"text": title}} if isinstance(title, str) else part
+
+    axes = {k: fixed(v) for k, v in layout.items() if k.startswith(("xaxis", "yaxis")) and isinstance(v, dict)}
+    return fixed({**layout, **axes})
 
 
 def _unset_dropped(value):
