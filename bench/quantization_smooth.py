@@ -7,10 +7,11 @@ with one scale per tensor) is the one kernel faster than float32 on this CPU, an
 bar. Each variant here smooths the bundled model first (decoding/quantization/smooth.py, α the share of the
 activation peaks moved into the weights; no α: not smoothed), then runs every linear on that kernel, except the
 ones it keeps in float32. Weights are quantized per output channel or per tensor; activations per tensor (what the
-kernel does: one scale for all the tokens of a forward pass) or per token (one call per row, which is what a decode
-step of one token gets anyway). Quality: top-1 agreement and mean KL against float32 on the first --tokens tokens of
-the held-out text. Speed: decode ms/token and prefill ms, float32 and each distinct layout in turns (smoothing
-costs nothing at run time, so variants that differ only in α share a layout). Prints one JSON object last.
+kernel does: one scale for all the tokens of a forward pass) or per token (what a decode step of one token gets
+anyway; over a window each row's grid is simulated, and its prefill_speedup is null). Quality: top-1 agreement and
+mean KL against float32 on the first --tokens tokens of the held-out text. Speed: float32 and each distinct layout
+in turns; decode_speedup and prefill_speedup are medians of the per-round ratios (smoothing costs nothing at run
+time, so variants that differ only in α share a layout; so do per-token ones). Prints one JSON object last.
 """
 
 import argparse
