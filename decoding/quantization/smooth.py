@@ -94,7 +94,7 @@ def _into_rows(before: torch.nn.Linear, after: torch.nn.Linear, act_max: torch.T
     groups = (heads, repeat, before.out_features // heads)  # o_proj's input channels, by the v_proj head they copy
     acts = act_max.float().reshape(groups).amax(dim=1).flatten()  # (before.out,)
     w_max = after.weight.detach().float().abs().amax(dim=0).reshape(groups).amax(dim=1).flatten()
-    s = (acts.clamp(min=1e-5).pow(alpha) / w_max.clamp(min=1e-5).pow(1 - alpha)).clamp(min=1e-5)  # (before.out,)
+    s = smoothing_scales(acts, [w_max[None]], alpha)  # (before.out,)
     before.weight.div_(s[:, None].to(before.weight.dtype))
     if before.bias is not None:
         before.bias.div_(s.to(before.bias.dtype))
