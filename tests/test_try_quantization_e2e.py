@@ -68,3 +68,18 @@ def test_step_4_the_measurement_says_which_phase_gained(page):
     until(page, lambda: "gained more" in said.inner_text(), RUN_S, "the sentence on which phase gained")
     assert re.search(r"int8-activations.*(decode|prefill) gained more", said.inner_text(), re.S)
     assert "fbgemm" in page.locator("#q-speed-table").inner_text()
+
+
+def test_step_5_the_kernels_timed_on_the_models_matrices_say_why_int8_and_int4_are_simulated(page):
+    assert "Time the kernels" in TRY_THIS and "simulated" in TRY_THIS.split("5. ")[1]
+    page.click("#q-kernels-btn")
+    table = page.locator("#q-kernels")
+    until(page, lambda: "F.linear float32" in table.inner_text(), RUN_S, "the kernel table")
+    idle(page)
+    text, said = table.inner_text(), page.locator("#q-kernels-said").inner_text()
+    assert "GB/s" in text and "fbgemm" in text  # a row per real kernel, float32's first
+    assert text.index("F.linear float32") < text.index("fbgemm")
+    # which formats run simulated is the app's choice on this device, said beside the measured numbers
+    assert "The app runs int8 simulated on this device." in said
+    assert "The app runs int4 simulated on this device." in said
+    assert re.search(r"float32 streams the layers' \d+ MB at [\d.]+ GB/s", said)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ui import quantization_handlers as h
+from ui import quantization_kernels as k
 from ui import quantization_measure as m
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import message_line, model_event, teach
@@ -28,6 +29,9 @@ TRY_THIS = f"""**Try this**
    on float32's text int4 still agrees most of the time.
 4. Under **Measured on this device**, press **Measure**: which of decode and prefill gained, measured here and said
    under the chart.
+5. At the bottom, press **Time the kernels**: each low-bit kernel this device has, on the model's own matrices. The
+   weight-only int8 and int4 kernels read 4-5× fewer bytes yet take longer than float32: that is why they run
+   simulated here.
 """
 
 
@@ -45,6 +49,7 @@ class QuantPage:
     message: gr.HTML
     view: h.View  # the step's outputs
     measure: m.MeasurePage  # speed and quality
+    kernels: k.KernelsPage  # why a format runs simulated here
 
 
 def layout(config: AppConfig) -> QuantPage:
@@ -56,7 +61,7 @@ def layout(config: AppConfig) -> QuantPage:
     blank = h.blank()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            with gr.Accordion("Try this (four steps)", open=False, elem_id="q-try"):
+            with gr.Accordion("Try this (five steps)", open=False, elem_id="q-try"):
                 gr.Markdown(TRY_THIS)
             prompt = gr.Textbox("Write a short poem about the sea.", label="Prompt", lines=2, elem_id="q-prompt")
             template = gr.Radio([RAW, CHAT], value=CHAT, label="Prompt format")
@@ -90,6 +95,7 @@ def layout(config: AppConfig) -> QuantPage:
         message=message,
         view=view,
         measure=m.layout(),
+        kernels=k.layout(),
     )
 
 
@@ -119,6 +125,7 @@ def wire(c: QuantPage, config: AppConfig) -> None:
     model_event(c.back.click, back, c.sid, outputs, message=c.message, show_progress="minimal")
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
     m.wire(c.measure, config)
+    k.wire(c.kernels, config)
 
 
 def build(config: AppConfig) -> None:

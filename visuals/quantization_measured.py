@@ -88,22 +88,27 @@ def gained(rows: list[dict], prefill_tokens: int) -> str:
         said.append(
             f"**{r['name']}** ({r['kernel']}) reads {ratio:.1f}× fewer bytes: decode ran **{decode:.2f}×** as fast as "
             f"float32, a prefill of {prefill_tokens} tokens **{prefill:.2f}×**, so **{winner} gained more**. "
-            + _why(winner, decode, ratio)
+            + _why(r["name"], winner, decode, prefill, ratio)
         )
     return "\n\n".join(said)
 
 
-def _why(winner: str, decode: float, ratio: float) -> str:
+def _why(name: str, winner: str, decode: float, prefill: float, ratio: float) -> str:
     short = (
-        f"Decode reached {decode / ratio:.0%} of the byte ratio: converting between int8 and float costs time per "
-        "weight and per input that a float32 GEMV does not spend. "
+        f"Decode reached {decode / ratio:.0%} of the byte ratio: turning each stored weight into the type the "
+        "arithmetic runs in costs time per weight that a float32 GEMV does not spend. "
     )
     if winner == "prefill":
         return short + (
             "The references predict the opposite (decode gains the byte ratio, compute-bound prefill barely gains): "
-            "on this CPU the kernel multiplies int8 by int8, faster arithmetic than float32's, so prefill gains too."
+            f"on this CPU the kernel's {name} arithmetic is faster than float32's, so prefill gains too."
         )
-    return short + "As the references predict: decode is bound by the bytes it reads, prefill by arithmetic."
+    short += "As the references predict: decode is bound by the bytes it reads, prefill by arithmetic."
+    if prefill < 1:
+        short += (
+            f" Here prefill even ran {1 / prefill:.1f}× slower: this CPU computes in {name} slower than in float32."
+        )
+    return short
 
 
 def quality_table(rows: list[dict]) -> str:

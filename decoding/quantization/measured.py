@@ -1,5 +1,6 @@
-"""The lesson's two measurements as plain rows: each format's bytes and time on this device (in turns, one run), and
-its quality on the first N tokens of the held-out text (kept per process: the text and the weights never change).
+"""The lesson's measurements as plain rows: each format's bytes and time on this device (in turns, one run), each
+real kernel's GB/s on the model's matrices, and each format's quality on the first N tokens of the held-out text
+(kept per process: the text and the weights never change).
 
 Rows are dicts of numbers and names, what visuals.quantization_measured draws; no tensor leaves this module.
 """
@@ -8,8 +9,11 @@ import threading
 
 from decoding.models import LoadedModel
 from decoding.quantization.copies import Copies
+from decoding.quantization.formats import FORMATS
+from decoding.quantization.kernels import REFERENCE as REFERENCE_KERNEL
+from decoding.quantization.kernels import kernel_speeds
 from decoding.quantization.linear import SIMULATED
-from decoding.quantization.model import bytes_per_step, kernels_of, quantize_model
+from decoding.quantization.model import bytes_per_step, default_kernel, kernels_of, quantize_model
 from decoding.quantization.quality import heldout_ids, measure_quality
 from decoding.quantization.speed import measure_speed
 from decoding.watch import Watch
@@ -69,3 +73,23 @@ def quality_row(lm: LoadedModel, name: str, tokens: int, copies: Copies) -> dict
                 positions=q.positions,
             )
         return _QUALITY[key]
+
+
+def kernel_rows(lm: LoadedModel, repeats: int, watch: Watch) -> list[dict]:
+    """Each real kernel's one-token GEMVs over the layers and the head (float32's first), and whether the app runs
+    its format with it on this device."""
+    rows = []
+    for k in kernel_speeds(lm.model, repeats, watch):
+        used = k.kernel == REFERENCE_KERNEL or default_kernel(FORMATS[k.format], lm.device) == k.kernel
+        rows.append(
+            dict(
+                kernel=k.kernel,
+                format=k.format,
+                layers_ms=k.layers_ms,
+                layers_mb=k.layers_bytes / 1e6,
+                head_ms=k.head_ms,
+                head_mb=k.head_bytes / 1e6,
+                used=used,
+            )
+        )
+    return rows

@@ -12,9 +12,11 @@ import torch
 from decoding.quantization.formats import Format, get_format
 from decoding.quantization.linear import SIMULATED, QuantLinear
 
-# the kernel each format runs by default, per device type, chosen by bench/quantization_kernels.py on a 2-core
-# AMD EPYC (AVX2): every real weight-only kernel there (int8pack, int4pack, torchao, bfloat16 F.linear) ran slower
-# than float32's GEMV, so the weight-only formats are simulated; fbgemm's dynamic path is fast and is real
+# the kernel each format runs by default, per device type, chosen from the tab's kernel timing (decoding/quantization/
+# kernels.py) and bench/quantization.py on a 2-core AMD EPYC (AVX2, no AVX-512): int8pack and int4pack stream their
+# bytes at 0.3-1.5 GB/s against float32's ~11, so int8 and int4 are simulated; bfloat16's F.linear decodes 1.28x
+# faster on a quiet machine but slower on a busy one, and prefills 5x slower (no AVX-512 BF16), so it is simulated
+# too; fbgemm's dynamic int8 is fast (1.5-1.7x) and real
 DEFAULT_KERNELS = {
     "cpu": {"int8-activations": "fbgemm quantized.linear_dynamic"},
 }
