@@ -82,7 +82,10 @@ class Student:
 
     def __init__(self, url: str, index: int, downloads: str, think_ms: float = 0.0):
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
-        self.client = Client(url, verbose=False, analytics_enabled=False, download_files=downloads)
+        # a class opening the page at once on a busy server: the API description can take longer than httpx's 5 s
+        self.client = Client(
+            url, verbose=False, analytics_enabled=False, download_files=downloads, httpx_kwargs={"timeout": 120}
+        )
         self.call = PageCaller(self.client)  # the timed clicks, sent as the page sends them
         self.prompt, self.prefill_api = prompt_for(index), prefill_endpoint(self.client)
         self.side_api = side_endpoint(self.client)
