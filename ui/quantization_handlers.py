@@ -12,6 +12,7 @@ from decoding import values
 from decoding.prompts import encode_prompt, token_texts
 from decoding.quantization.copies import COPIES
 from decoding.quantization.formats import FORMATS
+from decoding.quantization.linear import SIMULATED
 from decoding.quantization.model import kernels_of
 from decoding.quantization.side_by_side import SideBySide, tally
 from ui.context import CHAT, AppConfig, get_model, model_turn
@@ -75,7 +76,7 @@ def reference_model(config: AppConfig):
 
 def how_it_runs(lm) -> str:
     kernels = kernels_of(lm.model)
-    return ", ".join(k if k.startswith("simulated") else f"kernel {k}" for k in kernels)
+    return ", ".join(k if k == SIMULATED else f"kernel {k}" for k in kernels)
 
 
 def _started(config: AppConfig, controls: Controls) -> tuple[Started, Any]:
