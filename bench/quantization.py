@@ -39,7 +39,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--tokens", type=int, default=None, help="score only the first N tokens of the text")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    lm = load_model(args.model, args.device)
+    lm = load_model(args.model, args.device, "float32")  # every format is rounded from float32, float32 activations
     models = {name: quantize_model(lm.model, name) for name in FORMATS}
     log(0.0, "formats quantized")
     repeats, prefill, decode = (2, 64, 8) if args.quick else (args.repeats, 256, 32)

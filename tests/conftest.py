@@ -1,6 +1,7 @@
 """Shared fixtures: the tiny random model (no downloads), the bundled model (loaded once), and for the browser tests
 one app server and one headless Chromium for the whole session (each module opens its own pages)."""
 
+import os
 import re
 from pathlib import Path
 
@@ -13,16 +14,18 @@ from decoding.models import BUNDLED, TINY, load_model
 # by an example drawn for the first time (`--hypothesis-profile=default` draws new ones)
 settings.register_profile("suite", derandomize=True, database=None, print_blob=True)
 settings.load_profile("suite")
+# the engine tests run on the CPU; DECODING_LAB_TEST_DEVICE=cuda runs the model tests on a GPU instead (float32)
+DEVICE = os.environ.get("DECODING_LAB_TEST_DEVICE", "cpu")
 
 
 @pytest.fixture(scope="session")
 def tiny():
-    return load_model(TINY, device="cpu")
+    return load_model(TINY, device=DEVICE, dtype="float32")
 
 
 @pytest.fixture(scope="session")
 def bundled():
-    return load_model(BUNDLED, device="cpu")
+    return load_model(BUNDLED, device=DEVICE, dtype="float32")
 
 
 @pytest.fixture(scope="session")

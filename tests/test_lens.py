@@ -32,7 +32,7 @@ def _lens_of(lm, ids):
 
 
 def test_transformers_returns_layers_plus_one_hidden_rows_the_last_already_normed(tiny):
-    ids = torch.tensor([[5, 6, 7, 8]])  # (1, T)
+    ids = torch.tensor([[5, 6, 7, 8]], device=tiny.device)  # (1, T)
     with torch.inference_mode():
         out = tiny.model(input_ids=ids, output_hidden_states=True, logits_to_keep=1)
         last = out.hidden_states[-1][0, -1]  # (H,)

@@ -48,7 +48,7 @@ def prompt_ids(lm):
 
 def generate_beams(lm, prompt_ids, k, penalty, early, max_new) -> tuple[list[int], float | None]:
     """generate()'s first sequence (prompt and padding after the end token removed) and its sequences_scores."""
-    ids = torch.tensor([prompt_ids])  # (1, T)
+    ids = torch.tensor([prompt_ids], device=lm.device)  # (1, T)
     out = lm.model.generate(
         ids,
         attention_mask=torch.ones_like(ids),
@@ -92,14 +92,14 @@ def test_one_beam_is_greedy_whatever_the_early_stopping(lm, prompt_ids):
 
 def test_greedy_sequence_equals_generate_greedy(tiny):
     ids = encode_prompt(tiny.tokenizer, "Hello there", chat=False).ids
-    t = torch.tensor([ids])  # (1, T)
+    t = torch.tensor([ids], device=tiny.device)  # (1, T)
     out = tiny.model.generate(t, attention_mask=torch.ones_like(t), do_sample=False, max_new_tokens=10)
     assert greedy_sequence(tiny, ids, 10).token_ids == out[0, len(ids) :].tolist()
 
 
 def test_score_sequence_gives_each_tokens_log_probability_as_generate_does(tiny):
     ids = encode_prompt(tiny.tokenizer, "Hello there", chat=False).ids
-    t = torch.tensor([ids])  # (1, T)
+    t = torch.tensor([ids], device=tiny.device)  # (1, T)
     out = tiny.model.generate(
         t,
         attention_mask=torch.ones_like(t),
@@ -112,7 +112,7 @@ def test_score_sequence_gives_each_tokens_log_probability_as_generate_does(tiny)
     expected = torch.stack([torch.log_softmax(s[0], -1)[tok] for s, tok in zip(out.scores, new)])  # (8,)
     scored = score_sequence(tiny, ids, new.tolist())
     # one pass over the whole sequence vs cached steps: the same maths in another order, rounding apart
-    assert (torch.tensor(scored.logprobs) - expected).abs().max() < 1e-4
+    assert (torch.tensor(scored.logprobs) - expected.cpu()).abs().max() < 1e-4
     assert scored.logprob == pytest.approx(sum(scored.logprobs))
 
 
@@ -184,4 +184,6 @@ def test_bundled_model_beam_search_equals_generate(bundled):
     ids = encode_prompt(bundled.tokenizer, "Give me a synonym for happy.", chat=True).ids
     ours = beam_search(bundled, ids, 4, 1.0, False, 12)
     expected, score = generate_beams(bundled, ids, 4, 1.0, False, 12)
-    assert ours.token_ids == expected and ours.best.score == score
+    assert ours.token_ids == expected
+    # bit-equal on the CPU; on an H200 the same tokens scored 7.4e-6 apart (float32 sums in another kernel's order)
+    assert ours.best.score == (score if bundled.device.type == "cpu" else pytest.approx(score, abs=1e-4))

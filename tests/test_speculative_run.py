@@ -23,7 +23,7 @@ def chat(lm, text):
 
 
 def generate(lm, ids, max_new, **kwargs):
-    x = torch.tensor([ids])  # (1, T)
+    x = torch.tensor([ids], device=lm.device)  # (1, T)
     model = copy.copy(lm.model)  # generate() may move its own draft schedule in the shared generation config
     model.generation_config = copy.deepcopy(lm.model.generation_config)
     out = model.generate(x, attention_mask=torch.ones_like(x), do_sample=False, max_new_tokens=max_new, **kwargs)
