@@ -39,6 +39,7 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
         text=verdict,
         textposition="inside",
         textfont={"size": 12},
+        textangle=-90,  # upright along the bar: across it, "not checked" on a short bar ran into its neighbours'
         insidetextanchor="start",
         showlegend=False,
         opacity=0.85,
@@ -55,10 +56,13 @@ def verify_figure(rnd, greedy: bool) -> go.Figure:
             marker={"symbol": "diamond", "size": 14, "color": CHOSEN, "line": {"width": 1, "color": "#000"}},
             yaxis="y2",
         )
-    styled(fig, None, height=400)
+    styled(fig, None, height=360)
     fig.update_layout(
         barmode="group",
-        yaxis={"domain": [0.55, 1.0], "range": [0, 1.05], "title": "probability"},
+        # the guesses are named once, under the verdicts: named between the two panels, a long token's slanted
+        # label ran into the verdicts' bars
+        xaxis={"anchor": "y2", "automargin": True},
+        yaxis={"domain": [0.5, 1.0], "range": [0, 1.05], "title": "probability", "anchor": "x"},
         yaxis2={
             "domain": [0.0, 0.4],
             "range": [0, 1.05],
@@ -135,8 +139,9 @@ def run_figure(rounds, k: int, by_position: list[tuple[int, int]]) -> go.Figure:
         barmode="stack",
         xaxis={"domain": [0, 0.58], "title": "round", "dtick": 1 if len(rounds) <= 30 else None},
         yaxis={"title": "tokens", "rangemode": "tozero"},
-        xaxis2={"domain": [0.68, 1.0], "title": "draft position", "anchor": "y2", "type": "category"},
-        yaxis2={"anchor": "x2", "range": [0, 1.15], "title": "acceptance rate", "tickformat": ".0%"},
+        # the right panel's axis is named under it: a y title there would sit on the left panel's last bar
+        xaxis2={"domain": [0.68, 1.0], "title": "kept, by draft position", "anchor": "y2", "type": "category"},
+        yaxis2={"anchor": "x2", "range": [0, 1.15], "tickformat": ".0%"},
         legend={"orientation": "h", "y": 1.12, "x": 0},
         margin={"t": 60},
     )
