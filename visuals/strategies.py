@@ -112,8 +112,9 @@ def strategies_figure(results: list[Alone], labels: dict[int, str] | None = None
     layout |= {
         "barmode": "overlay",
         "bargap": 0.1,
-        "margin": {"t": 130, "b": 90, "l": 60, "r": 10},
-        "legend": {**layout["legend"], "orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
+        # the legend hangs below the rank axis's title (at -0.2 its first row sat on the title), in up to three rows
+        "margin": {"t": 130, "b": 130, "l": 60, "r": 10},
+        "legend": {**layout["legend"], "orientation": "h", "x": 0, "y": -0.32, "yanchor": "top"},
     }
     shown: set[str] = set()
     data = [trace for col, r in enumerate(results, 1) for trace in _panel(r, col, labels, shown)]
