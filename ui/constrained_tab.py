@@ -100,10 +100,12 @@ def _controls() -> dict:
         temperature = knob("temperature", 1.0, "0 = greedy")
         top_k = whole_number_box(0, label=KNOBS["top_k"].label, info="0 = off", elem_id="cd-topk")
         top_p = knob("top_p", 1.0, "1 = off")
-    with gr.Row():
-        seed = whole_number_box(0, label="Seed", elem_id="cd-seed")
-        max_new = knob_slider(1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens")
-        ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
+    with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
+        seed = whole_number_box(0, label="Seed", elem_id="cd-seed", scale=1)
+        max_new = knob_slider(
+            1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens", scale=2, elem_id="cd-max-new"
+        )
+    ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
     return dict(
         preset=preset, note=note, prompt=prompt, kind=kind, text=text, knobs=knobs, seed=seed, max_new=max_new, ff=ff
