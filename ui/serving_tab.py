@@ -107,8 +107,7 @@ def open_students(config: AppConfig, students, seconds) -> None:
     scheduler = scheduler_for(get_model(config))
     if scheduler is None:
         raise gr.Error("simulated students need the shared scheduler, which this server does not run")
-    simulated_class(scheduler).start(students, seconds)
-    gr.Info(f"{count(students, 'simulated student is', 'simulated students are')} stepping for {seconds} s.")
+    simulated_class(scheduler).start(students, seconds)  # the status line says so (a toast would cover Stop them)
 
 
 def stop_students(config: AppConfig) -> str:
@@ -170,7 +169,7 @@ def layout(config: AppConfig) -> ServingPage:
 def wire(c: ServingPage, config: AppConfig) -> None:
     def opened(students, seconds) -> dict:
         open_students(config, students, seconds)
-        return {c.live: True}  # watching them is the point
+        return {c.live: True, **refresh(config, c.view)}  # watching them is the point; the status names the class
 
     def traffic_numbers() -> dict:
         return traffic(config)
@@ -179,15 +178,17 @@ def wire(c: ServingPage, config: AppConfig) -> None:
         return refresh(config, c.view)
 
     gr.on(
-        [c.timer.tick, c.open_btn.click, c.live.change],
+        [c.timer.tick, c.live.change],
         read,
         outputs=list(c.view),
         concurrency_limit=None,
         show_progress="hidden",
     )
     gr.api(traffic_numbers, api_name="traffic", concurrency_limit=None)
-    outputs = [c.live, c.message]
-    c.open_btn.click(teach(opened, c.message), [c.students, c.seconds], outputs, concurrency_limit=None)
+    outputs = [c.live, c.message, *c.view]
+    c.open_btn.click(
+        teach(opened, c.message), [c.students, c.seconds], outputs, concurrency_limit=None, show_progress="hidden"
+    )
     c.stop_btn.click(lambda: gr.Info(stop_students(config)), concurrency_limit=None)
     c.live.change(lambda on: gr.Timer(active=on), c.live, c.timer)
 
