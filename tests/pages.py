@@ -112,3 +112,117 @@ def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: flo
     if ready:
         page.locator(ready).wait_for(timeout=timeout)
     return page
+
+
+# the glossary's terms on screen inside an element, each as shown and with the explanation its hover gives
+TERMS_IN = """
+selector => [...document.querySelectorAll(`${selector} abbr.lab-term`)].filter(a => a.getClientRects().length)
+  .map(a => ({shown: a.innerText, title: a.title, underlined: getComputedStyle(a).textDecorationLine}))
+"""
+
+
+def explained(page, selector: str, name: str) -> str:
+    """Assert that the glossary term `name` is shown inside `selector`, dotted-underlined with its one-line explanation
+    on hover (visuals.glossary), and return the words it is shown as."""
+    from visuals.glossary import TERMS
+
+    found = [t for t in page.evaluate(TERMS_IN, selector) if t["title"] == TERMS[name]]
+    assert found, f"{name!r} is not explained in {selector}: {page.evaluate(TERMS_IN, selector)}"
+    assert "underline" in found[0]["underlined"], found[0]
+    return found[0]["shown"]
+
+
+# a figure or axis title, or an x tick label, drawn over a plot area (its own or another subplot's), in the charts
+# inside `root`
+TEXTS_OVER_PLOTS = """
+root => {
+  const out = [];
+  for (const plot of document.querySelectorAll(`${root} .js-plotly-plot`)) {
+    const areas = [...plot.querySelectorAll('.nsewdrag')].map(e => e.getBoundingClientRect());
+    for (const t of plot.querySelectorAll('.infolayer text[class$="title"], .xtick text')) {
+      const b = t.getBoundingClientRect();
+      if (!b.width || !b.height) continue;
+      for (const a of areas) {
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 1 && h > 1) out.push(`"${t.textContent}" over a plot area`);
+      }
+    }
+  }
+  return out;
+}
+"""
+
+
+def texts_over_plots(page, root: str = "body") -> list[str]:
+    """Each chart title, axis title or x tick label inside `root` that covers a plot area, as text (none: [])."""
+    return page.evaluate(TEXTS_OVER_PLOTS, root)
+
+
+# where a chart's dashed lines, as drawn (straight between their points, in pixels), run through a note's box
+DASHES_UNDER_NOTES = """
+id => {
+  const gd = document.querySelector(`#${id} .js-plotly-plot`);
+  const [xa, ya] = [gd._fullLayout.xaxis, gd._fullLayout.yaxis];
+  const svg = gd.querySelector('.main-svg').getBoundingClientRect();
+  const notes = [...gd.querySelectorAll('.infolayer .annotation')].map(a => [a.textContent, a.getBoundingClientRect()]);
+  const hits = [];
+  for (const t of gd._fullData.filter(t => t.line && t.line.dash === 'dash' && t.visible === true)) {
+    const px = [...t.x].map((x, i) => [svg.left + xa._offset + xa.d2p(x), svg.top + ya._offset + ya.d2p(t.y[i])]);
+    for (let i = 0; i + 1 < px.length; i++)
+      for (let s = 0; s <= 50; s++) {
+        const [x, y] = [0, 1].map(k => px[i][k] + (s / 50) * (px[i + 1][k] - px[i][k]));
+        for (const [text, b] of notes)
+          if (x > b.left && x < b.right && y > b.top && y < b.bottom) hits.push(`"${t.name}" runs through "${text}"`);
+      }
+  }
+  return [...new Set(hits)];
+}
+"""
+
+
+def dashes_under_notes(page, elem_id: str) -> list[str]:
+    """Each dashed line of the chart with this id that runs through one of its notes (none: [])."""
+    return page.evaluate(DASHES_UNDER_NOTES, elem_id)
+
+
+# each slider's end labels (its minimum and maximum) that run past the edge of the slider's own box
+SLIDER_ENDS_CUT = """
+() => [...document.querySelectorAll('input[type=range]')].filter(r => r.getClientRects().length).flatMap(r => {
+  const block = r.closest('.block'), box = block.getBoundingClientRect();
+  return [...block.querySelectorAll('.min_value, .max_value')].map(e => [e.innerText, e.getBoundingClientRect()])
+    .filter(([, b]) => b.left < box.left - 1 || b.right > box.right + 1).map(([text]) => `${text} cut off`);
+})
+"""
+
+
+def slider_ends_cut(page) -> list[str]:
+    """Each visible slider's minimum or maximum label drawn past the slider's box (none: [])."""
+    return page.evaluate(SLIDER_ENDS_CUT)
+
+
+# every text box drawn inside a chart that could collide: figure and axis titles, annotations, legend entries, the
+# words on bars
+CHART_TITLE_OVERLAPS = """
+() => {
+  const out = [];
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    const texts = '.infolayer .annotation-text, .infolayer text[class$="title"], .legendtext, text.bartext';
+    const boxes = [...plot.querySelectorAll(texts)]
+      .map(t => [t, t.getBoundingClientRect()]).filter(([, b]) => b.width > 0 && b.height > 0);
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [a, b] = [boxes[i][1], boxes[j][1]];
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 1 && h > 1) out.push(`"${boxes[i][0].textContent}" over "${boxes[j][0].textContent}"`);
+      }
+  }
+  return out;
+}
+"""
+
+
+def texts_over_texts(page) -> list[str]:
+    """Each pair of a chart's texts (titles, axis titles, notes, legend entries, bar words) drawn over each other."""
+    return page.evaluate(CHART_TITLE_OVERLAPS)

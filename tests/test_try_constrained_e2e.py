@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.contrast import contrast_problems
-from tests.pages import figure, idle, open_tab, pick, until
+from tests.pages import explained, figure, idle, open_tab, pick, until
 from tests.test_app_e2e import ARTIFACTS
 from ui.constrained_handlers import ALL_FORCED
 from ui.constrained_tab import TRY_THIS
@@ -53,10 +53,12 @@ def test_step_1_the_keys_are_forced_and_the_model_writes_only_a_name_and_an_age(
     assert '`{"name":` arrives at once, forced by the grammar' in TRY_THIS
     press(page, "cd-step", "forced by the grammar")
     assert answer(page).startswith('{"name":')
-    if "0 sampled" in text(page, "cd-status"):  # a Step of forced tokens only: the chart says so, not "Press Step"
-        assert figure(page, "cd-chart")["annotations"] == [ALL_FORCED]
+    assert "0 sampled" in text(page, "cd-status")  # the first Step writes only forced tokens: the keys' text
+    assert figure(page, "cd-chart")["annotations"] == [ALL_FORCED]  # and the chart says so, not "Press Step"
     assert page.locator("#cd-answer .chips .tok[title*='forced by the grammar']").count() >= 2
+    explained(page, "#cd-status", "fast-forward")  # the word in the status, explained where it first appears
     press(page, "cd-end", "stopped")
+    assert explained(page, "#cd-status", "stopped: eos") == "eos"
     assert set(json.loads(answer(page).split("<|im_end|>")[0])) == {"name", "age"}
     page.screenshot(path=str(ARTIFACTS / "try-constrained-run.png"), full_page=True)
 
@@ -67,6 +69,7 @@ def test_step_2_the_capitalised_favourites_are_removed_by_the_grammar(page):
     rows = text(page, "cd-rows")
     grammar_row = next(line for line in rows.splitlines() if "legal" in line and "grammar" in line)
     assert "No" in grammar_row and "Yes" in grammar_row and "illegal mass" in grammar_row
+    explained(page, "#cd-rows", "illegal mass")
     names = {t["name"] for t in figure(page, "cd-chart")["data"]}
     assert any(name.startswith("removed by grammar") for name in names)  # the wine bars
 

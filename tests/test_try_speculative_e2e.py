@@ -8,7 +8,17 @@ import re
 
 import pytest
 
-from tests.pages import figure, idle, open_tab, pick, until
+from tests.pages import (
+    explained,
+    figure,
+    idle,
+    open_tab,
+    pick,
+    set_number,
+    texts_over_plots,
+    texts_over_texts,
+    until,
+)
 from tests.test_app_e2e import ARTIFACTS
 from ui.speculative_tab import TRY_THIS
 
@@ -39,9 +49,11 @@ def press_round(page, n: int) -> str:
     return status(page)
 
 
-def run_to_end(page) -> str:
-    """Run to end, then plain decoding beside it: returns the run's caption once the speed-up is on the page."""
-    page.click("#spec-end")
+def run_to_end(page, press: bool = True) -> str:
+    """Run to end (pressed here unless `press` is False), then plain decoding beside it: returns the run's caption once
+    the speed-up is on the page."""
+    if press:
+        page.click("#spec-end")
     until(page, lambda: "Plain decoding" in page.locator("#spec-speed").inner_text(), RUN_S, "the side-by-side run")
     idle(page, RUN_S)
     return page.locator("#spec-run-text").inner_text()
@@ -79,7 +91,14 @@ def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     page.click("#spec-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
     assert "0 of 8 kept" in press_round(page, 1)  # guesses copied from the system prompt
+    assert texts_over_texts(page) == []  # seven "not checked" bars side by side, each word on its own bar
+    # the words a student cannot decode are explained where they appear, and a count of one reads as one
+    assert explained(page, "#spec-status", "kept") == "0 of 8 kept"
+    assert explained(page, "#spec-status", "KV cache") == "KV cache" and "cropped back to" in status(page)
+    assert "wrote 1 token for one pass" in status(page)
+    assert "1 token in 1 target pass:" in page.locator("#spec-run-text").inner_text()
     assert "proposed nothing" in press_round(page, 2)
+    assert explained(page, "#spec-status", "kept") == "0 of 0 kept"
     assert chips(page, "spec-bonus") == 1  # a round that kept nothing still adds the target's own token
     press_round(page, 3)
     # the matched token and its earlier occurrence, the copied guesses: 5 kept, the misspelt one rejected, 2 unseen
@@ -96,6 +115,7 @@ def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     assert "8 of 8 kept" in press_round(page, 5)
     before = page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()
     page.screenshot(path=str(ARTIFACTS / "try-speculative-round5.png"), full_page=True)
+    assert texts_over_plots(page, "#spec-run") == []  # the right panel's axis title clear of the left's bars
     page.click("#spec-back")
     until(page, lambda: "Round 4." in status(page), 60, "round 4 again after Back")
     assert page.locator("#spec-text").inner_text() != before[1]
@@ -104,9 +124,26 @@ def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     assert (page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()) == before
 
 
+# each progress indicator on screen: its kind (a bar, or its text) and the id of the output it covers
+PROGRESS_OVER = """
+() => [...document.querySelectorAll('.progress-level, .progress-text')].filter(e => e.getClientRects().length)
+  .map(e => [e.classList.contains('progress-level') ? 'bar' : 'text', (e.closest('[id]') || {}).id])
+"""
+
+
+def with_a_bar(page) -> list | None:
+    """The progress indicators on screen, once a progress bar is among them."""
+    shown = page.evaluate(PROGRESS_OVER)
+    return shown if any(kind == "bar" for kind, _ in shown) else None
+
+
 def test_step_3_run_to_end_writes_more_than_6_tokens_a_pass_and_the_same_text(page):
     assert "more than 6 tokens per pass" in TRY_THIS
-    caption = run_to_end(page)
+    page.click("#spec-end")
+    # one progress bar, over the round's chips, while the rounds run (not one per output drawn on the chips)
+    shown = until(page, lambda: with_a_bar(page), 120, "the run's progress bar")
+    assert [kind for kind, _ in shown].count("bar") == 1 and {where for _, where in shown} == {"spec-chips"}, shown
+    caption = run_to_end(page, press=False)
     assert per_pass(caption) > 6
     # greedy: the speculative text is plain decoding's, token for token, and the page says so beside the timing
     assert "same tokens" in page.locator("#spec-speed").inner_text()
@@ -127,6 +164,13 @@ def test_step_5_early_exit_guesses_badly(page):
     kept = int(re.search(r"\((\d+)%\)", caption).group(1))
     assert kept < 10 and per_pass(caption) < 1.2
     assert "no earlier occurrence" not in status(page)  # that is prompt lookup's reason, never early exit's
+    # a round with nothing to guess gives early exit's own reason: one token left, the target writes it alone
+    set_number(page, "spec-max-new", 1)
+    page.click("#spec-prefill")
+    until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
+    said = press_round(page, 1)
+    assert "proposed nothing (one token was left before max new tokens" in said
+    assert "no earlier occurrence" not in said
 
 
 def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_three_rounds(page):
