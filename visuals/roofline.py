@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from decoding.timing.roofline import attainable_flops, ridge_point
 from visuals.log_axis import log_ticks
-from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, ink, styled
+from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, ink, measured_title, styled
 
 
 def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float, label: str) -> go.Figure:
@@ -61,7 +61,7 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
     ys = [p["flops_per_s"] / 1e9 for p in points] + [peak / 1e9, bandwidth * lo / 1e9]
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)", tickvals=log_ticks(lo, hi))
     fig.update_yaxes(type="log", title="achieved GFLOP/s", tickvals=log_ticks(min(ys), max(ys)))
-    return styled(fig, f"Roofline · {label}", height=460)
+    return measured_title(styled(fig, None, height=460), "Roofline", label)
 
 
 def _note(fig: go.Figure, x: float, text: str, xanchor: str) -> None:

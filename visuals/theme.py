@@ -118,6 +118,16 @@ def styled(fig: go.Figure, title: str | None = None, height: int = 380) -> go.Fi
     return fig
 
 
+def measured_title(fig: go.Figure, name: str, label: str) -> go.Figure:
+    """The chart's name, and under it, smaller, what it was measured with (model, dtype, device): on one line the two
+    ran past a chart 750 px wide."""
+    text = f"{name}<br><span style='font-size:{FONT_SIZE - 2}px'>{label}</span>"
+    # the two lines centred in a top margin tall enough to leave the subplots' own titles clear below them (anchored
+    # at their top instead, plotly drew the first line above the figure's edge)
+    fig.update_layout(title={"text": text, "x": 0.01, "font": {"size": FONT_SIZE + 2}}, margin={"t": 100})
+    return fig
+
+
 class Drawn:
     """A figure kept as the plain trace and layout data it was written as, and serialised from that data.
 

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from visuals.log_axis import log_ticks
-from visuals.theme import DECODE, OTHER, PREFILL, SERIES, empty_figure, ink, styled
+from visuals.theme import DECODE, OTHER, PREFILL, SERIES, empty_figure, ink, measured_title, styled
 
 
 def _stats(runs: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -65,7 +65,7 @@ def phases_figure(prefill_x, prefill_runs, decode_x, decode_runs, label: str) ->
     top = max(max(max(r) for r in prefill_runs), prefill_x[-1] * step if decode_runs else 0)
     fig.update_yaxes(type="log", title="ms", tickvals=log_ticks(min(min(r) for r in prefill_runs), top), row=1, col=1)
     fig.update_yaxes(title="ms per step", rangemode="tozero", row=1, col=2)
-    return styled(fig, f"Prefill and decode · {label}", height=420)
+    return measured_title(styled(fig, None, height=420), "Prefill and decode", label)
 
 
 def cache_figure(context: list[int], naive_ms: list[float], cached_ms: list[float], label: str) -> go.Figure:
@@ -103,7 +103,7 @@ def cache_figure(context: list[int], naive_ms: list[float], cached_ms: list[floa
     fig.update_xaxes(title="output tokens", row=1, col=2)
     fig.update_yaxes(title="ms", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title="s", rangemode="tozero", row=1, col=2)
-    return styled(fig, f"KV cache vs re-running the sequence · {label}", height=400)
+    return measured_title(styled(fig, None, height=400), "KV cache vs re-running the sequence", label)
 
 
 def batch_figure(batches: list[int], runs: list[list[float]], label: str) -> go.Figure:
@@ -127,7 +127,7 @@ def batch_figure(batches: list[int], runs: list[list[float]], label: str) -> go.
     fig.update_xaxes(type="category", title="batch size (sequences decoded together)")
     fig.update_yaxes(title="ms per step", rangemode="tozero", secondary_y=False)
     fig.update_yaxes(title="tokens / s", rangemode="tozero", showgrid=False, secondary_y=True)
-    return styled(fig, f"Batching amortises the weight reads · {label}", height=400)
+    return measured_title(styled(fig, None, height=400), "Batching amortises the weight reads", label)
 
 
 def request_figure(prefill_ms: float, decode_ms: list[float], prompt_tokens: int, label: str) -> go.Figure:
@@ -162,6 +162,6 @@ def request_figure(prefill_ms: float, decode_ms: list[float], prompt_tokens: int
     fig.add_vline(x=prefill_ms, line={"dash": "dot", "color": PREFILL, "width": 2})
     fig.update_xaxes(title="ms since the request arrived", rangemode="tozero")
     fig.update_yaxes(visible=False)
-    fig = styled(fig, f"One request, start to end · {label}", height=250)
-    fig.update_layout(margin={"t": 80}, bargap=0.35)
+    fig = measured_title(styled(fig, None, height=250), "One request, start to end", label)
+    fig.update_layout(margin={"t": 110}, bargap=0.35)  # the title's two lines, then the phases' names above the bars
     return fig
