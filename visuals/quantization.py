@@ -32,7 +32,10 @@ def distributions_figure(tokens: list[str], p_reference: list[float], p_format: 
     layout.update(barmode="group", bargap=0.25, margin={"l": 55, "r": 10, "t": 40, "b": 60})
     layout["yaxis"] = {**layout["yaxis"], "title": "probability", "rangemode": "tozero"}
     layout["xaxis"] = {**layout["xaxis"], "tickangle": -30, "type": "category"}
-    layout["legend"] = {**layout["legend"], "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"}
+    # in the plot's top-right corner, where the bars (most likely first) leave room: above it, beside the title, it
+    # ran into the title on a narrow screen
+    legend = {"y": 1, "x": 1, "xanchor": "right", "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)"}
+    layout["legend"] = {**layout["legend"], **legend}
     return figure_from(data, layout)
 
 
@@ -74,9 +77,10 @@ def kl_figure(kls: list[float], same: list[bool], divergence: int | None):
         }
     ]
     layout = look("KL(float32 ‖ format) per step", HEIGHT)
-    layout.update(showlegend=False, margin={"l": 55, "r": 10, "t": 40, "b": 50})
+    layout.update(showlegend=False, margin={"l": 55, "r": 10, "t": 40, "b": 62})
     dtick = 5 if len(kls) > 10 else 1
-    layout["xaxis"] = {**layout["xaxis"], "title": "step (vermillion: top-1 changed)", "dtick": dtick}
+    # the colour's key on a line of its own: on one line with "step" it ran past the chart on a narrow screen
+    layout["xaxis"] = {**layout["xaxis"], "title": "step<br>vermillion: top-1 changed", "dtick": dtick}
     layout["yaxis"] = {**layout["yaxis"], "title": "nats", "rangemode": "tozero"}
     if divergence is not None:
         layout["shapes"] = [_divergence_line(divergence + 1)]

@@ -16,7 +16,7 @@ def speed_figure(rows: list[dict], label: str):
     """Decode ms/token against weight MB per step; the dotted line is float32's measured bytes per ms through 0."""
     base = next((r for r in rows if r["name"] == REFERENCE), None)
     if base is None:
-        return empty_figure("Press Measure: each format's bytes per step and ms per token appear here", 360)
+        return empty_figure("Press Measure:<br>each format's bytes per step<br>and ms per token appear here", 360)
     gbs = base["bytes"] / base["decode_ms"] / 1e6  # bytes per ms -> GB/s
     top = max(r["bytes"] for r in rows) / MB * 1.1
     data = [
