@@ -76,6 +76,9 @@ CSS = f"""
 #server-note:not(:has(p)) {{ display: none; }}
 #app-header {{ flex-wrap: nowrap; align-items: center; }}
 #projector {{ flex: 0 0 200px; }}
+/* a table's first column names its row (an engine, a stage): its words stay whole ("transformers", not "transfo" over
+   "rmers"), the other columns wrap */
+.prose table :is(td, th):first-child {{ word-break: keep-all; overflow-wrap: normal; }}
 /* the nine lesson titles in one row at 1280 px: gradio's 16 px each side would push the last onto a second row */
 #lab-tabs [role=tab] {{ padding-left: 9px; padding-right: 9px; }}
 /* projector mode: everything larger (type, controls and charts alike), for a room reading the screen; the class sits

@@ -150,8 +150,9 @@ def layout(config: AppConfig) -> ServingPage:
     message = message_line("serving-message")
     status = gr.Markdown(elem_id="serving-status")
     with gr.Row():
-        ticks = gr.Plot(label="forward passes", elem_id="serving-ticks")
-        cost = gr.Plot(label="time per pass", elem_id="serving-cost")
+        # side by side down to 420 px each (a projector's 1280 too); narrower, one above the other, titles whole
+        ticks = gr.Plot(label="forward passes", elem_id="serving-ticks", min_width=420)
+        cost = gr.Plot(label="time per pass", elem_id="serving-cost", min_width=420)
     return ServingPage(
         students=students,
         seconds=seconds,
