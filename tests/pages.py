@@ -201,13 +201,14 @@ def slider_ends_cut(page) -> list[str]:
     return page.evaluate(SLIDER_ENDS_CUT)
 
 
-# every text box drawn inside a chart that could collide: figure and axis titles, annotations, legend entries, the
-# words on bars
+# every text box drawn inside a chart that could collide: figure and axis titles, annotations, legend entries and
+# their symbols, the words on bars
 CHART_TITLE_OVERLAPS = """
 () => {
   const out = [];
   for (const plot of document.querySelectorAll('.js-plotly-plot')) {
-    const texts = '.infolayer .annotation-text, .infolayer text[class$="title"], .legendtext, text.bartext';
+    const texts = ['.infolayer .annotation-text', '.infolayer text[class$="title"]', '.legendtext', '.legendpoints',
+      'text.bartext'].join(', ');
     const boxes = [...plot.querySelectorAll(texts)]
       .map(t => [t, t.getBoundingClientRect()]).filter(([, b]) => b.width > 0 && b.height > 0);
     for (let i = 0; i < boxes.length; i++)
@@ -226,3 +227,23 @@ CHART_TITLE_OVERLAPS = """
 def texts_over_texts(page) -> list[str]:
     """Each pair of a chart's texts (titles, axis titles, notes, legend entries, bar words) drawn over each other."""
     return page.evaluate(CHART_TITLE_OVERLAPS)
+
+
+# each text of a chart (titles, notes, legend entries, bar words) drawn past the chart's edge, where it is cut off
+TEXTS_CUT = """
+root => [...document.querySelectorAll(`${root} .js-plotly-plot`)].flatMap(plot => {
+  const svg = plot.querySelector('.main-svg');
+  if (!svg || !svg.getClientRects().length) return [];
+  const box = svg.getBoundingClientRect();
+  return [...plot.querySelectorAll('.infolayer text, text.bartext')]
+    .map(t => [t.textContent, t.getBoundingClientRect()])
+    .filter(([, b]) => b.width && (b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1
+      || b.bottom > box.bottom + 1))
+    .map(([text]) => `"${text}" cut off at the chart's edge`);
+})
+"""
+
+
+def texts_cut(page, root: str = "body") -> list[str]:
+    """Each chart text inside `root` drawn past its chart's edge (none: [])."""
+    return page.evaluate(TEXTS_CUT, root)

@@ -1,7 +1,8 @@
 """Every tab of the real app in headless Chromium: WCAG AA contrast (axe-core's colour-contrast rule and the charts'
 text) as each tab first opens; at 800 px every tab reachable with no chart title over another or over a plot area;
 at 1280x720, in normal and in projector mode, each lesson's main button and its first chart on one screen after the
-action, and projector mode's one-row tab bar, remembered on reload. Screenshots of each tab go to artifacts/."""
+action; at 800 px and at 1280x720 after each action, no chart text cut off or covered; and projector mode's one-row
+tab bar, remembered on reload. Screenshots of each tab go to artifacts/."""
 
 import re
 
@@ -15,6 +16,7 @@ from tests.pages import (
     new_page,
     set_number,
     slider_ends_cut,
+    texts_cut,
     texts_over_plots,
     texts_over_texts,
     until,
@@ -175,9 +177,30 @@ def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browse
     page.screenshot(path=str(ARTIFACTS / f"e2e-720p-{tab}{'-projector' if query else ''}.png"))
     if tab == "serving":
         page.click("#serving-stop")  # the simulated class would load the machine for two minutes
-    drawn_whole = slider_ends_cut(page) + texts_over_plots(page) + texts_over_texts(page)  # nothing cut or covered
+    drawn_whole = slider_ends_cut(page) + texts_cut(page) + texts_over_plots(page) + texts_over_texts(page)
     page.close()
     assert all(where["fits"] for where in shown.values()), shown
+    assert drawn_whole == []
+
+
+@pytest.mark.parametrize("tab", list(ONE_SCREEN))
+def test_at_800_px_each_lessons_charts_are_drawn_whole_after_its_action(browser, app_url, tab):
+    """A student's narrow window: after the lesson's main action, no chart text is cut at the chart's edge or drawn
+    over another text or a plot area, and no slider's end is cut off."""
+    act, control, chart, _ = ONE_SCREEN[tab]
+    page = new_page(browser, {"width": 800, "height": 720})
+    page.goto(f"{app_url}?tab={tab}")
+    page.locator(control).wait_for()
+    idle(page)
+    act(page)
+    until(page, lambda: page.evaluate(DRAWN, chart), 300, f"{chart} to draw its data")
+    idle(page)
+    drawn_whole = texts_cut(page) + texts_over_texts(page) + texts_over_plots(page) + slider_ends_cut(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"e2e-800px-{tab}-after.png"), full_page=True)
+    if tab == "serving":
+        page.click("#serving-stop")
+    page.close()
     assert drawn_whole == []
 
 
