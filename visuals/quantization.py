@@ -34,7 +34,7 @@ def distributions_figure(tokens: list[str], p_reference: list[float], p_format: 
     layout["xaxis"] = {**layout["xaxis"], "tickangle": -30, "type": "category"}
     # in the plot's top-right corner, where the bars (most likely first) leave room: above it, beside the title, it
     # ran into the title on a narrow screen
-    legend = {"y": 1, "x": 1, "xanchor": "right", "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)"}
+    legend = {"y": 1, "x": 1, "xanchor": "right", "yanchor": "top"}  # transparent, as elsewhere (dark mode too)
     layout["legend"] = {**layout["legend"], **legend}
     return figure_from(data, layout)
 
