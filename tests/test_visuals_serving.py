@@ -108,6 +108,12 @@ def test_one_after_another_line_falls_back_to_solo_ms_and_is_omitted_without_eit
     assert annotation_texts(fig) == ["8 students: 15 ms per token"]
 
 
+def test_a_class_of_one_reads_as_one_student_on_whole_student_ticks():
+    fig = vis.tick_time_figure({"median_ms_by_rows": {1: 138.0}, "rows_histogram": {1: 4}})
+    assert annotation_texts(fig) == ["1 student: 138 ms per token"]
+    assert fig.layout.xaxis.dtick == 1
+
+
 def test_tick_time_without_traffic_is_the_empty_state():
     fig = vis.tick_time_figure(summary([], window_s=60))
     assert not fig.data and "No traffic yet" in annotation_texts(fig)[0]

@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from decoding.nondeterminism.flips import flip_possible
 from visuals.glossary import term
 from visuals.theme import DECODE, OTHER, PREFILL, TEXT, empty_figure, styled
+from visuals.words import count
 
 if TYPE_CHECKING:
     from decoding.serving.scheduler import Noise
@@ -123,7 +124,7 @@ def tick_time_figure(summary: dict, solo_ms: float | None = None) -> go.Figure:
         "%{customdata[1]:.1f} ms per student<extra></extra>",
     )
     big = max(rows)
-    note = f"{big} students: {_num(by_rows[big] / big)} ms per token"
+    note = f"{count(big, 'student')}: {_num(by_rows[big] / big)} ms per token"
     if one and big > 1:
         note += f"<br>alone: {_num(one)} ms per token"
     # in the top-left corner, clear of both lines (they start low on the left): beside the point it sat on the
@@ -141,7 +142,8 @@ def tick_time_figure(summary: dict, solo_ms: float | None = None) -> go.Figure:
         bgcolor="rgba(255,255,255,0.8)",
         font={"size": 13, "color": TEXT},
     )
-    fig.update_xaxes(title_text="students in one forward pass", rangemode="tozero")
+    # whole students on the axis (one pass size alone drew 0.2, 0.4, ... students)
+    fig.update_xaxes(title_text="students in one forward pass", rangemode="tozero", dtick=1 if big <= 12 else None)
     fig.update_yaxes(title_text="time of the pass (ms)", rangemode="tozero")
     fig = styled(fig, "The decode roofline, from this server's own traffic", height=340)
     # the legend hangs from its top, below the axis title (anchored at its bottom, its two rows rose onto the title)
