@@ -132,25 +132,25 @@ def explained(page, selector: str, name: str) -> str:
     return found[0]["shown"]
 
 
+# how far two boxes on screen cover each other: both the width and the height of their common part over 1 px
+OVERLAP = """(a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1"""
+
 # a figure or axis title, or an x tick label, drawn over a plot area (its own or another subplot's), in the charts
 # inside `root`
-TEXTS_OVER_PLOTS = """
-root => {
+TEXTS_OVER_PLOTS = f"""
+root => {{
+  const overlap = {OVERLAP};
   const out = [];
-  for (const plot of document.querySelectorAll(`${root} .js-plotly-plot`)) {
+  for (const plot of document.querySelectorAll(`${{root}} .js-plotly-plot`)) {{
     const areas = [...plot.querySelectorAll('.nsewdrag')].map(e => e.getBoundingClientRect());
-    for (const t of plot.querySelectorAll('.infolayer text[class$="title"], .xtick text')) {
+    for (const t of plot.querySelectorAll('.infolayer text[class$="title"], .xtick text')) {{
       const b = t.getBoundingClientRect();
-      if (!b.width || !b.height) continue;
-      for (const a of areas) {
-        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
-        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-        if (w > 1 && h > 1) out.push(`"${t.textContent}" over a plot area`);
-      }
-    }
-  }
+      if (b.width && b.height && areas.some(a => overlap(a, b))) out.push(`"${{t.textContent}}" over a plot area`);
+    }}
+  }}
   return out;
-}
+}}
 """
 
 
@@ -203,30 +203,27 @@ def slider_ends_cut(page) -> list[str]:
 
 # every text box drawn inside a chart that could collide: figure and axis titles, annotations, legend entries and
 # their symbols, the words on bars
-CHART_TITLE_OVERLAPS = """
-() => {
+TEXTS_OVER_TEXTS = f"""
+() => {{
+  const overlap = {OVERLAP};
   const out = [];
-  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {{
     const texts = ['.infolayer .annotation-text', '.infolayer text[class$="title"]', '.legendtext', '.legendpoints',
       'text.bartext'].join(', ');
     const boxes = [...plot.querySelectorAll(texts)]
-      .map(t => [t, t.getBoundingClientRect()]).filter(([, b]) => b.width > 0 && b.height > 0);
+      .map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, b]) => b.width > 0 && b.height > 0);
     for (let i = 0; i < boxes.length; i++)
-      for (let j = i + 1; j < boxes.length; j++) {
-        const [a, b] = [boxes[i][1], boxes[j][1]];
-        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
-        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-        if (w > 1 && h > 1) out.push(`"${boxes[i][0].textContent}" over "${boxes[j][0].textContent}"`);
-      }
-  }
+      for (let j = i + 1; j < boxes.length; j++)
+        if (overlap(boxes[i][1], boxes[j][1])) out.push(`"${{boxes[i][0]}}" over "${{boxes[j][0]}}"`);
+  }}
   return out;
-}
+}}
 """
 
 
 def texts_over_texts(page) -> list[str]:
     """Each pair of a chart's texts (titles, axis titles, notes, legend entries, bar words) drawn over each other."""
-    return page.evaluate(CHART_TITLE_OVERLAPS)
+    return page.evaluate(TEXTS_OVER_TEXTS)
 
 
 # each text of a chart (titles, notes, legend entries, bar words) drawn past the chart's edge, where it is cut off
@@ -247,3 +244,9 @@ root => [...document.querySelectorAll(`${root} .js-plotly-plot`)].flatMap(plot =
 def texts_cut(page, root: str = "body") -> list[str]:
     """Each chart text inside `root` drawn past its chart's edge (none: [])."""
     return page.evaluate(TEXTS_CUT, root)
+
+
+def not_drawn_whole(page) -> list[str]:
+    """What a person would see go wrong in the charts and sliders on screen: chart text cut at the chart's edge, over
+    another text or over a plot area, and slider ends cut off (none: [])."""
+    return texts_cut(page) + texts_over_texts(page) + texts_over_plots(page) + slider_ends_cut(page)

@@ -14,9 +14,9 @@ from tests.pages import (
     PROJECTOR,
     idle,
     new_page,
+    not_drawn_whole,
     set_number,
     slider_ends_cut,
-    texts_cut,
     texts_over_plots,
     texts_over_texts,
     until,
@@ -156,18 +156,25 @@ def shares_the_screen(page, control: str, chart: str) -> dict:
     return where
 
 
-@pytest.mark.parametrize("query", ["", "projector=1"])
-@pytest.mark.parametrize("tab", list(ONE_SCREEN))
-def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browser, app_url, tab, query):
-    act, control, chart, try_this = ONE_SCREEN[tab]
-    page = new_page(browser, PROJECTOR)
+def acted(browser, app_url: str, tab: str, viewport: dict, query: str = ""):
+    """A fresh page on the tab (with the link's `query`), its main action done and its first chart drawn."""
+    act, control, chart, _ = ONE_SCREEN[tab]
+    page = new_page(browser, viewport)
     page.goto(f"{app_url}?tab={tab}&{query}")
     page.locator(control).wait_for()
     idle(page)
-    assert page.evaluate("document.body.classList.contains('projector')") == bool(query)
+    assert page.evaluate("document.body.classList.contains('projector')") == ("projector=1" in query)
     act(page)
     until(page, lambda: page.evaluate(DRAWN, chart), 300, f"{chart} to draw its data")
     idle(page)
+    return page
+
+
+@pytest.mark.parametrize("query", ["", "projector=1"])
+@pytest.mark.parametrize("tab", list(ONE_SCREEN))
+def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browser, app_url, tab, query):
+    _, control, chart, try_this = ONE_SCREEN[tab]
+    page = acted(browser, app_url, tab, PROJECTOR, query)
     shown = {"as it opens": shares_the_screen(page, control, chart)}
     if try_this:
         page.locator(try_this).get_by_text(re.compile(r"^Try this \(")).click()
@@ -177,7 +184,7 @@ def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browse
     page.screenshot(path=str(ARTIFACTS / f"e2e-720p-{tab}{'-projector' if query else ''}.png"))
     if tab == "serving":
         page.click("#serving-stop")  # the simulated class would load the machine for two minutes
-    drawn_whole = slider_ends_cut(page) + texts_cut(page) + texts_over_plots(page) + texts_over_texts(page)
+    drawn_whole = not_drawn_whole(page)
     page.close()
     assert all(where["fits"] for where in shown.values()), shown
     assert drawn_whole == []
@@ -187,15 +194,8 @@ def test_at_1280x720_the_main_button_and_its_first_chart_share_the_screen(browse
 def test_at_800_px_each_lessons_charts_are_drawn_whole_after_its_action(browser, app_url, tab):
     """A student's narrow window: after the lesson's main action, no chart text is cut at the chart's edge or drawn
     over another text or a plot area, and no slider's end is cut off."""
-    act, control, chart, _ = ONE_SCREEN[tab]
-    page = new_page(browser, {"width": 800, "height": 720})
-    page.goto(f"{app_url}?tab={tab}")
-    page.locator(control).wait_for()
-    idle(page)
-    act(page)
-    until(page, lambda: page.evaluate(DRAWN, chart), 300, f"{chart} to draw its data")
-    idle(page)
-    drawn_whole = texts_cut(page) + texts_over_texts(page) + texts_over_plots(page) + slider_ends_cut(page)
+    page = acted(browser, app_url, tab, {"width": 800, "height": 720})
+    drawn_whole = not_drawn_whole(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"e2e-800px-{tab}-after.png"), full_page=True)
     if tab == "serving":
