@@ -1,0 +1,57 @@
+"""The browser tests' fixtures: one app server and one headless Chromium for the whole session, and one page per
+test module, on the tab the module names (`TAB = (title, a selector drawn once the tab is ready)`), its own session.
+A module that leaves something running on the server when it ends defines `leave(page)`, called before the page
+closes."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from tests.helpers.pages import ARTIFACTS, new_page, open_tab
+from ui.launch import CHROMIUM, CHROMIUM_ARGS, free_port, start_app
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (make browser)")
+    port = free_port()
+    proc = start_app(port)
+    yield f"http://127.0.0.1:{port}/"
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def browser(app_url):
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def page(request, browser, app_url):
+    """The module's tab in a fresh page at 1280x720, shared by the module's tests in their order."""
+    title, ready = request.module.TAB
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = open_tab(browser, app_url, title, ready)
+    yield page
+    leave = getattr(request.module, "leave", None)
+    if leave is not None:
+        leave(page)
+    page.close()
+
+
+@pytest.fixture
+def step_page(browser, app_url):
+    """A fresh page (its own session) at 1280x720, the projector's size, on the step tab's first screen: the chat
+    template has been applied to the default prompt."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = new_page(browser)
+    page.goto(f"{app_url}?tab=step")  # the app opens on Start here
+    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=180_000)
+    yield page
+    page.close()

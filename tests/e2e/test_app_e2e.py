@@ -1,0 +1,47 @@
+"""The real app in headless Chromium on the bundled model: prefill, three steps, back, one step, change the
+temperature, run to end; the chips, the chart and the stop reason must be on the page. Screenshots go to
+artifacts/."""
+
+import pytest
+
+from tests.helpers.pages import ARTIFACTS, new_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+
+
+def generated(page) -> int:
+    return page.locator("#step-chips .tok.gen").count()
+
+
+def click_and_wait(page, button: str, expect_generated: int) -> None:
+    page.click(button)
+    page.wait_for_function(
+        f"document.querySelectorAll('#step-chips .tok.gen').length === {expect_generated}", timeout=60_000
+    )
+
+
+def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = new_page(browser, {"width": 1280, "height": 800})
+    page.goto(f"{app_url}?tab=step")  # the app opens on Start here
+    page.click("#btn-prefill")
+    page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)
+    page.wait_for_selector("#step-dist .js-plotly-plot .bars path")
+    assert "not chosen yet" in page.inner_text("#step-dist")
+    for n in (1, 2, 3):
+        click_and_wait(page, "#btn-step", n)
+    page.screenshot(path=str(ARTIFACTS / "e2e-three-steps.png"))
+    click_and_wait(page, "#btn-back", 2)
+    click_and_wait(page, "#btn-step", 3)
+    temperature = page.locator("#knob-temperature input[type=number]")
+    temperature.fill("0.5")
+    temperature.press("Enter")
+    page.click("#btn-run-end")
+    page.wait_for_selector("#step-stop [data-stop]:not([data-stop=''])", timeout=180_000)
+    assert "finished" in page.inner_text("#step-stop")
+    assert generated(page) > 3
+    assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 1
+    assert "step" in page.inner_text("#step-dist")
+    assert "TTFT" in page.inner_text("#step-numbers")
+    page.screenshot(path=str(ARTIFACTS / "e2e-run-to-end.png"), full_page=True)
+    page.close()

@@ -1,0 +1,103 @@
+"""Every tab's first screen, in headless Chromium at 1280x720 (a projector's size): opened from the tab bar and scrolled
+to the top, with no scrolling, it shows the one line the tab teaches (`.lab-lesson`) and the tab's main button, in
+normal mode and again with projector mode switched on; and every "Try this" is closed when the page loads (ui.lesson).
+A screenshot of each first screen in each mode goes to artifacts/."""
+
+import re
+
+import pytest
+
+from app import TABS
+from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, new_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+
+# each tab's main control, as tests/test_layout_e2e.py's ONE_SCREEN names it (the speculative round's, not Prefill's);
+# Start here's is its first class plan's first link
+MAIN = {
+    "start": "#start-plans a",
+    "step": "#btn-prefill",
+    "sandbox": "#sandbox-temperature",
+    "timing": "#timing-measure",
+    "serving": "#serving-open",
+    "batching": "#batching-run",
+    "beams": "#beam-step",
+    "speculative": "#spec-round",
+    "constrained": "#cd-step",
+    "quantization": "#q-step",
+}
+
+# the box of the first visible element matching each selector, as [top, bottom, left, right], and the viewport's size
+WHERE = """
+([lesson, main]) => {
+  const box = sel => {
+    const e = [...document.querySelectorAll(sel)].find(e => e.getClientRects().length);
+    if (!e) return null;
+    const b = e.getBoundingClientRect();
+    return [b.top, b.bottom, b.left, b.right].map(Math.round);
+  };
+  const shown = [...document.querySelectorAll(lesson)].find(e => e.getClientRects().length);
+  return {lesson: box(lesson), main: box(main), lessonText: shown ? shown.innerText : "",
+          height: innerHeight, width: innerWidth};
+}
+"""
+
+# every "Try this (...)" accordion drawn on the page (`shown`: only those on the open tab): its label and whether it
+# is open
+TRY_THIS = """
+shown => [...document.querySelectorAll('.label-wrap')]
+  .filter(b => /^Try this \\(/.test(b.innerText.trim()) && (!shown || b.getClientRects().length))
+  .map(b => ({label: b.innerText.trim(), open: b.classList.contains('open')}))
+"""
+
+
+def inside(box, where) -> bool:
+    return box is not None and box[0] >= 0 and box[1] <= where["height"] and box[2] >= 0 and box[3] <= where["width"]
+
+
+def first_screen(page, title: str, tab_id: str) -> dict:
+    """Open the tab by its button, scroll to the top; where its lesson line and main control are."""
+    page.get_by_role("tab", name=title, exact=True).click()
+    page.wait_for_function(
+        "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
+        "b.getAttribute('aria-selected') === 'true')",
+        arg=title,
+    )
+    page.locator(".lab-lesson >> visible=true").first.wait_for()
+    page.locator(f"{MAIN[tab_id]} >> visible=true").first.wait_for()
+    idle(page)
+    page.evaluate("scrollTo(0, 0)")
+    page.wait_for_timeout(300)
+    where = page.evaluate(WHERE, [".lab-lesson", MAIN[tab_id]])
+    where["fits"] = inside(where["lesson"], where) and inside(where["main"], where)
+    return where
+
+
+def test_every_tab_opens_with_its_lesson_line_and_main_button_on_one_screen_in_both_modes(browser, app_url):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = new_page(browser, PROJECTOR)
+    page.goto(f"{app_url}?projector=0")
+    page.locator("#start-plans a").first.wait_for(timeout=120_000)
+    idle(page)
+    # on load, before any tab is opened: every "Try this" the page has drawn is closed
+    on_load = page.evaluate(TRY_THIS, False)
+    shown, tries = {}, {}
+    for mode in ("normal", "projector"):
+        if mode == "projector":
+            page.locator("#projector input").check()
+            page.wait_for_function("document.body.classList.contains('projector')")
+        for title, _, tab_id in TABS:
+            where = first_screen(page, title, tab_id)
+            shown[(tab_id, mode)] = where
+            if mode == "normal":  # as each tab first opens: its own "Try this", closed
+                tries[tab_id] = page.evaluate(TRY_THIS, True)
+            suffix = "" if mode == "normal" else "-projector"
+            page.screenshot(path=str(ARTIFACTS / f"e2e-first-{tab_id}{suffix}.png"))
+    page.close()
+    assert {k: w for k, w in shown.items() if not w["fits"]} == {}
+    assert all(re.search(r"\w", w["lessonText"]) for w in shown.values()), "each lesson line says something"
+    # every lesson has one (the beams tab two: the repetition panel's too); Start here's guided path is its plans
+    assert {t: len(found) for t, found in tries.items()} == {
+        t: 0 if t == "start" else 2 if t == "beams" else 1 for t in tries
+    }
+    assert [t for t in on_load + [t for found in tries.values() for t in found] if t["open"]] == []

@@ -1,0 +1,162 @@
+"""The app as a ZeroGPU Space runs it, in headless Chromium: `spaces` is the test stand-in (tests/zerogpu), whose
+GPU calls each run in a fresh fork with their arguments and result pickled, and which refuses a model, a tensor or a
+session's run at the boundary. Every tab's main action works; a Step after a Prefill continues the same run (its
+state stays in the server); the measurements cross into a worker as plain data; Cancel stops a measurement there."""
+
+import json
+import os
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.helpers.pages import idle, new_page, set_number, until
+from ui.launch import ROOT, free_port, start_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+DRAWN = "chart => ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory):
+    """The app under the stand-in: (its url, the stand-in's log of GPU calls)."""
+    log = tmp_path_factory.mktemp("zerogpu") / "gpu-calls.jsonl"
+    port = free_port()
+    proc = start_app(
+        port,
+        PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "helpers" / "zerogpu"), str(ROOT)]),
+        SPACES_ZERO_GPU="true",
+        ZEROGPU_STANDIN_LOG=str(log),
+    )
+    yield f"http://127.0.0.1:{port}/", log
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def calls(log) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def opened(browser, url: str, tab: str, control: str):
+    page = new_page(browser)
+    page.goto(f"{url}?tab={tab}")
+    page.locator(control).wait_for()
+    idle(page)
+    return page
+
+
+def drawn(page, chart: str, what: str) -> None:
+    until(page, lambda: page.evaluate(DRAWN, chart), 300, what)
+    idle(page)
+
+
+def no_error(page) -> None:
+    errors = page.locator(".lab-error, .toast-body.error")
+    assert errors.count() == 0, errors.all_inner_texts()
+
+
+def test_a_step_after_prefill_continues_the_same_run(browser, space):
+    url, log = space
+    before = len(calls(log))
+    page = opened(browser, url, "step", "#btn-prefill")
+    page.click("#btn-prefill")
+    drawn(page, "#step-dist", "the first distribution")
+    for n in (1, 2, 3):
+        page.click("#btn-step")
+        until(page, lambda n=n: page.locator("#step-chips .tok.gen").count() == n, 120, f"{n} generated tokens")
+    page.click("#btn-back")
+    until(page, lambda: page.locator("#step-chips .tok.gen").count() == 2, 120, "Back to two tokens")
+    idle(page)
+    no_error(page)
+    assert calls(log)[before:] == []  # a session's steps never ask for the GPU: its state lives in the server
+    page.close()
+
+
+# each stateful lesson's main action, the control that starts it and the chart it draws (as in the layout tests)
+IN_THE_SERVER = {
+    "sandbox": (
+        lambda page: set_number(page, "sandbox-temperature", 0.5),
+        "#sandbox-temperature",
+        "#sandbox-strategies",
+    ),
+    "beams": (lambda page: page.click("#beam-step"), "#beam-step", "#beam-tree"),
+    "speculative": (
+        lambda page: (page.click("#spec-prefill"), idle(page), page.click("#spec-round")),
+        "#spec-round",
+        "#spec-verify",
+    ),
+    "constrained": (lambda page: (page.click("#cd-step"), idle(page), page.click("#cd-step")), "#cd-step", "#cd-chart"),
+    "quantization": (lambda page: page.click("#q-step"), "#q-step", "#q-dist"),
+}
+
+
+@pytest.mark.parametrize("tab", list(IN_THE_SERVER))
+def test_every_stateful_lesson_works_on_zerogpu(browser, space, tab):
+    act, control, chart = IN_THE_SERVER[tab]
+    page = opened(browser, space[0], tab, control)
+    act(page)
+    drawn(page, chart, f"{chart} to draw its data")
+    no_error(page)
+    page.close()
+
+
+def test_the_simulated_class_steps_on_the_servers_scheduler(browser, space):
+    page = opened(browser, space[0], "serving", "#serving-open")
+    set_number(page, "serving-students", 2)
+    page.click("#serving-open")
+    expect(page.locator("#serving-status")).to_contain_text("2 simulated students are stepping", timeout=120_000)
+    until(page, lambda: page.evaluate(DRAWN, "#serving-ticks"), 120, "the class's forward passes")
+    page.click("#serving-stop")
+    expect(page.get_by_text("Stopped 2 simulated students")).to_be_visible(timeout=60_000)
+    no_error(page)
+    page.close()
+
+
+def test_the_measurements_run_in_a_worker_as_plain_data(browser, space):
+    url, log = space
+    before = len(calls(log))
+    page = opened(browser, url, "batching", "#batching-run")
+    for size in ("4", "8"):
+        page.locator("#batching-sizes").get_by_label(size, exact=True).uncheck()
+    set_number(page, "batching-new-tokens", 3)
+    page.click("#batching-run")
+    drawn(page, "#batching-noise", "the temperature-0 run")
+    assert "No run yet" not in page.locator("#batching-headline").inner_text()
+    no_error(page)
+    page.close()
+    page = opened(browser, url, "quantization", "#q-kernels-btn")
+    page.click("#q-kernels-btn")
+    expect(page.locator("#q-kernels")).to_contain_text("float32", timeout=300_000)
+    idle(page)
+    no_error(page)
+    page.close()
+    ended = [c for c in calls(log)[before:] if "ended" in c]
+    assert len(ended) == 2 and all(c["fn"] == "in_worker" and c["problem"] is None for c in ended), ended
+    assert all(c["ended"] != c["server"] for c in ended)  # each in a worker of its own
+    assert max(c["sent"] for c in ended) < 10_000  # the arguments are a few settings, never a model
+
+
+def test_cancel_stops_a_measurement_in_its_worker(browser, space):
+    url, log = space
+    before = len(calls(log))
+    page = opened(browser, url, "timing", "#timing-measure")
+    page.click("#timing-measure")
+    until(page, lambda: any("started" in c for c in calls(log)[before:]), 120, "the measurement's worker to start")
+    page.get_by_role("button", name="Cancel", exact=True).click()
+    expect(page.get_by_text(re.compile(r"Measurement cancelled after \d+ s"))).to_be_visible(timeout=120_000)
+    until(page, lambda: any("ended" in c for c in calls(log)[before:]), 120, "the worker to end")
+    assert [c["problem"] for c in calls(log)[before:] if "ended" in c] == [None]
+    page.close()
+
+
+def test_the_speculative_speed_up_is_measured_in_a_worker(browser, space):
+    url, log = space
+    before = len(calls(log))
+    page = opened(browser, url, "speculative", "#spec-end")
+    set_number(page, "spec-max-new", 8)
+    page.click("#spec-end")
+    expect(page.locator("#spec-speed")).to_contain_text("Plain decoding", timeout=300_000)
+    idle(page)
+    no_error(page)
+    page.close()
+    assert [c["problem"] for c in calls(log)[before:] if "ended" in c] == [None]

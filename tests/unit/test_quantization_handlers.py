@@ -1,0 +1,99 @@
+"""The quantization tab's handlers on the tiny model: a step answers every output by name, Back and Reset work, and a
+bad format, step count, prompt or held-out length is said naming the control and what it allows."""
+
+import pytest
+
+from decoding.models import BUNDLED
+from decoding.quantization.formats import FORMATS
+from ui.context import AppConfig
+from ui.quantization import handlers as h
+from ui.quantization import measure as m
+
+CONFIG = AppConfig("tiny-random", "cpu")
+CONTROLS = h.Controls(prompt="hello world", template="raw text", fmt="int8", steps=3)
+
+
+def test_every_format_but_float32_is_offered_new_ones_included():
+    assert [name for name in FORMATS if name != "float32"] == h.CHOICES == h.choices(BUNDLED)
+
+
+def test_as_stored_is_offered_only_for_the_bundled_file_whose_weights_it_holds():
+    assert "as stored" not in h.choices("gpt2") and "int4, head kept" in h.choices("gpt2")
+    with pytest.raises(ValueError, match="Format must be one of 'bfloat16'.*got 'as stored'"):
+        h.step(CONFIG, None, h.Controls(**{**CONTROLS.__dict__, "fmt": "as stored"}))
+
+
+def test_a_step_run_back_and_reset_answer_the_whole_view():
+    view = h.step(CONFIG, None, CONTROLS)
+    assert view.sid and "step 1" in view.status and "Same top-1 at" in view.status
+    views = list(h.run_n(CONFIG, view.sid, CONTROLS))
+    assert [v.status.count("step 2") + v.status.count("step 3") + v.status.count("step 4") for v in views] == [1, 1, 1]
+    view = views[-1]  # one view per step: the streams grow as Run goes
+    assert "step 4" in view.status and view.streams.count("q-chip") == 8
+    view = h.back(view.sid)
+    assert "step 3" in view.status
+    assert h.reset(view.sid).sid is None
+    with pytest.raises(ValueError, match="no run in this session"):
+        h.back(view.sid)
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        (dict(fmt="int3"), "Format must be one of 'bfloat16', 'int8'"),
+        (dict(fmt="float32"), "Format must be one of"),
+        (dict(steps=0), r"Steps per Run \(1-64\)"),
+        (dict(steps=2.5), r"Steps per Run \(1-64\)"),
+        (dict(prompt="  "), "the prompt is empty: type some text for both formats to continue$"),
+        (dict(part="norms"), "Rounded must be one of 'layers and head', 'layers only', 'head only', got 'norms'"),
+    ],
+)
+def test_a_bad_value_names_the_control_and_its_range(change, said):
+    controls = h.Controls(**{**CONTROLS.__dict__, **change})
+    with pytest.raises(ValueError, match=said):
+        list(h.run_n(CONFIG, None, controls))
+
+
+def test_a_run_part_rounds_only_that_part_and_says_so():
+    view = h.step(CONFIG, None, h.Controls(**{**CONTROLS.__dict__, "fmt": "int4", "part": "head only"}))
+    assert view.status.startswith("**int4 on the head only (simulated")
+
+
+def test_a_new_format_clears_the_old_run_and_says_what_the_next_step_starts():
+    sid = h.step(CONFIG, None, CONTROLS).sid
+    view = h.changed(sid, "int4", "layers only")
+    assert view.sid is None and "Now **int4**, on the layers only" in view.status
+    with pytest.raises(ValueError, match="no run in this session"):
+        h.back(sid)
+
+
+def test_the_quality_box_and_the_formats_are_checked_before_anything_runs():
+    with pytest.raises(ValueError, match=r"Held-out tokens to score.*-4"):
+        m.score(CONFIG, ["int8"], ["head only"], -4, progress=lambda *a, **k: None)
+    with pytest.raises(ValueError, match="Formats to score: tick at least one of bfloat16"):
+        m.score(CONFIG, ["int3"], ["head only"], 16, progress=lambda *a, **k: None)
+
+
+def test_nothing_ticked_clears_the_old_table_and_says_what_to_tick():
+    said = m.score(CONFIG, [], ["head only"], 16, progress=lambda *a, **k: None)
+    assert said.startswith("*Nothing to score: tick at least one box under **Formats to score**")
+
+
+def test_the_quality_table_has_a_row_per_format_and_part_float32_first():
+    table = m.score(CONFIG, ["int4"], ["layers only", "head only"], 16, progress=lambda *a, **k: None)
+    rows = [line.split(" | ")[:2] for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows == [["| format", "rounded"], ["| float32", "–"], ["| int4", "layers only"], ["| int4", "head only"]]
+
+
+def test_a_run_let_go_by_a_new_format_takes_no_more_steps():
+    sid = h.step(CONFIG, None, CONTROLS).sid
+    run = h.run_n(CONFIG, sid, CONTROLS)
+    first = next(run)
+    h.changed(sid, "int4", "layers and head")
+    assert "step 2" in first.status and list(run) == []
+
+
+def test_try_this_says_where_things_are_as_the_page_draws_them():
+    from ui.quantization.tab import TRY_THIS
+
+    assert "under the chart" not in TRY_THIS and "Format **as stored**" in TRY_THIS and "**head only**" in TRY_THIS

@@ -1,0 +1,63 @@
+"""Each sampler stage is one object (decoding.stages): its field, range, neutral value, what it does, its labels and
+colour live together, and the pipeline, the knobs, the sandbox and the charts read them from it."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from decoding.knobs import KNOBS
+from decoding.pipeline import ORDERS, SamplerSettings, process
+from decoding.stages import FILTER, FILTERS, PENALTIES, STAGES
+from visuals.theme import REMOVED, STAGE_LABELS
+
+LOGITS = torch.tensor([3.0, 2.0, 1.0, 0.0])  # a hand-sized vocabulary of four
+
+
+def test_the_settings_default_to_every_stages_neutral_value_and_nothing_runs():
+    defaults = SamplerSettings()
+    assert {s.field for s in STAGES.values()} == {f.name for f in dataclasses.fields(SamplerSettings)} - {"order"}
+    for stage in STAGES.values():
+        assert getattr(defaults, stage.field) == stage.neutral and not stage.enabled(stage.neutral)
+    assert defaults.stages() == ()
+
+
+def test_every_engine_orders_every_stage_once():
+    for order in ORDERS.values():
+        assert sorted(order) == sorted(STAGES)
+
+
+@pytest.mark.parametrize("name", list(STAGES))
+def test_a_stages_teaching_range_lies_inside_the_engines(name):
+    stage, t = STAGES[name], STAGES[name].teaching
+    for value in (t.lo, t.hi, stage.neutral):
+        stage.check(int(value) if t.whole else value)
+
+
+@pytest.mark.parametrize("name", list(STAGES))
+def test_a_value_outside_the_range_names_the_knob_and_the_range(name):
+    stage = STAGES[name]
+    with pytest.raises(ValueError, match=f"{stage.field} must be .*got -5"):
+        stage.check(-5)
+
+
+@pytest.mark.parametrize("name", FILTERS)
+def test_a_filter_returns_a_keep_mask_and_leaves_its_input_alone(name):
+    stage, before = STAGES[name], LOGITS.clone()
+    value = stage.usual if stage.usual is not None else (0.5 if stage.neutral == 1.0 else 0.01)
+    keep = stage.apply(LOGITS, [], value)
+    assert keep.dtype == torch.bool and keep.shape == LOGITS.shape and bool(keep[0])  # the top token always stays
+    assert torch.equal(LOGITS, before)
+
+
+def test_the_pipeline_runs_a_stage_exactly_as_the_stage_alone():
+    settings = SamplerSettings(min_p=0.3)
+    alone = STAGES["min_p"].apply(LOGITS, [], 0.3)
+    assert process(LOGITS, settings, [], []).kept == (int(alone.sum()),)
+
+
+def test_the_knobs_charts_and_colours_read_the_stages():
+    assert KNOBS["min_p"].label == STAGES["min_p"].control and KNOBS["min_p"].off == STAGES["min_p"].neutral
+    assert STAGE_LABELS["min_p"] == STAGES["min_p"].label
+    assert {name for name in REMOVED if name != "grammar"} == {n for n, s in STAGES.items() if s.kind == FILTER}
+    assert PENALTIES == ("repetition", "frequency", "presence")  # the order every engine applies them in

@@ -1,0 +1,162 @@
+"""The static-cache path writes the dynamic path's tokens and generate()'s, steps back exactly, feeds forced tokens,
+and its one-token step is one graph whatever the position (nothing the host decides per step)."""
+
+import pytest
+import torch
+
+from decoding.lens import lens_run
+from decoding.loop import Run, run_to_end
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
+from decoding.static import StaticStep, can_capture
+from tests.helpers.fidelity import FIDELITY, GREEDY, generate_ids
+
+
+@pytest.fixture(scope="module")
+def prompt(tiny):
+    return encode_prompt(tiny.tokenizer, "Tell me a story.", chat=True)
+
+
+def _static(lm, prompt, **kwargs) -> Run:
+    run = Run(lm, prompt, path="static", **kwargs)
+    run.prefill()
+    return run
+
+
+@pytest.mark.parametrize(("settings", "seed"), FIDELITY[:5], ids=lambda v: str(v) if isinstance(v, int) else None)
+def test_static_path_writes_the_dynamic_paths_tokens_and_generates(tiny, prompt, settings, seed):
+    static = run_to_end(tiny, prompt, settings, seed=seed, max_new_tokens=24, path="static")
+    assert static.token_ids == run_to_end(tiny, prompt, settings, seed=seed, max_new_tokens=24).token_ids
+    assert static.token_ids == generate_ids(tiny, prompt, settings, seed, 24)
+
+
+def test_static_steps_record_their_path_and_a_cache_sized_up_front(tiny, prompt):
+    run = _static(tiny, prompt, max_new_tokens=6)
+    steps = [run.step(GREEDY) for _ in range(3)]
+    assert steps[0].phase == "prefill" and steps[0].pass_mode == "solo"  # the prompt: one eager pass
+    assert {s.pass_mode for s in steps[1:]} == {"captured" if can_capture(tiny.device) else "static"}
+    assert run.static.max_len == len(prompt.ids) + 6
+    assert len({s.kv_bytes for s in steps}) == 1  # allocated once, for prompt + max new tokens
+
+
+def test_static_back_then_step_equals_a_straight_run(tiny, prompt):
+    s = SamplerSettings(temperature=1.2)
+    straight = run_to_end(tiny, prompt, s, seed=5, max_new_tokens=8, path="static").token_ids
+    run = _static(tiny, prompt, seed=5, max_new_tokens=8)
+    for _ in range(5):
+        run.step(s)
+    run.back()
+    run.back()
+    assert run.static.length == len(run.ids) == len(prompt.ids) + 3
+    while not run.done:
+        run.step(s)
+    assert run.generated == straight
+
+
+def test_static_back_to_the_start_prefills_again(tiny, prompt):
+    run = _static(tiny, prompt, seed=2)
+    first = run.step(SamplerSettings())
+    run.back()
+    assert run.static.length == len(prompt.ids) and run.cache is run.static.cache
+    again = run.step(SamplerSettings())
+    assert again.token_id == first.token_id and again.phase == "prefill"
+
+
+def test_a_forced_token_is_fed_to_the_static_step(tiny, prompt):
+    static, dynamic = _static(tiny, prompt), Run(tiny, prompt)
+    dynamic.prefill()
+    low = int(static.logits.argsort()[0])  # the least likely token: nobody would pick it
+    for run in (static, dynamic):
+        run.step(GREEDY, force_id=low)
+    assert static.static.length == len(static.ids) and static.ids[-1] == low
+    torch.testing.assert_close(static.logits, dynamic.logits, rtol=1e-4, atol=1e-4)
+    assert static.step(GREEDY).token_id == dynamic.step(GREEDY).token_id
+
+
+def test_the_lens_keeps_its_own_eager_pass_on_a_static_run(tiny, prompt):
+    run = _static(tiny, prompt)
+    run.step(GREEDY)
+    pending = run.logits.clone()
+    lens = lens_run(run)
+    assert run.static.length == len(run.ids) and lens.final_id == int(pending.argmax())
+    torch.testing.assert_close(run.logits, pending, rtol=1e-4, atol=1e-4)
+
+
+def test_the_static_step_is_one_graph_whatever_the_position(tiny):
+    # dynamo traces the whole step with fullgraph=True: a .item(), a host-built mask or a Python branch on the
+    # position would break the graph or recompile it at the next position. The CPU's stand-in for a CUDA capture.
+    graphs = []
+
+    def count(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    step = StaticStep(tiny, 16, capture=False)
+    eager = [step.feed([5, 6, 7], 0)]
+    traced = torch.compile(step._one, backend=count, fullgraph=True)
+    for token in (8, 9, 10):
+        with torch.inference_mode():
+            step.token.fill_(token)
+            eager.append(traced()[0])  # (V,)
+    assert len(graphs) == 1 and step.length == 6
+    step.rewind(3)
+    for i, token in enumerate((8, 9, 10)):
+        torch.testing.assert_close(step.step(token), eager[i + 1])
+
+
+HOST_READS = ("item", "tolist", "__bool__", "__int__", "__index__", "__float__", "nonzero", "numpy")
+
+
+def test_the_static_step_never_reads_a_tensor_on_the_host(tiny, monkeypatch):
+    # a CUDA graph cannot wait for the host: a value read back (.item(), a branch on a tensor) would break capture.
+    # Dynamo's trace above takes transformers' compiling branches; this checks the eager code the graph records.
+    step = StaticStep(tiny, 16, capture=False)
+    step.feed([5, 6, 7], 0)
+    reads = []
+    for name in HOST_READS:
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(
+            torch.Tensor, name, lambda t, *a, _n=name, _f=original, **k: reads.append(_n) or _f(t, *a, **k)
+        )
+    assert bool(torch.tensor(True)) and reads == ["__bool__"]  # the probe sees a read
+    reads.clear()
+    with torch.inference_mode():
+        step.token.fill_(8)
+        step._one()
+    monkeypatch.undo()
+    assert reads == [] and step.length == 4
+
+
+def test_static_arguments_are_checked(tiny, prompt):
+    with pytest.raises(ValueError, match="path must be one of dynamic, static, got 'graph'"):
+        Run(tiny, prompt, path="graph")
+    with pytest.raises(ValueError, match="runs its own passes"):
+        Run(tiny, prompt, path="static", scheduler=object())
+    if not can_capture(tiny.device):
+        with pytest.raises(ValueError, match="a CUDA graph needs a CUDA device"):
+            StaticStep(tiny, 16, capture=True)
+    with pytest.raises(ValueError, match="do not fit the static cache of 4"):
+        StaticStep(tiny, 4).feed([1, 2, 3, 4, 5], 0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="a CUDA graph needs a GPU")
+def test_the_captured_step_writes_the_uncaptured_steps_tokens_on_cuda():
+    from decoding.models import TINY, load_model
+
+    lm = load_model(TINY, device="cuda", dtype="float32")
+    prompt = encode_prompt(lm.tokenizer, "Tell me a story.", chat=True)
+    captured, plain = StaticStep(lm, 40, capture=True), StaticStep(lm, 40, capture=False)
+    a, b = captured.feed(prompt.ids, 0), plain.feed(prompt.ids, 0)
+    for _ in range(12):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+        token = int(a.argmax())
+        a, b = captured.feed([token], captured.length), plain.feed([token], plain.length)
+
+
+@pytest.mark.bundled
+@pytest.mark.parametrize(("settings", "seed"), [(GREEDY, 0), (SamplerSettings(temperature=0.7, top_p=0.9), 1)])
+def test_bundled_static_path_writes_the_dynamic_paths_tokens_and_generates(bundled, settings, seed):
+    prompt = encode_prompt(bundled.tokenizer, "What is the capital of France?", chat=True)
+    static = run_to_end(bundled, prompt, settings, seed=seed, max_new_tokens=24, path="static")
+    assert static.token_ids == run_to_end(bundled, prompt, settings, seed=seed, max_new_tokens=24).token_ids
+    assert static.token_ids == generate_ids(bundled, prompt, settings, seed, 24)

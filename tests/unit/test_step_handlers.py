@@ -1,0 +1,145 @@
+"""The step tab's handlers on the tiny model: settings apply from the next step, Back trims, forcing branches,
+a saved trace replays without a model, and bad values reach the browser as messages naming the range."""
+
+import gradio as gr
+import pytest
+
+from decoding.models import TINY
+from decoding.serving.passes import Pass
+from tests.helpers.step_knobs import CONFIG, KNOBS
+from ui.context import RAW
+from ui.events import teach
+from ui.sessions import STORE
+from ui.step import handlers as h
+from visuals.distribution import MODES
+
+
+def start(knobs=KNOBS, max_new=6):
+    return h.prefill(CONFIG, None, TINY, "hello", RAW, 0, max_new, "", MODES[0], knobs).run_id
+
+
+def test_step_then_back_returns_to_the_same_tokens(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, MODES[0], KNOBS)
+    first = list(STORE.get(run_id).trace.token_ids)
+    h.back(run_id, MODES[0], KNOBS)
+    assert STORE.get(run_id).trace.token_ids == first[:1]
+    h.step(run_id, MODES[0], KNOBS)
+    assert STORE.get(run_id).trace.token_ids == first  # the seeded draw is replayed
+
+
+def test_settings_apply_from_the_next_step(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], KNOBS)
+    greedy = {**KNOBS, "temperature": 0.0}
+    h.step(run_id, MODES[0], greedy)
+    steps = STORE.get(run_id).trace.steps
+    assert steps[0].settings["temperature"] == 1.0 and steps[1].settings["temperature"] == 0.0
+
+
+def test_forcing_on_a_chosen_step_replaces_that_choice(tiny):
+    run_id = start()
+    h.step(run_id, MODES[0], KNOBS)
+    h.force(run_id, 65, MODES[0], KNOBS)
+    steps = STORE.get(run_id).trace.steps
+    assert len(steps) == 1 and steps[0].token_id == 65 and steps[0].forced
+
+
+def test_a_saved_trace_replays_without_a_model(tiny):
+    run_id = start()
+    for _ in h.run_to_end(run_id, MODES[0], KNOBS):
+        pass
+    json_path, csv_path = h.save_trace(run_id)
+    replay_id = h.load_trace(None, json_path, MODES[0], "transformers").run_id
+    entry = STORE.get(replay_id)
+    assert entry.run is None and entry.trace.token_ids == STORE.get(run_id).trace.token_ids
+    h.back(replay_id, MODES[0], KNOBS)
+    assert entry.view.cursor == len(entry.trace.steps) - 1
+    with open(csv_path) as f:
+        assert f.read().startswith("index,")
+
+
+@pytest.mark.parametrize(
+    "knobs, message",
+    [
+        ({**KNOBS, "temperature": -1.0}, r"Temperature must be 0 \(greedy\) or between 0.01 and 3, got -1.0"),
+        ({**KNOBS, "top_k": 2.5}, r"Top-k must be a whole number in \[0, 200\]"),
+        ({**KNOBS, "top_p": 5}, r"Top-p must be between 0.01 and 1 \(1 = off\), got 5"),
+    ],
+)
+def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
+    with pytest.raises(gr.Error, match=message):
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], knobs)
+
+
+def test_max_new_tokens_out_of_range_is_refused(tiny):
+    with pytest.raises(gr.Error, match=r"Max new tokens must be a whole number in \[1, 4096\], got 0"):
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], KNOBS)
+
+
+def test_step_without_a_run_says_to_prefill():
+    with pytest.raises(gr.Error, match="press Prefill"):
+        teach(h.step)("no-such-run", MODES[0], KNOBS)
+
+
+@pytest.mark.parametrize("before", [Pass(ms=1.0, rows=2, mode="packed"), Pass(ms=1.0, rows=1, mode="solo")])
+def test_run_my_steps_alone_takes_effect_on_the_very_next_step(tiny, before):
+    """Whether the shown distribution came from a shared pass or from a tick that happened to hold only this session,
+    the Step after the tick says "alone, as you asked": its choice comes from a pass that was kept alone."""
+    run_id = start()
+    h.step(run_id, MODES[0], KNOBS)
+    run = STORE.get(run_id).run
+    if run.scheduler is None:
+        pytest.skip("this server runs without the shared scheduler: every pass is its own")
+    run.last_pass = before  # the pass behind the distribution on screen
+    h.set_alone(run_id, True)
+    h.step(run_id, MODES[0], KNOBS)
+    step = STORE.get(run_id).trace.steps[-1]
+    assert step.pass_mode == "alone" and step.rows == 1  # this step's choice came from a pass of its own
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        KNOBS,  # plain sampling: no stage at all
+        {**KNOBS, "repetition_penalty": 1.3, "top_k": 20},  # a penalty the inspector shows, one filter every order runs
+        {**KNOBS, "temperature": 0.0, "presence_penalty": 0.5},  # greedy
+    ],
+)
+@pytest.mark.parametrize("strategies_open", [True, False])
+def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, strategies_open):
+    """The inspectors (penalties moved, engine orders), the choice and each strategy alone all read the one processed
+    distribution: one pipeline pass per Step click, its panels below the chart included, whether they are open or
+    not (these settings run the same stages in every engine's order; an order that differs would run its own)."""
+    from decoding import inspector, loop, pipeline, sandbox
+    from ui.step import tab
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return pipeline.process(*args, **kwargs)
+
+    for module in (loop, sandbox, inspector):
+        monkeypatch.setattr(module, "process", counted)
+    run_id = start(knobs)
+    tab.side_panels(run_id, knobs, strategies_open)
+    assert len(calls) == 1  # Prefill: the first distribution's preview, inspectors and panels
+    for n in range(2, 5):
+        h.step(run_id, MODES[0], knobs)
+        side = tab.side_panels(run_id, knobs, strategies_open)
+        # each distribution processed once: open, the panel processes the next one, and the Step that chooses from it
+        # reads that; closed, that Step processes it itself
+        processed = n if strategies_open else n - 1
+        assert len(calls) == processed, f"{len(calls)} pipeline passes for {processed} distributions"
+        assert isinstance(side.strategies, dict) is not strategies_open  # a closed panel is skipped (gr.skip())
+
+
+def test_a_closed_strategies_panel_is_drawn_as_it_opens(tiny):
+    from ui.step import tab
+
+    run_id = start()
+    assert isinstance(tab.side_panels(run_id, KNOBS, False).strategies, dict)  # gr.skip(): nothing drawn
+    figure = tab.strategies_opened(run_id, KNOBS)
+    assert [trace.name for trace in figure.data]  # the panel's chart, for the pending distribution

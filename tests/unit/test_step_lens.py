@@ -1,0 +1,102 @@
+"""The step tab's lens panel on a tiny-model run: closed it reads nothing and draws nothing; open, every step reads
+its lens before it chooses, the panel follows the chart, and Back and a new choice leave no stale lens behind."""
+
+import gradio as gr
+
+from decoding.models import TINY
+from tests.helpers.step import CONFIG, GREEDY
+from ui.context import RAW
+from ui.sessions import STORE
+from ui.step import handlers as h
+from ui.step import lens
+from ui.step import view as step_view
+from visuals.distribution import MODES
+
+
+def _prefill():
+    return h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], GREEDY).run_id
+
+
+def test_closed_the_panel_reads_no_lens_and_redraws_nothing(tiny):
+    run_id = _prefill()
+    h.step(run_id, MODES[0], GREEDY)
+    entry = STORE.get(run_id)
+    assert entry.view.lenses == {}
+    side = step_view.side_view(run_id, None)
+    assert all(isinstance(x, type(gr.skip())) for x in (side.lens_summary, side.lens_table, side.lens_curve))
+    STORE.release(run_id)
+
+
+def test_open_every_step_reads_its_lens_and_the_panel_shows_the_charts_distribution(tiny):
+    run_id = _prefill()
+    shown = lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    assert shown.run_id == run_id  # the chart redrawn from the lens pass's logits
+    entry = STORE.get(run_id)
+    for _ in range(3):
+        h.step(run_id, MODES[0], GREEDY)
+    panel = lens.side(entry)
+    assert panel.table.count("<tr") == 4 and "layer 2 (final)" in panel.table  # header + embeddings + 2 layers
+    chosen = entry.trace.steps[-1]
+    assert f"data-id='{chosen.token_id}'" in panel.table.split("data-row='2'")[1]
+    assert "over 3 steps" in panel.curve.layout["title"]["text"]
+    STORE.release(run_id)
+
+
+def test_back_and_a_new_choice_drop_the_lens_of_the_old_one(tiny):
+    run_id = _prefill()
+    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    h.step(run_id, MODES[0], GREEDY)
+    h.step(run_id, MODES[0], GREEDY)
+    h.back(run_id, MODES[0], GREEDY)
+    h.back(run_id, MODES[0], GREEDY)
+    lens.closed(run_id)
+    h.force(run_id, 5, MODES[0], GREEDY)  # another first token, taken with the panel closed
+    h.step(run_id, MODES[0], GREEDY)
+    entry = STORE.get(run_id)
+    assert lens._valid(entry, 1) is None and lens._valid(entry, 0) is not None  # step 1's context changed
+    STORE.release(run_id)
+
+
+def test_a_step_taken_with_the_panel_open_reports_the_lens_pass_it_chose_from(tiny):
+    run_id = _prefill()
+    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    shown = h.step(run_id, MODES[0], GREEDY)
+    entry = STORE.get(run_id)
+    step, seen = entry.trace.steps[-1], entry.view.lenses[0].lens
+    assert step.pass_mode == "lens" and "**Forward pass:** the lens pass" in shown.orders
+    assert 0 < step.forward_ms <= seen.ms  # that pass's own time, within what the panel cost
+    STORE.release(run_id)
+
+
+def _to_end(run_id):
+    for _ in h.run_to_end(run_id, MODES[0], GREEDY):
+        pass
+
+
+def test_when_the_run_stops_with_the_panel_open_the_curve_covers_every_step_from_one_pass(tiny):
+    run_id = _prefill()
+    h.step(run_id, MODES[0], GREEDY)  # taken with the panel closed: still counted once the run stops
+    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    _to_end(run_id)
+    entry = STORE.get(run_id)
+    n = len(entry.trace.steps)
+    panel = lens.side(entry)
+    assert f"over the whole run ({n} steps)" in panel.curve.layout["title"]["text"]
+    assert f"Over the whole run, {n} steps: one more pass" in panel.note and "100%: every written token" in panel.note
+    whole = entry.view.whole
+    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    assert entry.view.whole is whole  # read once per run
+    h.back(run_id, MODES[0], GREEDY)  # another run now: the curve is the steps' own again
+    assert lens.side(entry).note == lens.CURVE_NOTE
+    STORE.release(run_id)
+
+
+def test_closed_the_panel_reads_no_curve_and_opening_it_on_a_stopped_run_reads_it(tiny):
+    run_id = _prefill()
+    _to_end(run_id)
+    entry = STORE.get(run_id)
+    assert entry.view.whole is None and entry.view.lenses == {}
+    assert lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY)) == {}  # nothing pending to read
+    assert entry.view.whole[1].steps == len(entry.trace.steps)
+    assert "over the whole run" in lens.side(entry).curve.layout["title"]["text"]
+    STORE.release(run_id)

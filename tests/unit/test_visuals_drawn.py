@@ -1,0 +1,56 @@
+"""Figures are serialised straight from their data (visuals.theme.Drawn): the JSON the browser gets must be the
+JSON plotly itself writes for the same figure, template and all, for every figure the Step tab redraws per step."""
+
+import json
+
+import plotly.graph_objects as go
+import pytest
+
+from tests.helpers.made import RESULTS, TOP, make_step
+from visuals import distribution, lens, strategies
+from visuals.distribution import MODES
+from visuals.step import timeline
+from visuals.theme import empty_figure, figure_from
+
+DISTRIBUTIONS = {f"distribution, {m}": lambda m=m: distribution.distribution_figure(make_step(TOP), m) for m in MODES}
+FIGURES = {
+    **DISTRIBUTIONS,
+    "strategies": lambda: strategies.strategies_figure(RESULTS),
+    "timeline": lambda: timeline.request_timeline_figure(120.0, [40.0, 38.5], [1.0, 1.2], [3.0, 2.5]),
+    "lens agreement": lambda: lens.agreement_figure([0.0, 0.25, 1.0], 4, exit_layer=1, whole_run=True),
+    "empty": lambda: empty_figure("Press Prefill"),
+    "titles written as strings": lambda: figure_from(
+        [{"type": "bar", "x": ["a"], "y": [1.0]}], {"title": "t", "xaxis": {"title": "x"}, "yaxis2": {"title": "y"}}
+    ),
+    "a gap and an unset property": lambda: figure_from(
+        [{"type": "bar", "x": ["a", "b"], "y": [0.5, float("nan")], "name": None}], {"title": None, "height": 200}
+    ),
+}
+
+
+def plotly_json(fig) -> dict:
+    return json.loads(go.Figure(fig._plain, _validate=False).to_json())
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_the_json_is_what_plotly_writes(name):
+    fig = FIGURES[name]()
+    assert json.loads(fig.to_json()) == plotly_json(fig)
+
+
+def test_read_or_changed_as_a_plotly_figure_it_serialises_the_change():
+    fig = FIGURES["timeline"]()
+    assert fig.data and fig.layout.height  # read as plotly reads it
+    fig.update_layout(height=123)
+    assert json.loads(fig.to_json())["layout"]["height"] == 123
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_axis_titles_are_objects_as_plotly_js_3_reads_them(name):
+    """Unvalidated data skips plotly's conversion of `title: "text"` into `title: {text: ...}`; plotly.js 3 draws
+    only the object form, so a plain string would leave the axis without its title."""
+    layout = json.loads(FIGURES[name]().to_json())["layout"]
+    assert not isinstance(layout.get("title"), str)
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and "title" in axis:
+            assert isinstance(axis["title"], dict), f"{name}: {key}.title is {axis['title']!r}"

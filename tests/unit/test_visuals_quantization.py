@@ -1,0 +1,90 @@
+"""The quantization figures and tables are pure functions of plain rows: what they draw, and what they say."""
+
+from tests.helpers.made import SPEED_ROWS
+from visuals.quantization import measured as m
+from visuals.quantization import side_by_side as q
+
+
+def test_both_distributions_are_drawn_over_the_same_tokens():
+    fig = q.distributions_figure(["a", " b", "a"], [0.5, 0.3, 0.1], [0.4, 0.4, 0.1], "int8", 3)
+    ref, fmt = fig.data
+    assert list(ref.x) == list(fmt.x) and len(set(ref.x)) == 3  # two tokens that read alike stay two bars
+    assert list(ref.y) == [0.5, 0.3, 0.1] and fmt.name == "int8"
+
+
+def test_the_kl_chart_marks_changed_steps_and_the_divergence():
+    fig = q.kl_figure([0.01, 0.2, 0.0], [True, False, True], 1)
+    assert fig.data[0].marker.color[1] == q.DIVERGED and fig.data[0].marker.color[0] != q.DIVERGED
+    assert fig.layout.shapes[0].x0 == 2
+
+
+def test_the_streams_outline_the_first_divergence_on_both_rows():
+    html = q.streams_html(["The", " sea"], ["In", " the"], 0, "int4")
+    assert html.count("q-split") == 2 and html.count("q-after") == 2 and "␣sea" in html
+
+
+def test_the_speed_chart_draws_simulated_formats_hollow_beside_float32s_bandwidth():
+    fig = m.speed_figure(SPEED_ROWS, "cpu")
+    line, real, simulated = fig.data
+    assert "GB/s" in line.name and list(simulated.text) == ["int8"] and simulated.marker.symbol == "circle-open"
+    assert "no speed-up" in simulated.name and list(real.text) == ["float32", "int8-activations"]
+
+
+def test_the_text_says_which_phase_gained_from_the_numbers():
+    said = m.gained(SPEED_ROWS, 256)
+    assert "int8-activations" in said and "prefill gained more" in said and "int8 (" not in said
+    faster_decode = [SPEED_ROWS[0], {**SPEED_ROWS[2], "decode_ms": 20.0}]
+    assert "decode gained more" in m.gained(faster_decode, 256)
+    assert "simulated" in m.gained(SPEED_ROWS[:2], 256)
+
+
+def test_the_tables_show_each_format_and_llama_cpps_deltas_are_cited():
+    assert "simulated: reads float32's bytes, no speed-up claimed" in m.speed_table(SPEED_ROWS)
+    rows = [
+        dict(name="float32", perplexity=30.0, kl_mean=0.0, top1_agreement=1.0, positions=255),
+        dict(name="int8", part="head only", perplexity=30.5, kl_mean=0.004, top1_agreement=0.955, positions=255),
+    ]
+    table = m.quality_table(rows)
+    assert "+0.500" in table and "95.5%" in table and "| int8 | head only |" in table
+    note = m.llama_cpp_note()
+    assert "Q4_1</abbr> +0.1585" in note and "quantize.cpp" in note and "wikitext-2</abbr>" in note
+
+
+def test_a_simulated_format_reads_float32s_bytes_and_claims_no_ratio_and_noise_is_said_as_noise():
+    noisy = {**SPEED_ROWS[2], "decode_ms": 67.0}  # 1.04x: the noise between turns, not a gain
+    table = m.speed_table([SPEED_ROWS[0], SPEED_ROWS[1], noisy])
+    int8, activations = table.splitlines()[3], table.splitlines()[4]
+    assert "| 135 | 538 | 71.0 | – | 301 | – |" in int8  # stores 135 MB, reads float32's 538 here
+    assert "| 135 | 135 | 67.0 | ≈1 | 150 | 2.00 |" in activations
+
+
+def test_a_kl_too_small_for_four_decimals_is_not_shown_as_zero():
+    row = dict(name="as stored", part="layers and head", perplexity=30.0, kl_mean=3e-9, top1_agreement=1.0)
+    assert "| 3e-09 | 100.0% |" in m.quality_table([row])
+
+
+def test_a_small_change_is_said_only_where_the_top_two_were_close():
+    assert "a small change swapped them" in q.divergence_line(0, 0.004, "int4")
+    wide = q.divergence_line(3, 0.045, "int4")
+    assert "step 4" in wide and "4.5" in wide and "small" not in wide and "int4 moved their probabilities" in wide
+
+
+def test_the_file_table_shows_each_part_in_its_stored_type_beside_what_float32_reads():
+    from decoding.quantization.stored import Stored, StoredKind
+    from visuals.quantization import stored as files
+
+    kinds = (
+        StoredKind("layer matrices", "Q4_1", "int4 in groups of 32", 210, 32 * 1000, 20 * 1000),
+        StoredKind("norms", "F32", "float32", 3, 100, 400),
+    )
+    out = files.stored_html(Stored("m.gguf", 30_000, kinds))
+    assert "<b>m.gguf</b> holds <b>0.0 MB</b>" in out and "layer matrices (210)" in out
+    assert ">Q4_1</abbr>" in out and "<td class='q-right'>5</td>" in out  # 20 bytes per 32 weights: 5 bits
+    assert "all of it, as run here" in out and "as stored" in out
+
+
+def test_another_model_has_no_as_stored_and_says_what_its_reference_is():
+    from visuals.quantization import stored as files
+
+    said = files.reference_html("gpt2")
+    assert "<b>gpt2</b>'s weights as published, run in float32" in said and "no <b>as stored</b>" in said
