@@ -22,21 +22,24 @@ import gradio as gr  # noqa: E402
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
 from ui.context import AppConfig, scheduler_for, weights_note
-from ui.serving_tab import server_note
+from ui.gpu import ZEROGPU
+from ui.lesson import CSS as LESSON_CSS
+from ui.serving.tab import server_note
 from visuals import theme
 
 # (tab title, module in ui/ with a build(config) function, its id in a shared link: ?tab=step), in teaching order.
 # The ids are written out, not derived from the modules' names: a link sent to a class must outlive a moved module.
 TABS = (
+    ("Start here", "ui.start.tab", "start"),
     ("Step by step", "ui.step.tab", "step"),
-    ("Sampler sandbox", "ui.sandbox_tab", "sandbox"),
-    ("Prefill vs decode", "ui.timing_tab", "timing"),
-    ("Continuous batching", "ui.serving_tab", "serving"),
-    ("Temperature 0 & batching", "ui.batching_tab", "batching"),
-    ("Beam search & repetition", "ui.beams_tab", "beams"),
-    ("Speculative decoding", "ui.speculative_tab", "speculative"),
-    ("Constrained decoding", "ui.constrained_tab", "constrained"),
-    ("Quantization", "ui.quantization_tab", "quantization"),
+    ("Sampler sandbox", "ui.sandbox.tab", "sandbox"),
+    ("Prefill vs decode", "ui.timing.tab", "timing"),
+    ("Continuous batching", "ui.serving.tab", "serving"),
+    ("Temperature 0 & batching", "ui.nondeterminism.tab", "batching"),
+    ("Beam search & repetition", "ui.beams.tab", "beams"),
+    ("Speculative decoding", "ui.speculative.tab", "speculative"),
+    ("Constrained decoding", "ui.constrained.tab", "constrained"),
+    ("Quantization", "ui.quantization.tab", "quantization"),
 )
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
@@ -79,8 +82,9 @@ CSS = f"""
 /* a table's first column names its row (an engine, a stage): its words stay whole ("transformers", not "transfo" over
    "rmers"), the other columns wrap */
 .prose table :is(td, th):first-child {{ word-break: keep-all; overflow-wrap: normal; }}
-/* the nine lesson titles in one row at 1280 px: gradio's 16 px each side would push the last onto a second row */
-#lab-tabs [role=tab] {{ padding-left: 9px; padding-right: 9px; }}
+/* the ten titles (Start here and nine lessons) in one row at 1280 px, with room for a scrollbar: gradio's 16 px
+   each side would push the last three onto a second row, 9 px the last one */
+#lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; }}
 /* projector mode: everything larger (type, controls and charts alike), for a room reading the screen; the class sits
    on <html> from the first paint (PROJECTOR_HEAD) and on <body> once it exists */
 .projector .gradio-container {{ zoom: 1.3; }}
@@ -94,8 +98,9 @@ CSS = f"""
 .projector :is(#spec-buttons, #beam-buttons, #cd-buttons, #q-buttons) > button {{ min-width: 96px !important; }}
 /* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
 .projector .spec-round {{ line-height: 2; }}
-"""
+{LESSON_CSS}"""
 TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
+QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
 # a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom there, so
 # a lesson's button and its chart still share the screen (here, not in CSS: gradio scopes the rules inside an
@@ -115,9 +120,12 @@ PROJECTOR_HEAD = f"""<style>
 </script>"""
 # the checkbox, once the page loads, shows the mode the page opened in
 PROJECTOR_SHOWN_JS = "() => document.documentElement.classList.contains('projector')"
+# plotly lays a chart out again when the window's size changes, not when the zoom changes the size of its box: tell
+# the charts drawn before the switch, or they keep their old width and run past their boxes
 PROJECTOR_JS = f"""(on) => {{
   for (const e of [document.documentElement, document.body]) e.classList.toggle('projector', Boolean(on));
   localStorage.setItem('{STORED}', on ? '1' : '0');
+  requestAnimationFrame(() => dispatchEvent(new Event('resize')));
 }}"""
 
 
@@ -164,7 +172,13 @@ def build_app(config: AppConfig) -> gr.Blocks:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=os.environ.get("DECODING_LAB_MODEL", AppConfig.model_id))
-    parser.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu or cuda")
+    # on ZeroGPU the server process has no GPU of its own (spaces makes torch say it has one): the lessons that keep
+    # a session's state run on its CPU, and the measurements that want the GPU ask for it (ui.gpu)
+    parser.add_argument(
+        "--device",
+        default="cpu" if ZEROGPU else "auto",
+        help="auto (CUDA if present, else CPU), cpu or cuda; on a ZeroGPU Space the stateful lessons run on the CPU",
+    )
     parser.add_argument("--dtype", default=None, help="float32 (CPU default), bfloat16 (CUDA default) or float16")
     parser.add_argument(
         "--weights",
@@ -211,7 +225,10 @@ demo = build_app(config)
 
 if __name__ == "__main__":
     preload(config)
-    demo.queue(default_concurrency_limit=1).launch(
+    # on a ZeroGPU Space gradio caps the queue at one waiting event unless told otherwise (blocks.queue): the second
+    # click in a class, or a Step pressed while the chart of the last one is drawn, would read "busy". Every event
+    # that waits here runs on the server (ui.gpu), so the queue is as deep as on any other host
+    demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE).launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,

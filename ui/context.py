@@ -14,6 +14,7 @@ from decoding.quantization.model import default_kernel
 from decoding.serving import scheduler as serving
 from decoding.serving.students import SimulatedClass
 from ui.events import BATCHING
+from ui.sessions import STORE
 
 # the "Prompt format" choices of the step and beam tabs: the text as typed, or one user turn in the chat template
 RAW, CHAT = "raw text", "chat template"
@@ -57,9 +58,11 @@ def scheduler_for(lm: LoadedModel) -> serving.Scheduler | None:
     if not BATCHING:
         return None
     try:
-        return serving.scheduler_for(lm)
+        scheduler = serving.scheduler_for(lm)
     except ValueError:
         return None
+    STORE.share(scheduler.prefix)  # its prompt blocks count under the sessions' one KV cap
+    return scheduler
 
 
 def model_turn(lm: LoadedModel, label: str, exclusive: bool = False, eta_s: float | None = None):

@@ -1,15 +1,19 @@
-"""How a tab wires an event: the one queue for the model, the GPU request, errors that teach, and Cancel.
+"""How a tab wires an event: the one queue for the model, errors that teach, and Cancel.
 
 Every event that runs the model goes through `model_event`, so how model events queue is written once, in
 `MODEL_EVENT`: many events wait at once, and the shared scheduler (decoding.serving) batches their steps into its
-forward passes; on ZeroGPU each event runs alone. A handler's bad values reach the person through `teach`.
+forward passes. Model events run in the server process, on every host, a ZeroGPU Space included: a session's state
+never enters a GPU call (ui.gpu runs the measurements that want the GPU, on plain data). A handler's bad values
+reach the person through `teach`.
 """
 
 import html
 import inspect
 import os
+import tempfile
 import threading
 from functools import wraps
+from pathlib import Path
 
 import gradio as gr
 
@@ -18,21 +22,10 @@ from decoding.watch import Watch
 PROGRESS = gr.Progress()  # the default of a handler's `progress` argument: gradio fills it in for that handler
 MODEL_QUEUE = "model"
 
-try:  # on a ZeroGPU Space, functions that run the model must ask for the GPU
-    import spaces
-
-    gpu, ZEROGPU = spaces.GPU, True
-except ImportError:
-    ZEROGPU = False
-
-    def gpu(fn=None, **_):
-        return fn if fn is not None else (lambda f: f)
-
-
 # the options of every model event. With the shared scheduler (decoding.serving) many run at once: their steps
-# are batched into the scheduler's ticks and everything else takes turns on the model. On ZeroGPU the GPU exists
-# only inside each `spaces.GPU` call, so there each event runs on its own, one at a time.
-BATCHING = not ZEROGPU and os.environ.get("DECODING_LAB_BATCHING", "1") != "0"
+# are batched into the scheduler's ticks and everything else takes turns on the model. DECODING_LAB_BATCHING=0 runs
+# each request on its own, one at a time (the classroom benchmark's baseline).
+BATCHING = os.environ.get("DECODING_LAB_BATCHING", "1") != "0"
 CONCURRENT_MODEL_EVENTS = 64 if BATCHING else 1
 MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MODEL_EVENTS}
 
@@ -83,13 +76,13 @@ def _said(err: ValueError, message) -> dict:
     return {message: error_html(err)}
 
 
-def model_event(triggers, fn, inputs=None, outputs=None, *, gpu_s: int | None = None, message=None, **options):
-    """Wire `fn` to run the model when a trigger fires: in the model queue, on the GPU (for up to `gpu_s` seconds
-    on ZeroGPU) and with its ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener
-    (`button.click`) or a list of them (as for `gr.on`); returns the event, for `.then` and `cancels`."""
+def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, **options):
+    """Wire `fn` to run the model when a trigger fires: in the model queue, in the server process, with its
+    ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener (`button.click`) or a
+    list of them (as for `gr.on`); returns the event, for `.then` and `cancels`."""
     if message is not None and outputs is not None and message not in outputs:
         outputs = [*outputs, message]
-    handler = gpu(teach(fn, message), duration=gpu_s) if gpu_s else gpu(teach(fn, message))
+    handler = teach(fn, message)
     options = {**MODEL_EVENT, **options}
     if isinstance(triggers, (list, tuple)):
         return gr.on(triggers, handler, inputs, outputs, **options)
@@ -98,10 +91,14 @@ def model_event(triggers, fn, inputs=None, outputs=None, *, gpu_s: int | None = 
 
 class CancelFlags:
     """One "stop please" flag per browser session: the tab's Cancel button sets it, the running work's Watch
-    reads it before each forward pass. One instance per tab, so Cancel stops only that tab's work."""
+    reads it before each forward pass. One instance per tab, so Cancel stops only that tab's work.
+
+    A measurement on ZeroGPU runs in a forked worker, which cannot see this process's memory: there the flag is a
+    file (`file_for`), whose name is plain data that crosses into the worker, on the same machine's disk."""
 
     def __init__(self):
         self._flags: dict[str, threading.Event] = {}
+        self._dir = Path(tempfile.gettempdir()) / f"decoding-lab-cancel-{os.getpid()}" / f"{id(self):x}"
 
     def watch(self, request: gr.Request | None, progress: gr.Progress, between_passes=None) -> Watch:
         """A Watch for this session's new run (its flag cleared) that reports to the progress bar; between two
@@ -110,13 +107,30 @@ class CancelFlags:
         flag.clear()
         return Watch(lambda f, msg: progress(f, desc=msg), flag.is_set, between_passes or (lambda: None))
 
+    def file_for(self, request: gr.Request | None) -> str:
+        """The path of this session's flag file for a new measurement (cleared): it exists once Cancel is pressed."""
+        self._flag(request).clear()
+        path = self._file(request)
+        path.unlink(missing_ok=True)
+        return str(path)
+
     def cancel(self, request: gr.Request = None) -> None:
         self._flag(request).set()
+        path = self._file(request)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
 
     def wire(self, button: gr.Button):
         """The Cancel button: it skips the model queue, or it would wait behind the run it should stop."""
         return button.click(self.cancel, concurrency_limit=None, show_progress="hidden")
 
     def _flag(self, request: gr.Request | None) -> threading.Event:
-        session = getattr(request, "session_hash", None) or "default"
-        return self._flags.setdefault(session, threading.Event())
+        return self._flags.setdefault(_session(request), threading.Event())
+
+    def _file(self, request: gr.Request | None) -> Path:
+        # a session hash is gradio's random letters and digits; keep only those, so it is always a plain file name
+        return self._dir / "".join(ch for ch in _session(request) if ch.isalnum())
+
+
+def _session(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "default"

@@ -6,6 +6,10 @@ them all, each item counted by its KV cache at its longest, so one classroom tha
 the server's memory. When a new item would break a cap, the least recently used items of any kind are freed to make
 room, and their sessions are told so on their next action. The store knows nothing of gradio: it raises
 ValueErrors (`StoreFull` for an item too big for an empty store) and the UI turns them into messages.
+
+A pool every session shares (the scheduler's prefix blocks, decoding.serving.prefix) counts under the same byte cap,
+once: it grows only into the room the sessions leave, and its least recently used blocks are freed before any
+session's item.
 """
 
 import os
@@ -27,8 +31,10 @@ from decoding.trace import Trace
 
 # a teacher with a bigger class or server raises these through the environment
 TTL_S = float(os.environ.get("DECODING_LAB_TTL_S", 30 * 60))
-# runs, beam searches and speculative runs together: what the three held when each had a cap of its own (48, 24, 24)
-MAX_ITEMS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 96))
+# runs, beam searches and speculative runs together: a lecture hall of 100 with a run on two tabs each and room to
+# spare (at 96, a class of 100 stepping at once had its oldest runs freed). Memory is guarded by the KV cap below,
+# which counts every run at its longest; a run's other state (its last logits, its trace) is a few hundred KB.
+MAX_ITEMS = int(os.environ.get("DECODING_LAB_MAX_RUNS", 256))
 MAX_KV_BYTES = int(float(os.environ.get("DECODING_LAB_MAX_KV_GB", 2)) * 1024**3)
 TOLD_MAX = 1024  # why a session's item was freed, kept until it comes back; the oldest reasons are forgotten first
 
@@ -55,6 +61,8 @@ class Entry:
         so runs admitted now cannot outgrow the memory cap later as they step."""
         if self.run is None or self.run.cache is None or not self.run.ids:
             return 0
+        if self.run.static is not None:  # a static cache holds prompt + max new tokens from its first pass
+            return self.kv_bytes
         per_token = self.kv_bytes / len(self.run.ids)
         return int(per_token * (len(self.run.prompt.ids) + self.trace.max_new_tokens))
 
@@ -103,6 +111,7 @@ class Store:
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], str] = OrderedDict()  # why an item is gone, until its session asks
         self._lock = threading.Lock()
+        self._pools: list = []  # shared pools counted under the byte cap (`share`)
         self.runs = self.kind(
             "run", bytes_of=lambda entry: entry.reserved_bytes, again="press Prefill", smaller="lower max new tokens"
         )
@@ -115,10 +124,26 @@ class Store:
         return len(self._held)
 
     def kv_bytes(self) -> int:
-        """What the caps count: every live item's KV cache at its longest."""
+        """What the caps count: every live item's KV cache at its longest, and the shared pools."""
         with self._lock:
             self._expire()
-            return sum(held.nbytes for held in self._held.values())
+            return sum(held.nbytes for held in self._held.values()) + sum(pool.nbytes for pool in self._pools)
+
+    def share(self, pool) -> None:
+        """Count `pool` (an object with `nbytes`, `free(nbytes)` and `limit_by(room)`, e.g. the scheduler's prefix
+        cache) under the byte cap: it may hold what the items leave, and gives way to them (idempotent)."""
+        with self._lock:
+            if any(p is pool for p in self._pools):
+                return
+            self._pools.append(pool)
+        pool.limit_by(lambda: self._room_for(pool))
+
+    def _room_for(self, pool) -> int:
+        """The bytes `pool` may hold in all: what the items and the other pools leave under the cap."""
+        with self._lock:
+            items = sum(held.nbytes for held in self._held.values())
+            others = sum(p.nbytes for p in self._pools if p is not pool)
+        return max(0, self.max_kv_bytes - items - others)
 
     def put(self, entry: Entry, replace: str | None = None) -> str:
         """Store a step or constrained run under a new id (releasing `replace`, the session's previous run, first)."""
@@ -177,7 +202,10 @@ class Store:
         self._told.pop(key, None)
 
     def _make_room(self, nbytes: int) -> None:
-        used = sum(held.nbytes for held in self._held.values())
+        used = sum(held.nbytes for held in self._held.values()) + sum(pool.nbytes for pool in self._pools)
+        for pool in self._pools:  # shared blocks are recomputed at the next prompt; a session's run is lost
+            if used + nbytes > self.max_kv_bytes:
+                used -= pool.free(used + nbytes - self.max_kv_bytes)
         while self._held and (len(self._held) >= self.max_items or used + nbytes > self.max_kv_bytes):
             if len(self._held) >= self.max_items:
                 cap = f"it holds at most {self.max_items} runs, beam searches and speculative runs"

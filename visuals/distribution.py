@@ -214,7 +214,8 @@ def _line(colour: str, dash: str, width: float | None = None, x=None, y=None, yr
 def _title(step: Step, chosen: bool) -> str:
     gap, tie = near_tie(step)
     head = f"step {step.index + 1}" if chosen else f"next token (step {step.index + 1}, not chosen yet)"
-    entropy = f"entropy {step.entropy_bits:.2f} bits" if math.isfinite(step.entropy_bits) else "entropy n/a"
+    # the model's own distribution, before temperature and the filters: a knob moved leaves it as it is
+    entropy = f"model's entropy {step.entropy_bits:.2f} bits" if math.isfinite(step.entropy_bits) else "entropy n/a"
     fork = " ⚠ near-tie: runs fork here" if tie else ""
     pick = ""
     if chosen:

@@ -6,6 +6,7 @@ Reads `decoding.lens.LayerLens` (plain lists), without importing it: visuals nev
 
 import html
 
+from visuals.glossary import term
 from visuals.theme import CHOSEN, FONT_SIZE, KEPT, TEXT, figure_from, look
 from visuals.tokens import visible_token
 from visuals.words import count
@@ -22,14 +23,18 @@ _RGB = ", ".join(str(int(KEPT[i : i + 2], 16)) for i in (1, 3, 5))
 # gradio's own table styles are more specific than a class: the table's rules go by its id, and !important
 CSS = "".join(
     [
-        "#lens-table { border-collapse: collapse; font-size: 13px; width: auto !important; margin: 4px 0; }",
-        "#lens-table td, #lens-table th { padding: 0 8px !important; line-height: 1.25 !important;"
+        # a projector's text size; the box scrolls sideways (never cuts a column) where the panel is narrower
+        ".lens-box { overflow-x: auto; max-width: 100%; }",
+        f"#lens-table {{ border-collapse: collapse; font-size: {FONT_SIZE}px; width: auto !important;"
+        " margin: 4px 0; }",
+        "#lens-table td, #lens-table th { padding: 0 5px !important; line-height: 1.25 !important;"
         " border: 0 !important; border-bottom: 1px solid rgba(128,128,128,.2) !important; white-space: nowrap;"
         " background: none; text-align: left; }",
         "#lens-table td.tok { font-family: ui-monospace, monospace; color: #222; }",
         f"#lens-table td.final {{ outline: 2px solid {CHOSEN}; outline-offset: -2px; }}",
         f"#lens-table tr.last td, #lens-table tr.last th {{ border-top: 2px solid {TEXT} !important; }}",
-        f"#lens-table .lens-mark {{ color: {TEXT}; font-weight: 600; font-size: 12px; }}",
+        f"#lens-table .lens-mark {{ color: {TEXT}; font-weight: 600; font-size: {FONT_SIZE - 1}px; }}",
+        # the marks sit under their row's name: a column of their own widened every row past a projector's panel
     ]
     # the cell's background holds as much blue as the probability, in tenths: 0 white, 1 the kept colour at 50%
     + [f"#lens-table td.lens-b{k} {{ background: rgba({_RGB}, {k / 20:.2f}) !important; }}" for k in range(11)]
@@ -40,17 +45,25 @@ def row_name(row: int, rows: int) -> str:
     return "embeddings" if row == 0 else f"layer {row}" + (" (final)" if row == rows - 1 else "")
 
 
-def _cell(token_id: int, text: str, p: float, final: bool) -> str:
-    title = f"{text!r}: {p:.2%}" + (" (the final choice)" if final else "")
+def shown_token(token_id: int, text: str) -> str:
+    """A token as a student reads it (spaces and line breaks made visible); one that shows nothing, by its id."""
+    seen = visible_token(text)
+    return seen if seen.strip() else f"id {token_id}"
+
+
+def _cell(token_id: int, text: str, p: float, final: bool, outlined: str = "the final layer's top-1") -> str:
+    """A token's cell; `final` outlines it, and its tooltip says what the outline means (`outlined`)."""
+    tok = shown_token(token_id, text)
+    title = f"{tok}: {p:.2%}" + (f" ({outlined})" if final else "")
     cls = f"tok lens-b{round(p * 10)}" + (" final" if final else "")
-    tok = html.escape(visible_token(text))
+    tok = html.escape(tok)
     data = f"data-p='{p!r}' data-id='{token_id}'"
     return f"<td class='{cls}' title='{html.escape(title)}' {data}>{tok} <small>{p:.0%}</small></td>"
 
 
 def _marks(lens, row: int) -> str:
     marks = [m for m, r in ((FIRST, lens.first_agreeing()), (HALF, lens.first_half())) if r == row]
-    return f"<span class='lens-mark'>{' · '.join(marks)} ▸</span>" if marks else ""
+    return f"<br><span class='lens-mark'>{' · '.join(marks)} ▸</span>" if marks else ""
 
 
 def lens_table_html(lens) -> str:
@@ -64,38 +77,55 @@ def lens_table_html(lens) -> str:
             _cell(i, t, p, i == lens.final_id) for i, t, p in zip(lens.top_ids[r], lens.top_texts[r], lens.top_probs[r])
         )
         cls = " class='last'" if r == rows - 1 else ""
-        final_p = f"{lens.final_prob[r]:.1%}"
+        final_p = f"{lens.final_prob[r]:.0%}"
         body.append(
-            f"<tr{cls} data-row='{r}'><th>{row_name(r, rows)}</th><td>{_marks(lens, r)}</td>{cells}"
-            f"<td>{final_p}</td></tr>"
+            f"<tr{cls} data-row='{r}'><th>{row_name(r, rows)}{_marks(lens, r)}</th>{cells}<td>{final_p}</td></tr>"
         )
-    final_text = html.escape(visible_token(lens.top_texts[-1][0]))
+    final_text = html.escape(shown_token(lens.final_id, lens.top_texts[-1][0]))
     return (
-        f"<style>{CSS}</style><table class='lens-table' id='lens-table'><thead><tr><th>read after</th><th></th>{head}"
-        f"<th>p({final_text})</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"<style>{CSS}</style><div class='lens-box'><table class='lens-table' id='lens-table'><thead><tr>"
+        f"<th>read after</th>{head}<th>p of<br>{final_text}</th></tr></thead><tbody>{''.join(body)}</tbody>"
+        "</table></div>"
     )
 
 
 def cost_line(lens) -> str:
     """What the panel cost, measured, on what."""
     return (
-        f"Computed by one extra pass over this position (every layer's hidden state, then the final norm and the LM "
-        f"head over all {len(lens.top_ids)} rows in one matmul): <span id='lens-ms'>{lens.ms:.0f}</span> ms on "
+        f"Computed by one extra pass over this position (every layer's hidden state, then the {term('final norm')} "
+        f"and the {term('LM head')} over all {len(lens.top_ids)} rows in one {term('matmul')}): "
+        f"<span id='lens-ms'>{lens.ms:.0f}</span> ms on "
         f"this server's {lens.device} ({lens.model}, {lens.dtype}). The final row is the model's own distribution, "
         "the chart's 'model probability'; the step then chooses from exactly it."
     )
 
 
-def summary_line(lens) -> str:
-    """The two marks in words."""
+def summary_line(lens, taken=None) -> str:
+    """The two marks in words, after the token the step took (`taken`: a decoding.trace.Step, or None before the
+    step chooses): the marks follow the final layer's top-1, which a sampled or forced step may not have taken."""
     rows = len(lens.top_ids)
     first, half = lens.first_agreeing(), lens.first_half()
-    said = html.escape(visible_token(lens.top_texts[-1][0]))
+    top1 = f"<b>{html.escape(shown_token(lens.final_id, lens.top_texts[-1][0]))}</b>"
     where = row_name(first, rows) if first is not None else "no row"
+    marks = (
+        f"is first the top-1 at <b>{where}</b> (marked <i>{term(FIRST)}</i>); its probability first reaches half of "
+        f"its final {lens.final_prob[-1]:.0%} at <b>{row_name(half, rows)}</b> (marked <i>{term(HALF)}</i>)."
+    )
+    if taken is None:
+        return f"The final layer's top-1 {top1} {marks}"
+    took = f"<b>{html.escape(shown_token(taken.token_id, taken.token_text))}</b>"
+    if taken.token_id == lens.final_id:
+        return f"The step took {took}, the final layer's top-1: it {marks}"
+    how = "forced" if taken.forced else "sampled"
+    seen = next((r for r, ids in enumerate(lens.top_ids) if taken.token_id in ids), None)
+    shown = (
+        f"in the top {len(lens.top_ids[0])} first at <b>{row_name(seen, rows)}</b>"
+        if seen is not None
+        else (f"in no row's top {len(lens.top_ids[0])}")
+    )
     return (
-        f"The final choice <b>{said}</b> is first the top-1 at <b>{where}</b> (marked <i>{FIRST}</i>); its "
-        f"probability first reaches half of its final {lens.final_prob[-1]:.0%} at <b>{row_name(half, rows)}</b> "
-        f"(marked <i>{HALF}</i>)."
+        f"The step took {took} ({how}, rank {taken.rank} in the final row; {shown}), not the final layer's top-1 "
+        f"{top1}, which {marks}"
     )
 
 
@@ -173,7 +203,7 @@ def exit_rows_html(check, exit_layer: int, layers: int, greedy: bool, top: int =
     rows = []
     for name, col in ((f"layer {exit_layer} (the draft: the lens at L)", 3), (f"layer {layers} (final)", 2)):
         best = sorted(check.top, key=lambda t: -t[col])[:top]
-        cells = "".join(_cell(t[0], t[1], t[col], t[0] == check.target_id) for t in best)
+        cells = "".join(_cell(t[0], t[1], t[col], t[0] == check.target_id, "the target's choice") for t in best)
         rows.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
     kept = "kept" if check.accepted else "rejected"
     after = "" if greedy else " (after the sampler settings)"

@@ -12,19 +12,15 @@ import orjson
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from decoding.stages import STAGES
+
 # the fate of a candidate token
 KEPT = "#0072B2"  # blue: survived every stage
 CHOSEN = "#E69F00"  # orange: the token that was selected
 FORCED = "#CC79A7"  # reddish purple: a token the learner forced
-REMOVED = {  # removed by ...
-    "top_k": "#D55E00",  # vermillion
-    "top_p": "#56B4E9",  # sky blue
-    "min_p": "#009E73",  # bluish green
-    "typical": "#F0E442",  # yellow
-    "epsilon": "#999999",
-    "eta": "#666666",
-    "grammar": "#882255",  # wine: a constraint's grammar (decoding.constrained)
-}
+# removed by each filter, in its stage's own colour (decoding.stages), and by a constraint's grammar
+REMOVED = {name: stage.colour for name, stage in STAGES.items() if stage.colour}
+REMOVED["grammar"] = "#882255"  # wine: a constraint's grammar (decoding.constrained)
 REMOVED_OPACITY = 0.45
 # phases and comparisons
 PREFILL = "#009E73"
@@ -42,19 +38,7 @@ AA = 4.5  # WCAG AA contrast for normal-size text
 GRID = "rgba(128,128,128,0.25)"
 FONT_SIZE = 15
 
-STAGE_LABELS = {
-    "repetition": "repetition penalty",
-    "frequency": "frequency penalty",
-    "presence": "presence penalty",
-    "temperature": "temperature",
-    "top_k": "top-k",
-    "top_p": "top-p",
-    "min_p": "min-p",
-    "typical": "typical-p",
-    "epsilon": "epsilon",
-    "eta": "eta",
-    "grammar": "grammar",
-}
+STAGE_LABELS = {name: stage.label for name, stage in STAGES.items()} | {"grammar": "grammar"}
 
 
 def fate_colour(removed_by: str | None, chosen: bool = False, forced: bool = False) -> str:

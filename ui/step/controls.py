@@ -13,6 +13,7 @@ from decoding.pipeline import ORDERS
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
 from ui.group import Group
+from ui.lesson import try_this
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, WALKTHROUGH
 
 
@@ -104,8 +105,7 @@ def knob_column(config: AppConfig) -> dict:
         elem_id="knob-temperature",
     )
     why = gr.Markdown(elem_id="step-why")
-    with gr.Accordion("Try this (five steps)", open=True, elem_id="step-try"):
-        gr.Markdown(WALKTHROUGH, elem_classes="step-walk")
+    try_this(WALKTHROUGH, 5, "step-try", elem_classes="step-walk")
     top_k = knob("top_k", 0, "keep the k likeliest; 0 = off; usual 20-100")
     top_p = knob(
         "top_p", 1.0, "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95", elem_id="knob-top-p"

@@ -26,7 +26,8 @@ from ui.step import lens
 from ui.step.controls import Reads, Setup
 from ui.step.lessons import PRESETS
 from ui.step.view import TOP_N, StepView, View, empty_view, start_line, view
-from visuals import distribution, sequence
+from visuals import distribution
+from visuals.step import sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
 TRUNCATIONS = (("top-k", "top_k"), ("top-p", "top_p"), ("min-p", "min_p"))

@@ -136,7 +136,8 @@ def draw(entry: Entry) -> LensView:
             summary=f"No lens for the distribution on the chart: {why}. {HINT}", table="", note=note, curve=curve
         )
     lens = seen.lens
-    summary = f"{visuals.summary_line(lens)}<br><small>{visuals.cost_line(lens)}</small>"
+    taken = None if v.preview else entry.trace.steps[index]  # the chart's step, once it has chosen
+    summary = f"{visuals.summary_line(lens, taken)}<br><small>{visuals.cost_line(lens)}</small>"
     return LensView(summary=summary, table=visuals.lens_table_html(lens), note=note, curve=curve)
 
 

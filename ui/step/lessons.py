@@ -5,6 +5,7 @@ on the bundled model; a claim that depends on the draw names its seed."""
 from dataclasses import dataclass
 
 from ui.context import CHAT, RAW
+from ui.links import slugs
 
 WALKTHROUGH = """1. With the preset **Confident**, press **Prefill**: one bar, ␣Paris, holds most of the probability
    (0.77). Press **Step** three times.
@@ -84,5 +85,5 @@ PRESETS = {
     ),
 }
 DEFAULT_PRESET = next(iter(PRESETS))
-# the short names a shared link uses: ?preset=confident
-SLUGS = {name.split(":")[0].lower().replace(" ", "-"): name for name in PRESETS}
+# the short names a shared link uses: ?preset=confident (the rule every tab's links follow, ui/links.py)
+SLUGS = slugs(PRESETS)

@@ -39,6 +39,8 @@ def settings_from_link(query: dict) -> tuple[str, dict, list[str]]:
     """(preset name, settings by knob field and "seed", what was wrong) from a link's query; a bad value is left out
     and named."""
     problems = []
+    if query.get("tab", "step") != "step":  # a link to another tab: its preset and settings are that tab's
+        query = {}
     slug = query.get("preset")
     name = SLUGS.get(slug, DEFAULT_PRESET) if slug else DEFAULT_PRESET
     if slug and slug not in SLUGS:

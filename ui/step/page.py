@@ -10,6 +10,7 @@ import gradio as gr
 
 from ui.context import AppConfig
 from ui.events import message_line
+from ui.lesson import lesson
 from ui.sessions import release_run
 from ui.step import keys
 from ui.step import lens as lens_panel
@@ -17,12 +18,18 @@ from ui.step.controls import Buttons, Knobs, Reads, Setup, buttons, knob_column,
 from ui.step.lessons import DEFAULT_PRESET
 from ui.step.view import STRATEGIES_BLANK, Side, View, start_line
 from ui.strategy_code import code_view
-from visuals import distribution, sequence
+from visuals import distribution
+from visuals.step import sequence
 from visuals.theme import empty_figure
 
+LESSON = (
+    "At each step the model gives every token a probability, a decoding strategy picks one, the text grows by it, "
+    "and the model is asked again."
+)
 CSS = """
 #step-buttons button { min-width: 64px; }
 #step-buttons { gap: 8px; }
+#step-top { gap: 4px; }
 .step-walk { font-size: 15px; }
 .step-walk ol { margin-top: 0; }
 #step-style { display: none; }
@@ -62,6 +69,8 @@ class StepPage:
     link: gr.Textbox
     view: View
     side: Side
+    strategies_panel: gr.Accordion  # "Same logits, each strategy alone"
+    strategies_open: gr.State
     lens: lens_panel.LensPanel
     mode: gr.Radio
     force: gr.Button
@@ -91,7 +100,9 @@ class StepPage:
 def layout(config: AppConfig) -> StepPage:
     """The page (inside the caller's gr.Tab), its components by name."""
     gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=keys.JS, container=False, elem_id="step-style")
-    start = gr.Markdown(start_line(DEFAULT_PRESET), elem_id="step-start", elem_classes="step-keys")
+    with gr.Column(elem_id="step-top"):  # the lesson's line and what to press, one block apart by a line's gap
+        lesson(LESSON)
+        start = gr.Markdown(start_line(DEFAULT_PRESET), elem_id="step-start", elem_classes="step-keys")
     run_id = gr.State(None, delete_callback=release_run)
     with gr.Row(equal_height=True):
         preset, prompt = lesson_controls()
@@ -120,10 +131,11 @@ def chart_column(run_id: gr.State) -> dict:
     click_box = gr.Textbox(visible="hidden", elem_id="force-click")
     click = gr.Button(visible="hidden", elem_id="force-click-btn")
     orders = gr.Markdown(elem_id="step-orders")
-    with gr.Accordion("Same logits, each strategy alone", open=True):
+    with gr.Accordion("Same logits, each strategy alone", open=True) as strategies_panel:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
         strategies = gr.Plot(empty_figure(STRATEGIES_BLANK, 260), show_label=False, elem_id="step-strategies")
         code_view()
+    strategies_open = gr.State(True)  # the panel's vocabulary-sized work is done only while it is open
     lens = lens_panel.layout()
     penalties = gr.Plot(label="Penalties this step")
     time_fig = gr.Plot(label="Time", elem_id="step-time")
@@ -154,6 +166,8 @@ def chart_column(run_id: gr.State) -> dict:
     return dict(
         view=view,
         side=side,
+        strategies_panel=strategies_panel,
+        strategies_open=strategies_open,
         lens=lens,
         mode=mode,
         force=force,

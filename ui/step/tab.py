@@ -14,7 +14,7 @@ from ui.step import handlers as h
 from ui.step import lens, links
 from ui.step.controls import Knobs
 from ui.step.page import StepPage, layout
-from ui.step.view import Side, redraw_chart, side_view
+from ui.step.view import Side, redraw_chart, side_view, strategies_panel
 
 
 def build(config: AppConfig):
@@ -52,20 +52,28 @@ def named(fn, outputs, **args):
     return handler, inputs, list(outputs) if by_component else outputs
 
 
-def side_panels(run_id, knobs) -> Side:
-    """The panels below the chart; bad settings are said by the step itself, so the panels just keep their look."""
+def _settings_or_none(knobs):
     try:
-        settings = settings_from(knobs)
+        return settings_from(knobs)
     except (ValueError, TypeError):  # gr.Error is a ValueError
-        settings = None
-    return side_view(run_id, settings)
+        return None
+
+
+def side_panels(run_id, knobs, strategies_open=True) -> Side:
+    """The panels below the chart; bad settings are said by the step itself, so the panels just keep their look."""
+    return side_view(run_id, _settings_or_none(knobs), strategies_open)
+
+
+def strategies_opened(run_id, knobs):
+    """The "each strategy alone" panel, drawn as it opens."""
+    return strategies_panel(run_id, _settings_or_none(knobs))
 
 
 def wire(c: StepPage, config: AppConfig):
     """One line per event; returns the function app.py calls with the page, to open a shared link's setup on load."""
     b, knobs = c.buttons, c.knobs
     live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs)
-    side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs)
+    side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs, strategies_open=c.strategies_open)
 
     def then_side(event, **options):  # the panels below the chart follow, so they never delay it
         return event.then(*side, show_progress="hidden", **options)
@@ -113,6 +121,7 @@ def wire(c: StepPage, config: AppConfig):
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
     _wire_lens(c, live, on_step, then_side)
+    _wire_strategies(c)
     c.save.click(teach(h.save_trace), c.run_id, c.files)
     then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
     # the settings a link carries, in the order COPY_JS takes them
@@ -142,6 +151,15 @@ def _wire_lens(c: StepPage, live: dict, on_step, then_side) -> None:
 
     then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
     c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
+
+
+def _wire_strategies(c: StepPage) -> None:
+    """ "Same logits, each strategy alone": drawn with the panels below the chart while open, and as it opens."""
+    panel, is_open = c.strategies_panel, c.strategies_open
+    panel.expand(lambda: True, None, is_open, **h.QUIET)
+    panel.collapse(lambda: False, None, is_open, **h.QUIET)
+    draw = named(strategies_opened, c.side.strategies, run_id=c.run_id, knobs=c.knobs)
+    model_event(panel.expand, *draw, show_progress="hidden")
 
 
 def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks) -> None:

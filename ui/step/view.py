@@ -9,14 +9,16 @@ from typing import NamedTuple
 
 import gradio as gr
 
+from decoding.inspector import strategies_alone
 from decoding.pipeline import SamplerSettings
-from decoding.prompts import token_texts
-from decoding.sandbox import each_strategy_alone
 from decoding.trace import Step
 from ui.sessions import STORE, Entry
 from ui.step import lens
 from ui.step.lessons import PRESETS
-from visuals import distribution, penalties, sandbox, sequence, serving, strategies, timeline
+from visuals import distribution, strategies
+from visuals.sandbox import views as sandbox
+from visuals.serving import traffic as serving
+from visuals.step import penalties, sequence, timeline
 from visuals.theme import empty_figure
 
 TOP_N = 20
@@ -123,15 +125,16 @@ def _pass_line(step) -> str:
     return serving.pass_caption(step.rows, step.forward_ms, step.pass_mode, step.noise, gap)
 
 
-def side_view(run_id, settings: SamplerSettings | None) -> Side:
-    """The penalties chart, the request timeline, and each strategy alone on the pending logits."""
+def side_view(run_id, settings: SamplerSettings | None, strategies_open: bool = True) -> Side:
+    """The penalties chart, the request timeline, and each strategy alone on the pending logits (left as it is while
+    its panel is closed: opening it draws it, `strategies_panel`)."""
     try:
         entry = STORE.get(run_id)
     except ValueError:  # no run yet, or it expired
         return Side(
             penalties=empty_figure("Penalties appear here once a run starts", 260),
             timeline=timeline.request_timeline_figure(0, [], []),
-            strategies=empty_figure(STRATEGIES_BLANK, 260),
+            strategies=empty_figure(STRATEGIES_BLANK, 260) if strategies_open else gr.skip(),
             **_lens_fields(None),
         )
     v: StepView = entry.view
@@ -144,7 +147,7 @@ def side_view(run_id, settings: SamplerSettings | None) -> Side:
     v.penalties_blank_sent = not on
     steps = entry.trace.steps[: v.cursor]
     time_fig = timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), v.draw_ms[: len(steps)])
-    strategies = strategies_view(entry, settings)
+    strategies = strategies_view(entry, settings) if strategies_open else gr.skip()
     return Side(penalties=pen, timeline=time_fig, strategies=strategies, **_lens_fields(entry))
 
 
@@ -154,6 +157,15 @@ def _lens_fields(entry: Entry | None) -> dict:
 
 
 STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
+
+
+def strategies_panel(run_id, settings: SamplerSettings | None):
+    """Each strategy alone, drawn as its panel opens (closed, the side panels leave it as it was)."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # no run yet, or it expired
+        return empty_figure(STRATEGIES_BLANK, 260)
+    return strategies_view(entry, settings)
 
 
 def strategies_view(entry: Entry, settings: SamplerSettings | None):
@@ -166,9 +178,7 @@ def strategies_view(entry: Entry, settings: SamplerSettings | None):
         return empty_figure("The run is finished: press Prefill to run again", 260)
     if settings is None:
         return gr.skip()
-    results = each_strategy_alone(run.logits, settings, TOP_N)
-    ids = results[0].ids
-    labels = dict(zip(ids, token_texts(run.lm.tokenizer, ids)))
+    results, labels = strategies_alone(run, settings, TOP_N)  # the run's processed distribution, read
     return strategies.strategies_figure(results, labels, height=400)
 
 

@@ -1,0 +1,1 @@
+"""The "Beam search & repetition" tab: beam search beside greedy (layout, wiring, handlers), the repetition loops."""

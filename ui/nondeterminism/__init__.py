@@ -1,0 +1,1 @@
+"""The "Temperature 0 & batching" tab: one prompt alone and in bigger batches, token by token (layout, handlers)."""

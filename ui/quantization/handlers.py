@@ -1,0 +1,221 @@
+"""The quantization tab's step-by-step handlers. A `SideBySide` holds three KV caches, so the page keeps a short
+session id and `RUNS` (a view of the one session store, ui.sessions) maps it to the run; the quantized copy comes
+from the process's few shared copies (decoding.quantization.copies). Every forward pass runs inside `model_turn`,
+so a class's batched steps go between them. A handler takes the session id and the controls by name and answers
+with the whole `View`."""
+
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+from decoding import values
+from decoding.models import BUNDLED
+from decoding.prompts import encode_prompt, token_texts
+from decoding.quantization.copies import COPIES
+from decoding.quantization.formats import AS_STORED, BOTH, FORMATS, PARTS
+from decoding.quantization.linear import SIMULATED
+from decoding.quantization.model import kernels_of
+from decoding.quantization.side_by_side import SideBySide, tally
+from ui.context import CHAT, RAW, AppConfig, get_model, model_turn
+from ui.sessions import STORE, kv_bytes_at
+from visuals.glossary import stop_reason, term
+from visuals.quantization import side_by_side as figs
+
+CHOICES = [name for name in FORMATS if name != "float32"]  # every format but the reference, new ones included
+DEFAULT_FORMAT = "int8"
+MAX_NEW, RUN_N, LABEL = 64, 20, "the quantization side by side"
+STEPS_LABEL = f"Steps per Run (1-{MAX_NEW})"
+
+
+def choices(model_id: str) -> list[str]:
+    """The formats offered for a model: "as stored" only for the bundled file, whose weights it holds exactly."""
+    return [name for name in CHOICES if name != AS_STORED or model_id == BUNDLED]
+
+
+@dataclass(frozen=True)
+class Controls:
+    prompt: Any
+    template: Any
+    fmt: Any
+    steps: Any  # how many steps Run takes
+    part: Any = BOTH  # which part the format rounds: formats.PARTS
+
+
+class Started(NamedTuple):
+    model_id: str
+    ids: tuple[int, ...]
+    fmt: str
+    part: str
+    template: str
+
+
+class View(NamedTuple):
+    """The step outputs by name: a handler's answer, and (holding components) the page's outputs."""
+
+    sid: Any
+    status: Any  # the step's three numbers and the running tally
+    streams: Any  # both greedy streams as chips, the first divergence marked
+    dist: Any  # both distributions on the same context
+    kl: Any  # KL per step
+
+
+@dataclass
+class Session:
+    key: Started
+    pair: SideBySide
+    label: str  # the format's label and how it runs
+
+
+RUNS = STORE.kind(
+    "quantization run",
+    bytes_of=lambda s: 3 * kv_bytes_at(s.pair.reference.lm, len(s.key.ids) + MAX_NEW),
+    again="press Step",
+    smaller="use a shorter prompt",
+)
+
+
+def release(sid: str | None) -> None:
+    """gr.State's delete_callback: a plain function, so gradio's config copy never deep-copies the runs."""
+    RUNS.release(sid)
+
+
+def reference_config(config: AppConfig) -> AppConfig:
+    """The float32 model's settings, whatever --weights the other tabs serve and on every device (on a GPU the
+    default dtype is bfloat16, and every format here is rounded from float32's weights)."""
+    return replace(config, weights="float32", dtype="float32")
+
+
+def reference_model(config: AppConfig):
+    """The float32 model, whatever --weights the other tabs serve."""
+    return get_model(reference_config(config))
+
+
+def how_it_runs(lm) -> str:
+    kernels = kernels_of(lm.model)
+    return ", ".join(k if k == SIMULATED else f"kernel {k}" for k in kernels)
+
+
+def _started(config: AppConfig, controls: Controls) -> tuple[Started, Any]:
+    lm = reference_model(config)
+    fmt = values.choice("Format", controls.fmt, choices(lm.model_id))
+    part = values.choice("Rounded", controls.part, PARTS)
+    template = values.choice("Prompt format", controls.template, [RAW, CHAT])
+    if not isinstance(controls.prompt, str) or not controls.prompt.strip():
+        raise ValueError("the prompt is empty: type some text for both formats to continue")
+    prompt = encode_prompt(lm.tokenizer, controls.prompt, template == CHAT, lm.context_length - MAX_NEW)
+    return Started(lm.model_id, tuple(prompt.ids), fmt, part, template), prompt
+
+
+def _current(config: AppConfig, sid, controls: Controls) -> tuple[str, Session]:
+    """This session's pair, or a fresh prefilled one when there is none or a control changed since it began."""
+    key, prompt = _started(config, controls)
+    session = RUNS.get(sid)
+    if session is not None and session.key == key:
+        return sid, session
+    lm = reference_model(config)
+    with model_turn(lm, LABEL):
+        quantized = COPIES.get(lm, key.fmt, key.part)
+        pair = SideBySide(lm, quantized, prompt, MAX_NEW)
+        pair.prefill()
+    on = "" if key.part == BOTH else f" on the {key.part.replace(' only', '')} only"
+    session = Session(key, pair, f"{key.fmt}{on} ({how_it_runs(quantized)})")
+    sid = sid or uuid.uuid4().hex
+    RUNS.put(sid, session)
+    return sid, session
+
+
+def step(config: AppConfig, sid, controls: Controls) -> View:
+    sid, session = _current(config, sid, controls)
+    _not_stopped(session)
+    with model_turn(session.pair.reference.lm, LABEL):
+        session.pair.step()
+    return view(sid, session)
+
+
+def run_n(config: AppConfig, sid, controls: Controls):
+    """Run's steps, the view after each one: the streams grow as it goes, and a Format change can stop it."""
+    n = values.whole(STEPS_LABEL, controls.steps, 1, MAX_NEW)
+    sid, session = _current(config, sid, controls)
+    _not_stopped(session)
+    for _ in range(n):
+        # a new format let this run go (`changed`): its steps stop here, before one could land after the new status
+        if session.pair.done or RUNS.get(sid) is not session:
+            break
+        with model_turn(session.pair.reference.lm, LABEL):
+            session.pair.step()
+        if RUNS.get(sid) is not session:  # let go while this step ran: its view would cover the new status
+            break
+        yield view(sid, session)
+
+
+def _not_stopped(session: Session) -> None:
+    if session.pair.done:
+        reason = session.pair.reference.trace.stop_reason
+        raise ValueError(f"float32 has stopped ({reason}): press Reset, or change the prompt{_raw_hint(session)}")
+
+
+def _raw_hint(session: Session) -> str:
+    """What to try when a chat model given raw text stops at once: it was trained to answer inside its template."""
+    if session.key.template == RAW and session.pair.reference.trace.stop_reason == "eos":
+        return "; this chat model was trained to answer inside its chat template: pick chat template as Prompt format"
+    return ""
+
+
+def back(sid) -> View:
+    session = RUNS.get(sid)
+    if session is None:
+        raise ValueError("there is no run in this session: press Step to start one")
+    session.pair.back()
+    return view(sid, session)
+
+
+def reset(sid) -> View:
+    RUNS.release(sid)
+    return blank()
+
+
+def changed(sid, fmt, part) -> View:
+    """A new format, part or prompt format: the old run is let go and the page says what the next Step starts."""
+    RUNS.release(sid)
+    on = "" if part == BOTH else f", on the {part}"
+    return blank()._replace(
+        status=f"*Now **{fmt}**{on}: press **Step** or **Run** to start it beside float32 (the last run was cleared).*"
+    )
+
+
+def blank() -> View:
+    return View(
+        sid=None,
+        status="*Press **Step** or **Run**: float32 and the chosen format take greedy steps from the same prompt.*",
+        streams=figs.streams_html([], [], None, "format"),
+        dist=figs.distributions_figure([], [], [], "", 0),
+        kl=figs.kl_figure([], [], None),
+    )
+
+
+def view(sid: str, session: Session) -> View:
+    pair, fmt = session.pair, session.key.fmt
+    tok = pair.reference.lm.tokenizer
+    steps, divergence = pair.steps, pair.first_divergence()
+    reference = token_texts(tok, [s.reference for s in steps])
+    own = token_texts(tok, [s.own for s in steps if s.own is not None])
+    if not steps:
+        return blank()._replace(sid=sid, streams=figs.streams_html([], [], None, fmt))
+    last, t = steps[-1], tally(steps)
+    gap = steps[divergence].gap if divergence is not None else None
+    status = (
+        f"**{session.label}** · step {len(steps)}: {term('KL')} **{last.kl:.4f}** {term('nats')} · "
+        f"Δp **{last.delta_p:+.3f}** · same {term('top-1')} **{'yes' if last.same_top1 else 'no'}**  \n"
+        f"{figs.tally_line(t.same_top1, t.steps, t.kl_mean)}. {figs.divergence_line(divergence, gap, fmt)}"
+    )
+    if pair.done:
+        status += f"  \nfloat32 stopped ({stop_reason(pair.reference.trace.stop_reason)}){_raw_hint(session)}."
+    return View(
+        sid=sid,
+        status=status,
+        streams=figs.streams_html(reference, own, divergence, fmt),
+        dist=figs.distributions_figure(
+            token_texts(tok, list(last.top_ids)), list(last.p_reference), list(last.p_format), fmt, len(steps)
+        ),
+        kl=figs.kl_figure([s.kl for s in steps], [s.same_top1 for s in steps], divergence),
+    )

@@ -1,0 +1,188 @@
+"""The "Quantization" tab: float32 and a rounded copy of the same model decode the same prompt greedily, side by side;
+then each format's bytes and time measured on this device, and its quality on a held-out text. Layout and wiring;
+handlers in ui/quantization/handlers.py (the step) and ui/quantization/measure.py (speed and quality)."""
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from decoding import values
+from decoding.models import BUNDLED, bundled_gguf_path
+from decoding.quantization.formats import BOTH, PARTS
+from decoding.quantization.stored import read_stored
+from ui.context import CHAT, RAW, AppConfig
+from ui.events import message_line, model_event, teach
+from ui.lesson import lesson, style, try_this
+from ui.quantization import handlers as h
+from ui.quantization import kernels as k
+from ui.quantization import measure as m
+from ui.validate import whole_number_box
+from visuals.glossary import term
+from visuals.quantization import stored as files
+from visuals.quantization.side_by_side import CSS
+
+LESSON = (
+    "Rounding a model's weights to fewer bits changes its next token only where it rounds what matters: which "
+    "tensors you round counts more than the bit width."
+)
+INTRO = f"""\
+First what the model file holds, read from it. Then float32 (that file, dequantized) and a copy in another format
+decode one prompt greedily, side by side. Per step, llama.cpp's `--kl-divergence` metrics
+([perplexity tool](https://github.com/ggml-org/llama.cpp/tree/master/tools/perplexity)): **{term("KL")}**(float32 ‖
+format) in {term("nats")}, **Δp** of float32's token and **same {term("top-1")}**, on float32's text."""
+TRY_THIS = f"""\
+1. Format **as stored**, press **Run {h.RUN_N}**: the file's own formats ({term("Q4_1")} layers, a {term("Q8_0")}
+   {term("LM head")}) hold exactly the weights float32 runs: KL 0 and the same top-1 at every step, from 97 MB
+   instead of 538.
+2. Format **int4**, **Step**: at step 1 float32's top two tokens are less than a {term("points", "point")} apart,
+   and int4 swaps them: the first greedy divergence is outlined on both streams.
+3. Keep **int4**, set **Rounded** to **layers only**, **Run {h.RUN_N}**: KL 0 at every step. The layers are
+   already int4 in {term("group", "groups")} of 32, so rounding them again changes no weight. Now **head only**:
+   int4's drift is back, all of it. The LM head, stored at 8.5 bits a weight, is the one tensor 4 bits hurt.
+   **int4, head kept** is the format that follows: llama.cpp's {term("Q4_K_M")} too keeps some tensors at more bits.
+4. Format **int8-activations**, **Rounded** layers and head, **Run {h.RUN_N}**: the activations are rounded too,
+   one scale for a whole tensor, and the top token changes at about half the steps (vermillion bars): a few huge
+   hidden features ({term("outliers", "LLM.int8()'s outliers")}) set the scale and round the small ones to nothing.
+5. Under **Quality on the held-out text**, press **Score**: KL and top-1 per format and per part over a text no
+   model has seen. int4 on the layers only agrees at every position; int8 {term("per-channel")} on the layers does
+   not: 8 bits on another grid than the file's 4 move weights that 4 bits held exactly.
+6. Press **Measure**, then **Time the kernels**: on this CPU no weight-only kernel streams its int8 or int4 bytes
+   faster than float32 streams its own, so those formats run {term("simulated")}, at float32's speed.
+"""
+
+
+def file_panel(config: AppConfig) -> str:
+    """What the model file holds, read from the file; for another model, what the reference weights are."""
+    if config.model_id != BUNDLED:
+        return files.reference_html(config.model_id)
+    return files.stored_html(read_stored(bundled_gguf_path()))
+
+
+@dataclass(frozen=True)
+class QuantPage:
+    sid: gr.State
+    prompt: gr.Textbox
+    template: gr.Radio
+    fmt: gr.Dropdown
+    part: gr.Radio
+    steps: gr.Number
+    step: gr.Button
+    run: gr.Button
+    back: gr.Button
+    reset: gr.Button
+    message: gr.HTML
+    view: h.View  # the step's outputs
+    measure: m.MeasurePage  # speed and quality
+    kernels: k.KernelsPage  # why a format runs simulated here
+
+
+def layout(config: AppConfig) -> QuantPage:
+    """One screen at 1280x720: the controls on the left, the buttons, both streams and both charts on the right;
+    the measurements below."""
+    style(CSS + files.CSS, "q-css")
+    lesson(LESSON, "Quantization: which tensors you round matters more than the bit width")
+    with gr.Accordion("How float32 and a rounded copy are compared", open=False, elem_id="q-how"):
+        gr.Markdown(INTRO)
+    gr.HTML(file_panel(config), elem_id="q-file")
+    blank = h.blank()
+    with gr.Row():
+        with gr.Column(scale=1, min_width=300):
+            prompt = gr.Textbox("Write a short poem about the sea.", label="Prompt", lines=2, elem_id="q-prompt")
+            template = gr.Radio([RAW, CHAT], value=CHAT, label="Prompt format", elem_id="q-template")
+            fmt = gr.Dropdown(h.choices(config.model_id), value=h.DEFAULT_FORMAT, label="Format", elem_id="q-format")
+            part = gr.Radio(list(PARTS), value=BOTH, label="Rounded", elem_id="q-part")
+            steps = whole_number_box(h.RUN_N, label=h.STEPS_LABEL, elem_id="q-steps")
+            # under the controls: opened, it pushes nothing a teacher needs below the fold
+            try_this(TRY_THIS, 6, "q-try")
+        with gr.Column(scale=3, min_width=560):
+            with gr.Row(elem_id="q-buttons"):
+                step = gr.Button("Step", variant="primary", elem_id="q-step")
+                run = gr.Button(run_label(h.RUN_N), elem_id="q-run")
+                back = gr.Button("Back", elem_id="q-back")
+                reset = gr.Button("Reset", elem_id="q-reset")
+            message = message_line("q-message")
+            status = gr.Markdown(blank.status, elem_id="q-status")
+            with gr.Row():
+                dist = gr.Plot(blank.dist, show_label=False, elem_id="q-dist", scale=3)
+                kl = gr.Plot(blank.kl, show_label=False, elem_id="q-kl", scale=2)
+            # under the charts: the streams grow with every step, the charts stay where they are
+            streams = gr.HTML(blank.streams, elem_id="q-streams")
+    sid = gr.State(None, delete_callback=h.release)
+    view = h.View(sid=sid, status=status, streams=streams, dist=dist, kl=kl)
+    return QuantPage(
+        sid=sid,
+        prompt=prompt,
+        template=template,
+        fmt=fmt,
+        part=part,
+        steps=steps,
+        step=step,
+        run=run,
+        back=back,
+        reset=reset,
+        message=message,
+        view=view,
+        measure=m.layout(config.model_id),
+        kernels=k.layout(),
+    )
+
+
+def run_label(steps) -> str:
+    """The Run button says how many steps it takes: the box's number, when it is one Run accepts."""
+    try:
+        return f"Run {values.whole(h.STEPS_LABEL, steps, 1, h.MAX_NEW)}"
+    except ValueError:
+        return "Run"
+
+
+def wire(c: QuantPage, config: AppConfig) -> None:
+    def controls(given: dict) -> h.Controls:
+        return h.Controls(
+            prompt=given[c.prompt],
+            template=given[c.template],
+            fmt=given[c.fmt],
+            steps=given[c.steps],
+            part=given[c.part],
+        )
+
+    def shown(view: h.View) -> dict:
+        return dict(zip(c.view, view, strict=True))
+
+    def step(given):
+        return shown(h.step(config, given[c.sid], controls(given)))
+
+    def run(given):
+        for view in h.run_n(config, given[c.sid], controls(given)):
+            yield shown(view)
+
+    def back(sid):
+        return shown(h.back(sid))
+
+    def reset(sid):
+        return shown(h.reset(sid))
+
+    def changed(sid, fmt, part):
+        return {**shown(h.changed(sid, fmt, part)), c.message: ""}
+
+    inputs = {c.sid, c.prompt, c.template, c.fmt, c.steps, c.part}
+    outputs = list(c.view)
+    stepped = model_event(c.step.click, step, inputs, outputs, message=c.message, show_progress="minimal")
+    ran = model_event(c.run.click, run, inputs, outputs, message=c.message, show_progress_on=c.view.streams)
+    model_event(c.back.click, back, c.sid, outputs, message=c.message, show_progress="minimal")
+    c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
+    # a new format, part or prompt format stops a run under way and clears the old one's streams: the page never
+    # shows one format's results under another's name
+    gr.on(
+        [c.fmt.change, c.part.change, c.template.change],
+        changed,
+        [c.sid, c.fmt, c.part],
+        [*outputs, c.message],
+        cancels=[stepped, ran],
+    )
+    c.steps.change(run_label, c.steps, c.run, show_progress="hidden")
+    m.wire(c.measure, config)
+    k.wire(c.kernels, config)
+
+
+def build(config: AppConfig) -> None:
+    wire(layout(config), config)

@@ -1,0 +1,103 @@
+"""The "Start here" tab: what the lab is, the two ideas a learner needs first, and the class plans (ui/start/plans.py)
+drawn as plain links, so a teacher can click a step or copy it and send it to the class."""
+
+import html
+import re
+
+import gradio as gr
+
+from decoding import sandbox
+from decoding.constrained import presets as constrained
+from ui.beams import tab as beams_tab
+from ui.lesson import lesson
+from ui.links import slugs
+from ui.speculative import presets as speculative_presets
+from ui.start.plans import PLANS, Plan, Step
+from ui.step import lessons
+
+LESSON = (
+    "Decoding Lab runs a real language model on this server and lets you watch it write, one token at a time, and "
+    "see why it writes what it does."
+)
+PLANS_LINE = """\
+Each tab is one lesson. A class plan below takes about 50 minutes: each step's link opens its tab, set up
+(copy the link to send it to a class); do what the step says, and look for what it says to notice."""
+INTRO = """\
+Two ideas are all you need first:
+- A **token** is a piece of text the model reads and writes: a word, a piece of a word, or a word with its leading
+  space (shown as ␣Paris).
+- At each step the model gives every token it knows a **probability** of coming next. A decoding strategy picks one
+  of them, the text grows by that token, and the model is asked again."""
+# each tab's title as app.TABS names it (a test keeps the two equal): app.py builds this tab, so it is not imported here
+TITLES = {
+    "step": "Step by step",
+    "sandbox": "Sampler sandbox",
+    "timing": "Prefill vs decode",
+    "serving": "Continuous batching",
+    "batching": "Temperature 0 & batching",
+    "beams": "Beam search & repetition",
+    "speculative": "Speculative decoding",
+    "constrained": "Constrained decoding",
+    "quantization": "Quantization",
+}
+# the tabs whose links pick a preset: each one's presets by name (ui/links.py names them in links)
+PRESETS = {
+    "step": lessons.PRESETS,
+    "sandbox": sandbox.PRESETS,
+    "beams": beams_tab.PRESETS,
+    "speculative": speculative_presets.PRESETS,
+    "constrained": constrained.PRESETS,
+}
+# two plans side by side on a laptop or a projector, one under the other on a narrow window
+CSS = """
+#start-plans .plans { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px 20px; }
+#start-plans .plan { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 4px 14px 8px; }
+#start-plans h3 { margin: 6px 0 2px; }
+#start-plans .goal { margin: 0 0 6px; color: var(--body-text-color-subdued); }
+#start-plans ol { margin: 0; padding-left: 1.4em; }
+#start-plans li { margin-bottom: 6px; }
+#start-plans .notice { display: block; }
+#start-plans a { padding: 0; }
+"""
+
+
+def inline(text: str) -> str:
+    """A plan's words as HTML: **bold** and `code`, everything else escaped."""
+    text = html.escape(text, quote=False)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text))
+
+
+def where(step: Step) -> str:
+    """The link's words: the tab's title, and the preset's name as its dropdown shows it."""
+    preset = slugs(PRESETS[step.tab])[step.preset] if step.preset else ""
+    return html.escape(f"{TITLES[step.tab]} · {preset}" if preset else TITLES[step.tab])
+
+
+def step_html(step: Step) -> str:
+    return (
+        f'<li><a href="{html.escape(step.link)}">{where(step)}</a> ({step.minutes} min). {inline(step.do)}'
+        f'<span class="notice"><i>Notice:</i> {inline(step.notice)}</span></li>'
+    )
+
+
+def plan_html(plan: Plan) -> str:
+    steps = "".join(step_html(step) for step in plan.steps)
+    return (
+        f'<section class="plan"><h3>{html.escape(plan.title)} ({plan.minutes} min)</h3>'
+        f'<p class="goal">{inline(plan.goal)}</p><ol>{steps}</ol></section>'
+    )
+
+
+def plans_html() -> str:
+    """Every plan, with the style that lays them out (in the same block: a block of its own would take a row)."""
+    plans = "".join(plan_html(plan) for plan in PLANS)
+    return f'<style>{CSS}</style><div class="plans">{plans}</div>'
+
+
+def build(config) -> None:
+    """The tab (inside the caller's gr.Tab): words and links only, no events. `config` is unused."""
+    lesson(LESSON, "Start here")
+    with gr.Accordion("Two ideas to know first: tokens and probabilities", open=False, elem_id="start-ideas"):
+        gr.Markdown(INTRO, elem_id="start-intro")
+    gr.Markdown(PLANS_LINE, elem_id="start-how")
+    gr.HTML(plans_html(), elem_id="start-plans")

@@ -1,0 +1,1 @@
+"""The beam search & repetition lesson drawn: the beam tree (laid out, then drawn), greedy beside beams, repetition."""

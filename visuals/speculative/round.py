@@ -1,0 +1,87 @@
+"""One speculative round as HTML chips: the context's end (prompt lookup's matched n-gram and what followed it
+marked), the K guesses judged one by one, then the bonus token. Colours are the theme's (see
+visuals.speculative.charts). No torch, no gradio."""
+
+import html
+
+from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED
+from visuals.tokens import visible_token
+
+DRAFT = FORCED
+REJECTED = REMOVED["top_k"]
+MATCH = REMOVED["typical"]  # yellow: the n-gram prompt lookup matched
+CONTEXT_TAIL, MATCH_AROUND = 14, 6  # context tokens shown before the guesses, and around a lookup match
+
+
+def _tint(colour: str, alpha: float) -> str:
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _chip(text: str, style: str, title: str = "", note: str = "") -> str:
+    note_html = f"<span class='spec-note'>{_esc(note)}</span>" if note else ""
+    return f"<span class='spec-chip {style}' title='{html.escape(title)}'>{_esc(visible_token(text))}{note_html}</span>"
+
+
+def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
+    """The context's end (with prompt lookup's matched n-gram and what followed it marked), then the K guesses as
+    ghost chips judged one by one, then the bonus token. `context`: the token texts before the round."""
+    marks = {}
+    if rnd.match is not None:
+        m = rnd.match
+        for i in range(m.start, m.start + m.size):
+            marks[i] = "spec-match"
+        for i in range(m.follow, min(m.follow + len(rnd.drafted), len(context))):
+            marks[i] = "spec-source"
+        for i in range(len(context) - m.size, len(context)):
+            marks[i] = "spec-match"
+    shown = set(range(max(0, len(context) - CONTEXT_TAIL), len(context)))
+    if rnd.match is not None:
+        lo = max(0, rnd.match.start - MATCH_AROUND)
+        shown |= set(range(lo, min(len(context), rnd.match.follow + len(rnd.drafted) + MATCH_AROUND)))
+    parts, last = [], -1
+    for i in sorted(shown):
+        if i != last + 1:
+            parts.append("<span class='spec-gap'>…</span>")
+        parts.append(_chip(context[i], marks.get(i, "spec-ctx"), f"position {i}"))
+        last = i
+    guesses = []
+    for c in rnd.checks:
+        if c.draft_id is None:
+            continue
+        style = {True: "spec-ok", False: "spec-no", None: "spec-skip"}[c.accepted]
+        mark = {True: "✓", False: "✗", None: "·"}[c.accepted]
+        note = f"{mark} p {c.p:.2f}" + (f" q {c.q:.2f}" if exit_layer else "")
+        guesses.append(
+            _chip(c.draft_text, f"spec-ghost {style}", f"guess {c.index + 1}: target argmax {c.target_text!r}", note)
+        )
+    source = f"first {exit_layer} layers" if exit_layer else ("lookup: no match" if rnd.match is None else "lookup")
+    bonus = _chip(rnd.bonus_text, "spec-bonus", f"the target's own token ({rnd.bonus_from})", "+1 target")
+    return (
+        f"<div class='spec-round'><div class='spec-line'>{''.join(parts)}</div>"
+        f"<div class='spec-line'><span class='spec-label'>{_esc(source)} →</span>"
+        f"{''.join(guesses) or '<span class=spec-gap>no guesses</span>'}<span class='spec-label'>then</span>{bonus}"
+        f"</div></div>"
+    )
+
+
+CSS = f"""
+.spec-round {{ font-size: 1.05rem; line-height: 2.4; }}
+.spec-line {{ display: flex; flex-wrap: wrap; align-items: center; gap: 4px; }}
+.spec-chip {{ display: inline-block; padding: 0 6px; border-radius: 6px; border: 1px solid rgba(128,128,128,.35);
+  font-family: ui-monospace, monospace; white-space: pre; line-height: 1.7; }}
+.spec-note {{ display: block; font-size: 12px; line-height: 1.1; opacity: .85; text-align: center; }}
+.spec-ctx {{ opacity: .8; }}
+.spec-match {{ background: {_tint(MATCH, 0.55)}; border-color: #C8B400; }}
+.spec-source {{ border: 2px solid {DRAFT}; }}
+.spec-ghost {{ border: 2px dashed {DRAFT}; }}
+.spec-ok {{ background: {_tint(KEPT, 0.25)}; border-color: {KEPT}; }}
+.spec-no {{ background: {_tint(REJECTED, 0.25)}; border-color: {REJECTED}; text-decoration: line-through; }}
+.spec-skip {{ opacity: .45; }}
+.spec-bonus {{ background: {_tint(CHOSEN, 0.45)}; border: 2px solid {CHOSEN}; font-weight: 700; }}
+.spec-label, .spec-gap {{ opacity: .7; padding: 0 4px; }}
+"""
