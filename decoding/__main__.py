@@ -62,6 +62,7 @@ def sample(args: argparse.Namespace, lm, prompt):
         max_new_tokens=args.max_new_tokens,
         stop_strings=args.stop,
         top_n=args.top_n,
+        path="static" if args.static else "dynamic",
     )
 
 

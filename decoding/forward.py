@@ -14,8 +14,8 @@ def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
     """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
     (B, V) and the grown cache."""
     mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1].to(dtype=torch.float32), out.past_key_values  # (B, V)
+    out = lm.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1].to(dtype=torch.float32), out.cache  # (B, V)
 
 
 def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
@@ -26,8 +26,9 @@ def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
 
 def rewind(cache, length: int) -> None:
     """Keep the first `length` positions of the cache, drop the rest (nothing when it holds no more).
-    The one place that knows transformers 5's `DynamicCache.crop` takes minus the number of tokens to drop."""
-    drop = cache.get_seq_length() - length
+    The one place that knows transformers 5's `crop` takes minus the number of tokens to drop (a `StaticCache`
+    keeps its tensors and moves its length back; its length is a tensor on the device)."""
+    drop = int(cache.get_seq_length()) - length
     if drop > 0:
         cache.crop(-drop)
 

@@ -1,15 +1,17 @@
 """The step tab's inspectors, read off the pending distribution before a token is chosen: which logits the
-penalties moved, and whether the engines' stage orders (`sandbox.compare_orders`) keep different sets.
-Small plain data out, token texts included (this is an edge of the loop, where text appears)."""
+penalties moved, whether the engines' stage orders (`sandbox.compare_orders`) keep different sets, and each
+strategy alone on it (`sandbox.each_strategy_alone`). They read the run's one processed distribution
+(`Run.preview`, computed once per distribution and settings, which the step then chooses from) rather than run
+the pipeline again. Small plain data out, token texts included (this is an edge of the loop, where text appears)."""
 
 from dataclasses import dataclass
 
 import torch
 
 from decoding.loop import Run
-from decoding.pipeline import PENALTIES, SamplerSettings
+from decoding.pipeline import PENALTIES, Processed, SamplerSettings, process
 from decoding.prompts import token_texts
-from decoding.sandbox import compare_orders
+from decoding.sandbox import Alone, compare_orders, each_strategy_alone
 
 MAX_MOVED = 10
 MAX_DIFFERING = 8
@@ -35,22 +37,37 @@ class Inspection:
 
 def inspect_step(run: Run, settings: SamplerSettings) -> Inspection:
     """What the penalties did to the pending logits, and what each engine order keeps of them."""
-    penalties = SamplerSettings(
-        repetition_penalty=settings.repetition_penalty,
-        presence_penalty=settings.presence_penalty,
-        frequency_penalty=settings.frequency_penalty,
-    )
-    on = any(penalties.enabled(n) for n in PENALTIES)
-    moved = _moved(run, penalties) if on else []
-    comparison = compare_orders(run.logits, settings, run.ids, run.generated, max_rows=MAX_DIFFERING)
+    p = run.preview(settings)  # the distribution the step chooses from: processed once, read here
+    on = any(settings.enabled(n) for n in PENALTIES)
+    moved = _moved(run, p, settings) if on else []
+    known = p if "grammar" not in p.stages else None  # the orders compare the model's logits, without a grammar
+    comparison = compare_orders(run.logits, settings, run.ids, run.generated, max_rows=MAX_DIFFERING, known=known)
     texts = token_texts(run.lm.tokenizer, [i for i, _, _ in comparison.differing])
     differing = [(t, keepers) for t, (_, _, keepers) in zip(texts, comparison.differing)]
     return Inspection(moved, on, {o.order: o.kept for o in comparison.orders}, differing)
 
 
-def _moved(run: Run, penalties: SamplerSettings) -> list[Moved]:
-    p = run.preview(penalties)
-    changed = torch.nonzero(p.final != p.raw).flatten()  # (M,)
-    ids = changed[torch.argsort(p.raw[changed], descending=True)][:MAX_MOVED].tolist()
+def strategies_alone(run: Run, settings: SamplerSettings, top_n: int) -> tuple[list[Alone], dict[int, str]]:
+    """Each strategy alone on the pending logits (`sandbox.each_strategy_alone`), with the texts of its top tokens;
+    the model's probabilities come from the run's processed distribution."""
+    p = run.preview(settings)
+    results = each_strategy_alone(p.raw, settings, top_n, probs=p.probs_before)
+    ids = results[0].ids
+    return results, dict(zip(ids, token_texts(run.lm.tokenizer, ids)))
+
+
+def _moved(run: Run, p: Processed, settings: SamplerSettings) -> list[Moved]:
+    if "grammar" in p.stages:  # the penalties' own pass, as the grammar's engine would run it
+        penalties = SamplerSettings(
+            repetition_penalty=settings.repetition_penalty,
+            presence_penalty=settings.presence_penalty,
+            frequency_penalty=settings.frequency_penalty,
+        )
+        alone = process(run.logits, penalties, run.ids, run.generated, grammar=run.legal_mask())
+        raw, after = alone.raw, alone.final
+    else:  # every order runs the penalties first: what they left is in the one processed distribution
+        raw, after = p.raw, p.penalized
+    changed = torch.nonzero(after != raw).flatten()  # (M,)
+    ids = changed[torch.argsort(raw[changed], descending=True)][:MAX_MOVED].tolist()
     texts = token_texts(run.lm.tokenizer, ids)
-    return [Moved(i, t, float(p.raw[i]), float(p.final[i])) for i, t in zip(ids, texts)]
+    return [Moved(i, t, float(raw[i]), float(after[i])) for i, t in zip(ids, texts)]

@@ -1,16 +1,17 @@
 """Every sampler knob a person sets (on a page, in a shared link, on the command line): its label, its range and its
 "off" value, written once, and the one builder that turns such values into `SamplerSettings`.
 
-The engine's own ranges are `samplers.ALLOWED` (and `SamplerSettings`' temperature rule). A knob's range here is the
-engine's, except where a narrower teaching range is stated beside it: beyond it a slider would spend its length on
-values that only show noise.
+Each knob is read from its stage (decoding.stages), where the engine's range and the teaching range live side by side:
+a knob's range is the engine's, except where a narrower teaching range is stated beside it there, beyond which a
+slider would spend its length on values that only show noise.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from decoding import values
-from decoding.pipeline import MIN_DIVISOR, ORDERS, SamplerSettings
+from decoding.pipeline import ORDERS, SamplerSettings
+from decoding.stages import STAGES
 
 # the seed of every tab, link and command line: torch.Generator takes up to 2**64 - 1, numpy's default 2**32 - 1;
 # one limit for all, so a seed written down in one place works in every other
@@ -41,69 +42,22 @@ class Knob:
         return values.checked(self.label, value, self.ok, self.allowed)
 
 
-KNOBS = {
-    knob.field: knob
-    for knob in (
-        # teaching range: the engine takes up to 100; above 3 every distribution is flat noise
-        Knob(
-            field="temperature",
-            label="Temperature",
-            lo=0,
-            hi=3,
-            step=0.05,
-            off=1.0,
-            allowed=f"0 (greedy) or between {MIN_DIVISOR} and 3",
-            min_positive=MIN_DIVISOR,
-        ),
-        # teaching range: the engine takes any k >= 0; 200 candidates is more than a chart can show
-        Knob(field="top_k", label="Top-k", lo=0, hi=200, step=1, off=0, allowed="0 = off", whole=True),
-        # the engine's (0, 1], from 0.01: a smaller top-p keeps only the top token, as greedy does
-        Knob(field="top_p", label="Top-p", lo=0.01, hi=1, step=0.01, off=1.0, allowed="between 0.01 and 1 (1 = off)"),
-        # the engine's [0, 1), to 0.99
-        Knob(field="min_p", label="Min-p", lo=0, hi=0.99, step=0.01, off=0.0, allowed="between 0 and 0.99 (0 = off)"),
-        Knob(
-            field="typical_p",
-            label="Typical-p",
-            lo=0.01,
-            hi=1,
-            step=0.01,
-            off=1.0,
-            allowed="between 0.01 and 1 (1 = off)",
-        ),
-        Knob(
-            field="epsilon", label="Epsilon", lo=0, hi=0.99, step=0.001, off=0.0, allowed="between 0 and 0.99 (0 = off)"
-        ),
-        Knob(field="eta", label="Eta", lo=0, hi=0.99, step=0.001, off=0.0, allowed="between 0 and 0.99 (0 = off)"),
-        # teaching range: the engine takes any value > 0; beyond [0.5, 2] the model only repeats or only avoids
-        Knob(
-            field="repetition_penalty",
-            label="Repetition penalty",
-            lo=0.5,
-            hi=2,
-            step=0.05,
-            off=1.0,
-            allowed="between 0.5 and 2 (1 = off)",
-        ),
-        Knob(
-            field="presence_penalty",
-            label="Presence penalty",
-            lo=-2,
-            hi=2,
-            step=0.1,
-            off=0.0,
-            allowed="between -2 and 2 (0 = off)",
-        ),
-        Knob(
-            field="frequency_penalty",
-            label="Frequency penalty",
-            lo=-2,
-            hi=2,
-            step=0.1,
-            off=0.0,
-            allowed="between -2 and 2 (0 = off)",
-        ),
+def _knob(stage) -> Knob:
+    t = stage.teaching
+    return Knob(
+        field=stage.field,
+        label=stage.control,
+        lo=t.lo,
+        hi=t.hi,
+        step=t.step,
+        off=stage.neutral,
+        allowed=t.allowed,
+        whole=t.whole,
+        min_positive=t.min_positive,
     )
-}
+
+
+KNOBS = {stage.field: _knob(stage) for stage in STAGES.values()}
 ORDER_LABEL = "Engine order"
 
 

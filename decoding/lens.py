@@ -27,7 +27,6 @@ from decoding.clock import Timer
 from decoding.forward import rewind
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
-from decoding.serving.passes import Pass
 
 TOP = 5  # tokens shown per layer
 # the run's lens in chunks of (layer, position) rows, each chunk's logits at most this: 1365 rows of the bundled
@@ -86,13 +85,13 @@ def hidden_pass(lm: LoadedModel, ids: list[int], cache):
     out = lm.model(
         input_ids=torch.tensor([ids[-1:]], device=lm.device),
         attention_mask=mask,
-        past_key_values=cache,
+        cache=cache,
         use_cache=True,
         logits_to_keep=1,
         output_hidden_states=True,
     )
     hidden = torch.stack([h[0, -1] for h in out.hidden_states])  # (L + 1, H)
-    return out.logits[0, -1].to(dtype=torch.float32), hidden, out.past_key_values
+    return out.logits[0, -1].to(dtype=torch.float32), hidden, out.cache
 
 
 def read(lm: LoadedModel, logits: torch.Tensor, hidden: torch.Tensor, ms: float = 0.0, top: int = TOP) -> LayerLens:
@@ -120,14 +119,10 @@ def read(lm: LoadedModel, logits: torch.Tensor, hidden: torch.Tensor, ms: float 
 def lens_run(run) -> LayerLens:
     """The lens of a run's pending distribution (a decoding.loop.Run): one extra pass over its last position, whose
     logits become the pending ones, as after `refeed`, so the step chooses from exactly what the lens shows."""
-    if run.logits is None or run.cache is None:
-        raise ValueError("no distribution to look into: press Prefill (or Back, once the run has stopped)")
     with Timer(run.lm.device) as t:
-        with Timer(run.lm.device) as forward:
-            logits, hidden, run.cache = hidden_pass(run.lm, run.ids, run.cache)
+        # the run owns its state: it makes the pass, and the step then chooses from this pass's logits
+        logits, hidden = run.pass_with(hidden_pass)
         lens = read(run.lm, logits, hidden)
-    # the step chooses from this pass's logits: its time is the one the step reports, named for what it was
-    run.logits, run.unfed, run.last_pass = logits, [], Pass(forward.ms, mode="lens")
     lens.ms = t.ms
     return lens
 

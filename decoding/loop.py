@@ -9,6 +9,7 @@ and branch; `drive` steps it to the end, and `generate_steps` is the whole loop 
 """
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import torch
 
@@ -20,15 +21,30 @@ from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt
 from decoding.record import Timings, record_step
 from decoding.serving.passes import Pass
+from decoding.static import StaticStep
 from decoding.trace import Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096
+# how a run's decode passes run: "dynamic", the cache grown every token (the eager step); "static", a cache sized
+# to prompt + max new tokens up front and a one-token step captured as a CUDA graph on CUDA (decoding.static)
+PATHS = ("dynamic", "static")
+
+
+class _Preview(NamedTuple):
+    """A processed pending distribution and what it was computed from: the same logits object, as many ids, the same
+    settings give the same `Processed`."""
+
+    logits: torch.Tensor
+    n_ids: int
+    settings: SamplerSettings
+    processed: Processed
 
 
 class Run:
     """One decoding run, stepped by the caller; it holds the KV cache, so it lives on the server. With a `scheduler`
     (decoding.serving) its forward passes ride in the scheduler's ticks with other sessions' steps; `alone` asks for
     passes of its own (bit-exact with generate()). Sampling always happens here, with the run's own generator.
+    `path="static"` decodes through a static cache (decoding.static): the same tokens, its passes always its own.
     A run under rules of its own (decoding.constrained: a grammar) overrides the hooks below, never the loop;
     `forced` tokens are appended unfed and reach the model together, in one pass."""
 
@@ -43,6 +59,7 @@ class Run:
         top_n=20,
         scheduler=None,
         alone: bool = False,
+        path: str = "dynamic",
     ):
         if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
             raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
@@ -53,6 +70,10 @@ class Run:
             )
         if not (isinstance(top_n, int) and 1 <= top_n <= 100):
             raise ValueError(f"top_n must be an integer in [1, 100], got {top_n!r}")
+        if path not in PATHS:
+            raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
+        if path == "static" and scheduler is not None:
+            raise ValueError("a static-cache run runs its own passes: the scheduler packs growing caches only")
         self.lm, self.prompt, self.top_n, self.seed = lm, prompt, top_n, int(seed)
         self.trace = Trace(
             model_id=lm.model_id,
@@ -73,7 +94,10 @@ class Run:
         self.logits = None  # (V,) float32: the distribution the next step chooses from
         self.scheduler, self.alone = scheduler, alone
         self.last_pass, self._phase = Pass(0.0), "prefill"
+        self.path = path
+        self.static = StaticStep(lm, len(prompt.ids) + max_new_tokens) if path == "static" else None
         self._rng_states = []  # generator state before each step, so Back can replay a draw
+        self._processed: _Preview | None = None  # the pending distribution, processed once
 
     @property
     def done(self) -> bool:
@@ -119,9 +143,21 @@ class Run:
         self._phase = "prefill"
 
     def preview(self, settings: SamplerSettings) -> Processed:
-        """The pipeline applied to the pending distribution, without choosing."""
+        """The pipeline applied to the pending distribution, without choosing. Computed once per distribution and
+        settings: the inspectors, the panels and the choice all read the same `Processed` (treat it as read-only).
+        A new forward pass makes new logits, and a step or Back changes the ids: either one computes it afresh."""
         assert self.logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
-        return process(self.logits, settings, self.ids, self.generated, grammar=self.legal_mask())
+        known = self._processed
+        if (
+            known is not None
+            and known.logits is self.logits
+            and known.n_ids == len(self.ids)
+            and known.settings == settings
+        ):
+            return known.processed
+        processed = process(self.logits, settings, self.ids, self.generated, grammar=self.legal_mask())
+        self._processed = _Preview(self.logits, len(self.ids), settings, processed)
+        return processed
 
     def preview_step(self, settings: SamplerSettings) -> Step:
         """The pending distribution recorded as a Step (token = what greedy would pick), nothing chosen."""
@@ -135,6 +171,7 @@ class Run:
             self.check_force(force_id)
         self._rng_states.append(self.generator.get_state())
         step = self.choose(settings, force_id)
+        self._processed = None  # the distribution it chose from is spent
         self.accepted(step.token_id)
         self.ids.append(step.token_id)
         self.unfed.append(step.token_id)
@@ -170,18 +207,41 @@ class Run:
         if need_logits:
             self._feed()
 
+    def pass_with(self, forward) -> tuple:
+        """The pending distribution again, from an eager pass of the caller's over the last position: `forward(lm, ids,
+        cache)` returns (logits, extra, cache), as the logit lens's pass returns every layer's hidden states. Its logits
+        become the pending ones, as after `refeed`, so the next step chooses from exactly what the caller read; its
+        time is the step's forward time, named "lens". Returns (logits, extra)."""
+        if self.logits is None or self.cache is None:
+            raise ValueError("no distribution to look into: press Prefill (or Back, once the run has stopped)")
+        with Timer(self.lm.device) as t:
+            logits, extra, self.cache = forward(self.lm, self.ids, self.cache)
+        self.logits, self.unfed, self.last_pass = logits, [], Pass(t.ms, mode="lens")
+        return logits, extra
+
     def _feed(self) -> None:
         """One forward pass over the tokens not yet fed: the next distribution."""
         self._forward(self.unfed, self.cache, len(self.ids) - len(self.unfed))
         self._phase, self.unfed = "decode", []
 
     def _forward(self, ids: list[int], cache, past: int) -> None:
+        if self.static is not None:
+            return self._forward_static(ids, past)
         if self.scheduler is not None:
             self.logits, self.cache, self.last_pass = self.scheduler.forward(ids, cache, past, alone=self.alone)
             return
         with Timer(self.lm.device) as t:
             self.logits, self.cache = forward_one(self.lm, ids, cache, past)
         self.last_pass = Pass(t.ms)
+
+    def _forward_static(self, ids: list[int], past: int) -> None:
+        """The static path: one token takes the static step (captured on CUDA), a prompt one eager pass."""
+        if past == 0:  # a new prefill (after Back to the start): the cache's old positions are overwritten
+            self.static.rewind(0)
+        with Timer(self.lm.device) as t:
+            self.logits = self.static.feed(ids, past)
+        one = len(ids) == 1
+        self.cache, self.last_pass = self.static.cache, Pass(t.ms, mode=_static_mode(one, self.static.captured))
 
     def _update_text_and_stop(self, chosen: int) -> None:
         text = self._update_text(self.generated)
@@ -220,6 +280,13 @@ class Run:
             tokenizer=self.lm.tokenizer,
             top_n=self.top_n,
         )
+
+
+def _static_mode(one_token: bool, captured: bool) -> str:
+    """A static run's pass, as its step records it: the captured graph, the static step uncaptured, or eager."""
+    if not one_token:
+        return "solo"
+    return "captured" if captured else "static"
 
 
 def drive(run, settings: SamplerSettings | None = None, *, limit: int | None = None, advance=None) -> Iterator:

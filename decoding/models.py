@@ -120,6 +120,15 @@ def load_model(
 _LOAD_LOCK = threading.Lock()
 
 
+def load_in_worker(model_id: str, dtype: str | None, weights: str) -> LoadedModel:
+    """The model in a forked worker process (a ZeroGPU call), on the device the worker has (its GPU there)."""
+    # a fork of a process whose CPU thread pool has run (the server steps every session on its CPU) hangs at its
+    # first parallel region, GNU OpenMP not being fork-safe: the worker's CPU work, little beside its GPU's, runs on
+    # one thread
+    torch.set_num_threads(1)
+    return load_model(model_id, "auto", dtype, weights)
+
+
 @lru_cache(maxsize=4)
 def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str = "float32") -> LoadedModel:
     start = time.perf_counter()
@@ -168,8 +177,8 @@ def warm_up(model: torch.nn.Module, device: torch.device, tokens: int = 8) -> fl
         mask = torch.ones(1, tokens, dtype=torch.long, device=device)  # (1, T)
         out = model(input_ids=ids, attention_mask=mask, use_cache=True, logits_to_keep=1)
         mask = torch.ones(1, tokens + 1, dtype=torch.long, device=device)  # (1, T + 1)
-        cache = out.past_key_values
-        model(input_ids=ids[:, :1], attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        cache = out.cache
+        model(input_ids=ids[:, :1], attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=1)
     return t.ms
 
 

@@ -68,6 +68,11 @@ def _sampling(p: argparse.ArgumentParser) -> None:
     s.add_argument("--presence-penalty", type=float, default=0.0, metavar="A", help="OpenAI rule, 0 = off")
     s.add_argument("--frequency-penalty", type=float, default=0.0, metavar="F", help="OpenAI rule, 0 = off")
     s.add_argument("--order", choices=sorted(ORDERS), default="transformers", help="the pipeline's stage order")
+    s.add_argument(
+        "--static",
+        action="store_true",
+        help="decode through a static KV cache (prompt + max new tokens), its step captured as a CUDA graph on CUDA",
+    )
 
 
 def _beam_search(p: argparse.ArgumentParser) -> None:

@@ -8,15 +8,14 @@ probabilities [.5, .3, .1, .1] with top-p 0.6 and min-p 0.3 keep 2 tokens in tra
 renormalised to .625/.375, and top-p 0.6 then keeps only the first).
 """
 
-import math
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
 import torch
 
 from decoding import samplers
+from decoding.stages import FILTERS, MIN_DIVISOR, PENALTIES, STAGES
 
-PENALTIES = ("repetition", "frequency", "presence")
 # each order written once; the reason beside it
 ORDERS = {
     # transformers' generate(): processors (penalties), then warpers in this order (generation/utils.py)
@@ -40,8 +39,6 @@ GRAMMAR_ORDERS = {
 }
 # llama.cpp's recovery from an illegal draw: the same chain with the grammar first (the others never need one)
 GRAMMAR_RESAMPLE_ORDERS = {"llama.cpp": ("grammar", *ORDERS["llama.cpp"])}
-MIN_DIVISOR = 0.01  # smallest temperature / repetition penalty the pipeline accepts
-FILTERS = ("top_k", "top_p", "min_p", "typical", "epsilon", "eta")
 
 
 @dataclass(frozen=True)
@@ -61,17 +58,16 @@ class SamplerSettings:
     order: str = "transformers"
 
     def __post_init__(self):
-        t, r = self.temperature, self.repetition_penalty
-        # a divisor below MIN_DIVISOR overflows float32 logits to inf, and the probabilities become NaN
-        if not (isinstance(t, (int, float)) and math.isfinite(t) and (t == 0 or MIN_DIVISOR <= t <= 100)):
-            raise ValueError(f"temperature must be 0 (greedy) or in [{MIN_DIVISOR}, 100], got {t!r}")
+        r = self.repetition_penalty
+        # a divisor below MIN_DIVISOR overflows float32 logits to inf, and the probabilities become NaN (temperature's
+        # own range says so; a repetition penalty's sampler takes any value > 0)
         if isinstance(r, (int, float)) and 0 < r < MIN_DIVISOR:
             raise ValueError(f"repetition_penalty must be at least {MIN_DIVISOR} (1.0 = off), got {r!r}")
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {sorted(ORDERS)}, got {self.order!r}")
-        # every other knob against the range its sampler checks (samplers.ALLOWED), so a bad value fails here
-        for name in samplers.ALLOWED:
-            samplers.check(name, getattr(self, name))
+        # every knob against its stage's range (decoding.stages), so a bad value fails here, named
+        for stage in STAGES.values():
+            stage.check(getattr(self, stage.field))
 
     @property
     def greedy(self) -> bool:
@@ -81,7 +77,8 @@ class SamplerSettings:
         """Whether a stage does anything with these settings. Greedy skips every warper, as generate() does."""
         if self.greedy and name not in PENALTIES:
             return False
-        return _ENABLED[name](self)
+        stage = STAGES[name]
+        return stage.enabled(getattr(self, stage.field))
 
     def stages(self) -> tuple[str, ...]:
         """The stages these settings run, in their order."""
@@ -91,45 +88,19 @@ class SamplerSettings:
         return asdict(self)
 
 
-_ENABLED = {
-    "repetition": lambda s: s.repetition_penalty != 1.0,
-    "frequency": lambda s: s.frequency_penalty != 0.0,
-    "presence": lambda s: s.presence_penalty != 0.0,
-    "temperature": lambda s: s.temperature != 1.0,
-    "top_k": lambda s: s.top_k != 0,
-    "top_p": lambda s: s.top_p < 1.0,
-    "min_p": lambda s: s.min_p != 0.0,
-    "typical": lambda s: s.typical_p < 1.0,
-    "epsilon": lambda s: s.epsilon != 0.0,
-    "eta": lambda s: s.eta != 0.0,
-}
-
-# stage(logits, ids, settings) -> new logits (penalties, temperature) or a keep-mask (filters).
-# `ids` are the prompt + generated ids for repetition, the generated ids for frequency/presence.
-STAGES = {
-    "repetition": lambda x, ids, s: samplers.apply_repetition_penalty(x, ids, s.repetition_penalty),
-    "frequency": lambda x, ids, s: samplers.apply_presence_frequency_penalty(x, ids, 0.0, s.frequency_penalty),
-    "presence": lambda x, ids, s: samplers.apply_presence_frequency_penalty(x, ids, s.presence_penalty, 0.0),
-    "temperature": lambda x, ids, s: samplers.apply_temperature(x, s.temperature) if s.temperature else x,
-    "top_k": lambda x, ids, s: samplers.top_k_mask(x, s.top_k),
-    "top_p": lambda x, ids, s: samplers.top_p_mask(x, s.top_p),
-    "min_p": lambda x, ids, s: samplers.min_p_mask(x, s.min_p),
-    "typical": lambda x, ids, s: samplers.typical_mask(x, s.typical_p),
-    "epsilon": lambda x, ids, s: samplers.epsilon_mask(x, s.epsilon),
-    "eta": lambda x, ids, s: samplers.eta_mask(x, s.eta),
-}
-
-
 @dataclass
 class Processed:
     """One step's logits through the pipeline. Tensors are (V,) float32; `removed_by` holds the
-    index into `stages` of the filter that removed each token, -1 for survivors."""
+    index into `stages` of the filter that removed each token, -1 for survivors. `penalized` is the logits as the
+    first stage that is not a penalty found them: what the penalties left, since every order runs them first (with
+    a grammar that comes first, vLLM's, it is the raw logits)."""
 
     raw: torch.Tensor
     final: torch.Tensor
     removed_by: torch.Tensor
     stages: tuple[str, ...]
     kept: tuple[int, ...]
+    penalized: torch.Tensor | None = None
 
     @cached_property  # a softmax over the vocabulary: computed once, however often a record reads it
     def probs_before(self) -> torch.Tensor:
@@ -147,15 +118,17 @@ def process(
     keep-mask of the legal tokens, adds the grammar stage where the engine puts it (GRAMMAR_ORDERS, or with
     `resample` GRAMMAR_RESAMPLE_ORDERS), even at temperature 0; without it the orders are ORDERS, unchanged."""
     raw = logits.detach().to(dtype=torch.float32).clone()  # (V,)
-    x = raw
+    x, penalized = raw, None
     removed_by = torch.full(raw.shape, -1, dtype=torch.int8, device=raw.device)  # (V,)
     stages, kept = [], []
     order = ORDERS if grammar is None else GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
     for name in order[settings.order]:
         if name != "grammar" and not settings.enabled(name):
             continue
-        ids = all_ids if name == "repetition" else generated_ids
-        out = grammar if name == "grammar" else STAGES[name](x, ids, settings)
+        if penalized is None and name not in PENALTIES:
+            penalized = x
+        ids = all_ids if name == "repetition" else generated_ids  # CTRL's rule counts the prompt; the others do not
+        out = grammar if name == "grammar" else STAGES[name].apply(x, ids, getattr(settings, STAGES[name].field))
         if name in FILTERS or name == "grammar":
             removed_by[(removed_by == -1) & ~out] = len(stages)
             x = samplers.apply_mask(x, out)
@@ -163,7 +136,14 @@ def process(
             x = out
         stages.append(name)
         kept.append(int((removed_by == -1).sum()))
-    return Processed(raw=raw, final=x, removed_by=removed_by, stages=tuple(stages), kept=tuple(kept))
+    return Processed(
+        raw=raw,
+        final=x,
+        removed_by=removed_by,
+        stages=tuple(stages),
+        kept=tuple(kept),
+        penalized=x if penalized is None else penalized,
+    )
 
 
 def select(final: torch.Tensor, settings: SamplerSettings, generator: torch.Generator | None) -> int:

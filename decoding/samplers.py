@@ -9,6 +9,8 @@ import math
 
 import torch
 
+from decoding import stages
+
 NEG_INF = float("-inf")
 
 
@@ -16,26 +18,9 @@ def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-# each knob's allowed values, written once: the samplers check their own argument against it, and
-# SamplerSettings checks every knob when it is built (name: (what the error says, the test))
-ALLOWED = {
-    "repetition_penalty": ("a finite number > 0 (1.0 = off)", lambda x: _finite(x) and x > 0),
-    "presence_penalty": ("in [-2, 2] (0 = off)", lambda x: _finite(x) and -2 <= x <= 2),
-    "frequency_penalty": ("in [-2, 2] (0 = off)", lambda x: _finite(x) and -2 <= x <= 2),
-    "top_k": ("an integer >= 0 (0 = off)", lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0),
-    "top_p": ("in (0, 1] (1 = off)", lambda x: _finite(x) and 0 < x <= 1),
-    "min_p": ("in [0, 1) (0 = off)", lambda x: _finite(x) and 0 <= x < 1),
-    "typical_p": ("in (0, 1] (1 = off)", lambda x: _finite(x) and 0 < x <= 1),
-    "epsilon": ("in [0, 1) (0 = off)", lambda x: _finite(x) and 0 <= x < 1),
-    "eta": ("in [0, 1) (0 = off)", lambda x: _finite(x) and 0 <= x < 1),
-}
-
-
-def check(name: str, value) -> None:
-    """Raise a ValueError that names the knob, the bad value and the allowed range."""
-    allowed, ok = ALLOWED[name]
-    if not ok(value):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+def check(field: str, value) -> None:
+    """Each sampler checks its own argument against its stage's range (decoding.stages, where the ranges live)."""
+    stages.check(field, value)
 
 
 def _rows(logits: torch.Tensor) -> torch.Tensor:

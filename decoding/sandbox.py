@@ -16,6 +16,7 @@ import torch
 
 from decoding import pipeline, samplers
 from decoding.pipeline import ORDERS, SamplerSettings, process
+from decoding.stages import FILTERS, STAGES
 
 MAX_VOCAB = 262_144  # the largest vocabularies in use
 FORMAT = "comma-separated numbers like `10, 9.9, 5`; `0 x 100` repeats 0 100 times; `2 to -4 x 50` spaces 50 evenly"
@@ -27,12 +28,10 @@ PRESETS = {
     "flat": "3 to 0 x 1000",
     "two-way tie": "6, 6, 3, 2, 1 to -3 x 996",
 }
-# a strategy that is off in the settings is shown at its usual value, so every panel teaches something
-USUAL = {"temperature": 0.7, "top_k": 50, "top_p": 0.9, "min_p": 0.1}
-FIELD = {"top_k": "top_k", "top_p": "top_p", "min_p": "min_p", "typical": "typical_p", "epsilon": "epsilon"}
-FIELD["eta"] = "eta"
-OFF = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "typical": 1.0, "epsilon": 0.0, "eta": 0.0}
-MASKS = {
+# the project function behind each panel (the UI shows its source)
+SOURCE = {
+    "greedy": pipeline.select,
+    "temperature": samplers.apply_temperature,
     "top_k": samplers.top_k_mask,
     "top_p": samplers.top_p_mask,
     "min_p": samplers.min_p_mask,
@@ -40,10 +39,6 @@ MASKS = {
     "epsilon": samplers.epsilon_mask,
     "eta": samplers.eta_mask,
 }
-# the project function behind each panel (the UI shows its source)
-SOURCE = {"greedy": pipeline.select, "temperature": samplers.apply_temperature, **MASKS}
-SYMBOL = {"temperature": "T", "top_k": "k", "top_p": "p", "min_p": "min-p", "typical": "typical-p"}
-SYMBOL |= {"epsilon": "ε", "eta": "η"}
 
 
 @dataclass(frozen=True)
@@ -105,28 +100,36 @@ def preset_logits(name: str) -> torch.Tensor:
     return parse_logits(PRESETS[name])
 
 
-def each_strategy_alone(logits: torch.Tensor, settings: SamplerSettings, top_n: int = 20) -> list[Alone]:
-    """Greedy, temperature, top-k, top-p, min-p (and typical/epsilon/eta when set), each alone on `logits` (V,)."""
+def each_strategy_alone(
+    logits: torch.Tensor, settings: SamplerSettings, top_n: int = 20, probs: torch.Tensor | None = None
+) -> list[Alone]:
+    """Greedy, temperature, top-k, top-p, min-p (and typical/epsilon/eta when set), each alone on `logits` (V,).
+    `probs`: their softmax, when the caller has it already (`pipeline.Processed.probs_before`)."""
     x = _vector(logits)
-    probs = torch.softmax(x, dim=-1)  # (V,)
+    probs = torch.softmax(x, dim=-1) if probs is None else probs  # (V,)
     top = torch.topk(x, min(top_n, x.numel())).indices  # (N,)
     greedy = torch.zeros_like(x, dtype=torch.bool)
     greedy[torch.argmax(x)] = True
     out = [_alone("greedy", "argmax", None, False, greedy, probs, top, greedy.float())]
+    # a strategy that is off in the settings is shown at its usual value, so every panel teaches something
+    temperature = STAGES["temperature"]
     t = settings.temperature
-    usual = t in (0, 1)
-    t = USUAL["temperature"] if usual else t
+    usual = t in (0, temperature.neutral)
+    t = temperature.usual if usual else t
     warm = torch.softmax(samplers.apply_temperature(x, t), dim=-1)  # (V,)
-    out.append(_alone("temperature", f"T = {t:g}", t, usual, torch.ones_like(greedy), probs, top, warm))
-    for name in MASKS:
-        value = getattr(settings, FIELD[name])
-        usual = value == OFF[name]
-        if usual and name not in USUAL:
+    out.append(
+        _alone("temperature", f"{temperature.symbol} = {t:g}", t, usual, torch.ones_like(greedy), probs, top, warm)
+    )
+    for name in FILTERS:
+        stage = STAGES[name]
+        value = getattr(settings, stage.field)
+        usual = not stage.enabled(value)
+        if usual and stage.usual is None:
             continue
-        value = USUAL[name] if usual else value
-        keep = MASKS[name](x, value)  # (V,) bool
+        value = stage.usual if usual else value
+        keep = stage.apply(x, (), value)  # (V,) bool
         after = torch.softmax(samplers.apply_mask(x, keep), dim=-1)
-        out.append(_alone(name, f"{SYMBOL[name]} = {value:g}", value, usual, keep, probs, top, after))
+        out.append(_alone(name, f"{stage.symbol} = {value:g}", value, usual, keep, probs, top, after))
     return out
 
 
@@ -168,16 +171,18 @@ class OrderComparison:
 
 
 def compare_orders(
-    logits, settings: SamplerSettings, all_ids=(), generated_ids=(), max_rows: int = 10
+    logits, settings: SamplerSettings, all_ids=(), generated_ids=(), max_rows: int = 10, known=None
 ) -> OrderComparison:
-    """The same settings run in each engine's stage order (transformers, vllm, llama.cpp) on `logits` (V,)."""
+    """The same settings run in each engine's stage order (transformers, vllm, llama.cpp) on `logits` (V,).
+    `known`: these logits already processed with `settings` (a `pipeline.Processed`, no grammar), reused as is."""
     x = _vector(logits)
-    probs = torch.softmax(x, dim=-1)  # (V,)
+    probs = known.probs_before if known is not None else torch.softmax(x, dim=-1)  # (V,)
     runs: dict[str, pipeline.Processed] = {}
+    done = [known] if known is not None and known.stages == settings.stages() else []
     for o in ORDERS:
         each = replace(settings, order=o)
         # orders that run the same stages in the same sequence give the same result: it is computed once
-        same = next((r for r in runs.values() if r.stages == each.stages()), None)
+        same = next((r for r in [*runs.values(), *done] if r.stages == each.stages()), None)
         runs[o] = same or process(x, each, list(all_ids), list(generated_ids))
     masks = torch.stack([r.removed_by == -1 for r in runs.values()])  # (3, V)
     results = [OrderResult(o, r.stages, int(m.sum()), float(probs[m].sum())) for (o, r), m in zip(runs.items(), masks)]

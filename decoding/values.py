@@ -73,8 +73,11 @@ def picked(name: str, values, allowed) -> list:
 
 
 def short(value, limit: int = 60) -> str:
-    """repr(value), cut so a pasted novel does not fill the error message; a cleared box sends None, said as such."""
-    if value is None:
-        return "None (an empty box)"
+    """What came, as a student reads it: a cleared box (None or blank text) and nothing ticked in words, anything else
+    as repr(value), cut so a pasted novel does not fill the error message."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "an empty box"
+    if isinstance(value, (list, tuple)) and not value:
+        return "nothing ticked"
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

@@ -1,5 +1,5 @@
 """What a beam search leaves behind, as plain data: every step's pool of candidates with their fates,
-the finished hypotheses, and the result. `decoding.beams.search` builds them; `visuals.beams` draws them."""
+the finished hypotheses, and the result. `decoding.beams.search` builds them; `visuals.beams.search` draws them."""
 
 from dataclasses import asdict, dataclass, field
 

@@ -135,7 +135,7 @@ def run_repetition_experiment(
     return exp
 
 
-# the old name, still imported by ui/repetition_panel.py
+# the old name, still imported by ui/beams/repetition.py
 
 
 def _tick(watch: Watch, label: str, offset: float, share: float, max_new_tokens: int, step: int) -> None:

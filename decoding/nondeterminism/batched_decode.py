@@ -87,7 +87,7 @@ def _decode(lm, rows, new_tokens, keep_rows, watch, on_step):
         use_cache=True,
         logits_to_keep=1,
     )
-    cache = out.past_key_values
+    cache = out.cache
     for step in range(new_tokens):
         # 3) select: argmax of the float32 copy (exact conversion, so the same argmax as the model's dtype)
         logits = out.logits[:, -1].to(dtype=torch.float32)  # (B, V)
@@ -105,8 +105,8 @@ def _decode(lm, rows, new_tokens, keep_rows, watch, on_step):
             input_ids=next_ids[:, None],  # (B, 1)
             attention_mask=mask if padded else None,
             position_ids=pos,
-            past_key_values=cache,
+            cache=cache,
             use_cache=True,
         )
-        cache = out.past_key_values
+        cache = out.cache
     return torch.stack(chosen, dim=1), torch.stack(kept, dim=1)  # (B, N), (K, N, V)

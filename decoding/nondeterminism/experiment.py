@@ -220,7 +220,7 @@ def run_batching_experiment(
     )
 
 
-# the old name, still called by ui/batching_handlers.py
+# the old name, still called by ui/nondeterminism/handlers.py
 
 
 def _speed_alone(run: BatchRun) -> dict:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from decoding.models import LoadedModel
-from decoding.quantization.formats import get_format
+from decoding.quantization.formats import BOTH, get_format, parts
 from decoding.quantization.model import quantize_model
 
 
@@ -20,24 +20,26 @@ class Copies:
         self._held: OrderedDict[tuple, LoadedModel] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, lm: LoadedModel, name: str) -> LoadedModel:
-        """`lm` with its weights in format `name` (float32: `lm` itself), built on first use."""
+    def get(self, lm: LoadedModel, name: str, part: str = BOTH) -> LoadedModel:
+        """`lm` with the weights of `part` (formats.PARTS) in format `name` (float32: `lm` itself), built on first
+        use."""
         fmt = get_format(name)
-        if fmt.name == "float32":
+        if all(f.name == "float32" for f in parts(fmt, part)):
             return lm
-        key = (lm.model_id, str(lm.device), lm.dtype_name, id(lm.model), fmt.name)
+        key = (lm.model_id, str(lm.device), lm.dtype_name, id(lm.model), fmt.name, part)
         with self._lock:
             if key in self._held:
                 self._held.move_to_end(key)
                 return self._held[key]
             while len(self._held) >= self.keep:
                 self._held.popitem(last=False)  # dropped before the new one is built: never keep + 1 at once
-            self._held[key] = replace(lm, model=quantize_model(lm.model, fmt), weights=fmt.name, warm_up_ms=None)
+            model = quantize_model(lm.model, fmt, part=part)
+            self._held[key] = replace(lm, model=model, weights=fmt.name, warm_up_ms=None)
             return self._held[key]
 
     def names(self) -> list[str]:
         """The formats held now, least recently used first."""
-        return [key[-1] for key in self._held]
+        return [key[-2] for key in self._held]
 
 
 COPIES = Copies()  # the process's one set of copies

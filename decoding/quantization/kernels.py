@@ -44,9 +44,20 @@ def _built(kernel: str, linears: list[torch.nn.Linear]) -> tuple[list[torch.nn.M
     return modules, sum(m.nbytes for m in modules)
 
 
-def candidates(model: torch.nn.Module, watch: Watch) -> dict[str, tuple[str, list, int, list, int]]:
-    """kernel -> (format, layer modules, their bytes, [head module], its bytes), for float32 and each real kernel
-    that builds on this device."""
+@dataclass(frozen=True)
+class Built:
+    """One kernel built on the model's own matrices: the format it runs, and its modules and their weight bytes over
+    the layers and over the head (a list of one)."""
+
+    format: str
+    layers: list[torch.nn.Module]
+    layers_bytes: int
+    head: list[torch.nn.Module]
+    head_bytes: int
+
+
+def candidates(model: torch.nn.Module, watch: Watch) -> dict[str, Built]:
+    """kernel -> its modules, for float32 and each real kernel that builds on this device."""
     layers, head = _parts(model)
     found = {}
     for kernel in (REFERENCE, *(k for k in KERNELS if k != SIMULATED)):
@@ -57,7 +68,8 @@ def candidates(model: torch.nn.Module, watch: Watch) -> dict[str, tuple[str, lis
             top, top_bytes = _built(kernel, [head])
         except (RuntimeError, NotImplementedError):  # a kernel this build of torch lacks on this device
             continue
-        found[kernel] = ("float32" if kernel == REFERENCE else KERNELS[kernel][0], body, body_bytes, top, top_bytes)
+        fmt = "float32" if kernel == REFERENCE else KERNELS[kernel][0]
+        found[kernel] = Built(fmt, layers=body, layers_bytes=body_bytes, head=top, head_bytes=top_bytes)
     return found
 
 
@@ -75,18 +87,25 @@ def kernel_speeds(model: torch.nn.Module, repeats: int, watch: Watch | None = No
     device = next(model.parameters()).device
     kernels = candidates(model, watch)
     g = torch.Generator(device).manual_seed(0)
-    sizes = {m.in_features for _, body, _, top, _ in kernels.values() for m in body + top}
+    sizes = {m.in_features for built in kernels.values() for m in built.layers + built.head}
     x_of = {n: torch.randn(1, 1, n, device=device, generator=g) for n in sizes}
     times = {name: ([], []) for name in kernels}
     for r in range(-1, repeats):
-        for name, (_, body, _, top, _) in kernels.items():
+        for name, built in kernels.items():
             watch.check()
-            layers_ms, head_ms = _timed(body, x_of, device), _timed(top, x_of, device)
+            layers_ms, head_ms = _timed(built.layers, x_of, device), _timed(built.head, x_of, device)
             if r >= 0:
                 times[name][0].append(layers_ms)
                 times[name][1].append(head_ms)
         watch.on_progress((r + 2) / (repeats + 1), f"kernels: round {r + 2} of {repeats + 1}")
     return [
-        KernelSpeed(name, fmt, statistics.median(times[name][0]), body_bytes, statistics.median(times[name][1]), hb)
-        for name, (fmt, _, body_bytes, _, hb) in kernels.items()
+        KernelSpeed(
+            kernel=name,
+            format=built.format,
+            layers_ms=statistics.median(times[name][0]),
+            layers_bytes=built.layers_bytes,
+            head_ms=statistics.median(times[name][1]),
+            head_bytes=built.head_bytes,
+        )
+        for name, built in kernels.items()
     ]

@@ -2,14 +2,14 @@
 real kernel's GB/s on the model's matrices, and each format's quality on the first N tokens of the held-out text
 (kept per process: the text and the weights never change).
 
-Rows are dicts of numbers and names, what visuals.quantization_measured draws; no tensor leaves this module.
+Rows are dicts of numbers and names, what visuals.quantization.measured draws; no tensor leaves this module.
 """
 
 import threading
 
 from decoding.models import LoadedModel
 from decoding.quantization.copies import Copies
-from decoding.quantization.formats import FORMATS
+from decoding.quantization.formats import BOTH, FORMATS
 from decoding.quantization.kernels import REFERENCE as REFERENCE_KERNEL
 from decoding.quantization.kernels import kernel_speeds
 from decoding.quantization.linear import SIMULATED
@@ -57,16 +57,17 @@ def heldout_length(lm: LoadedModel) -> int:
     return len(heldout_ids(lm.tokenizer))
 
 
-def quality_row(lm: LoadedModel, name: str, tokens: int, copies: Copies) -> dict:
+def quality_row(lm: LoadedModel, name: str, tokens: int, copies: Copies, part: str = BOTH) -> dict:
     """Perplexity, mean KL against float32 and top-1 agreement over the first `tokens` tokens of the held-out text,
-    computed once per (model, format, tokens) in this process."""
-    key = (lm.model_id, str(lm.device), name, tokens)
+    with `name` applied to `part` (formats.PARTS), computed once per (model, format, part, tokens) in this process."""
+    key = (lm.model_id, str(lm.device), name, part, tokens)
     with _QUALITY_LOCK:
         if key not in _QUALITY:
-            model = copies.get(lm, name).model
+            model = copies.get(lm, name, part).model
             q = measure_quality(lm.model, {name: model}, heldout_ids(lm.tokenizer, tokens))[name]
             _QUALITY[key] = dict(
                 name=name,
+                part=part,
                 perplexity=q.perplexity,
                 kl_mean=q.kl_mean,
                 top1_agreement=q.top1_agreement,

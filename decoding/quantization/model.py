@@ -1,4 +1,4 @@
-"""Quantize a model: a copy whose every nn.Linear (the layers and the LM head) runs one format; bytes per step.
+"""Quantize a model: a copy whose nn.Linears (the layers, the LM head, or both) run one format; bytes per step.
 
 The input embedding stays float32: a decode step reads one row of it, not the matrix. When it is tied to the LM
 head (SmolLM2), the head gets its own quantized copy and the embedding keeps the float32 one.
@@ -9,7 +9,7 @@ import copy
 
 import torch
 
-from decoding.quantization.formats import Format, get_format
+from decoding.quantization.formats import BOTH, Format, get_format, parts
 from decoding.quantization.linear import SIMULATED, QuantLinear
 
 # the kernel each format runs by default, per device type, chosen from the tab's kernel timing (decoding/quantization/
@@ -27,20 +27,29 @@ def default_kernel(fmt: Format, device: torch.device) -> str:
 
 
 @torch.no_grad()
-def quantize_model(model: torch.nn.Module, fmt: Format | str, kernel: str | None = None) -> torch.nn.Module:
-    """A copy of `model` with every nn.Linear replaced by a QuantLinear in `fmt`; float32 returns `model` itself."""
+def quantize_model(
+    model: torch.nn.Module, fmt: Format | str, kernel: str | None = None, part: str = BOTH
+) -> torch.nn.Module:
+    """A copy of `model` whose linears of `part` (formats.PARTS) are QuantLinears in `fmt` (the LM head in the
+    format's own head format), the rest left float32; a format that rounds nothing returns `model` itself."""
     fmt = get_format(fmt) if isinstance(fmt, str) else fmt
-    if fmt.name == "float32":
+    layers_fmt, head_fmt = parts(fmt, part)
+    if layers_fmt.name == head_fmt.name == "float32":
         return model
     device = next(model.parameters()).device
-    kernel = kernel or default_kernel(fmt, device)
-    linears = [name for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+    head = model.get_output_embeddings()
+    chosen = {}  # linear name -> its format, float32 ones left out
+    for name, m in model.named_modules():
+        target = head_fmt if m is head else layers_fmt
+        if isinstance(m, torch.nn.Linear) and target.name != "float32":
+            chosen[name] = target
     # the copy shares nothing with the original: the linears are swapped out of the copy, never the original
     quantized = copy.deepcopy(model)
-    for name in linears:
+    for name, target in chosen.items():
         parent, _, child = name.rpartition(".")
         owner = quantized.get_submodule(parent) if parent else quantized
-        setattr(owner, child, QuantLinear(getattr(owner, child), fmt, kernel).to(device))
+        module = QuantLinear(getattr(owner, child), target, kernel or default_kernel(target, device))
+        setattr(owner, child, module.to(device))
     return quantized.eval()
 
 

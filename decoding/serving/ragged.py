@@ -106,7 +106,7 @@ def packed_forward(lm: LoadedModel, segments: list[Segment]) -> torch.Tensor:
         input_ids=ids,
         position_ids=positions,
         attention_mask=no_mask,
-        past_key_values=RaggedCache(segments),
+        cache=RaggedCache(segments),
         use_cache=True,
         logits_to_keep=last,
     )

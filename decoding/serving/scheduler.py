@@ -12,9 +12,15 @@ Sessions arrive and leave at every tick: nobody waits for a batch to fill or to 
 turn on the model (decoding.serving.turns), so beam searches, lesson experiments and measurements interleave.
 The batched logits differ from the solo ones by float noise (the temperature-0 lesson); `noise` is that noise,
 measured on this server when the scheduler starts.
+
+Before the pass, a new prompt asks the prefix cache (decoding.serving.prefix): a prompt identical to a cached one is
+answered from it without a pass (the same logits the first one got); one that starts with cached blocks gets them
+copied into its cache and prefills only the rest (which can differ from one pass over the whole prompt by float
+noise: `prefix_noise`, measured at start too); and an identical prompt already being computed waits for it.
 """
 
 import copy
+import os
 import threading
 import time
 from collections import deque
@@ -27,6 +33,7 @@ from decoding.forward import forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.serving import ragged
 from decoding.serving.passes import Pass
+from decoding.serving.prefix import BLOCK_TOKENS, PrefixCache
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
 
@@ -36,6 +43,9 @@ MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
 GATHER_S = 0.004
+# the prefix cache's own cap (the server's KV cap in ui.sessions bounds it too): 256 MiB is ~360 blocks of the
+# bundled model in float32
+PREFIX_BYTES = int(float(os.environ.get("DECODING_LAB_PREFIX_MB", 256)) * 2**20)
 
 
 @dataclass
@@ -51,6 +61,10 @@ class _Work:
     error: BaseException | None = None
     chunks: int = 0
     ms: float = 0.0  # passes it was in so far
+    prompt: list[int] | None = None  # a new prompt (no cache yet): the prefix cache is asked, and keeps its blocks
+    planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
+    reused: int = 0  # prompt tokens taken from the prefix cache
+    followers: list["_Work"] = field(default_factory=list)  # identical prompts waiting for this one
 
 
 @dataclass(frozen=True)
@@ -61,13 +75,22 @@ class Noise:
 
 
 class Scheduler:
-    def __init__(self, lm: LoadedModel, chunk_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS):
+    def __init__(
+        self,
+        lm: LoadedModel,
+        chunk_tokens: int = CHUNK_TOKENS,
+        max_rows: int = MAX_ROWS,
+        prefix_bytes: int = PREFIX_BYTES,
+    ):
         if not (isinstance(chunk_tokens, int) and 1 <= chunk_tokens <= 4096):
             raise ValueError(f"chunk_tokens must be an integer in [1, 4096], got {chunk_tokens!r}")
         ragged.install(lm)
         self.lm, self.chunk_tokens, self.max_rows = lm, chunk_tokens, max_rows
         self.turns, self.log = Turns(), TickLog()
+        self.prefix = PrefixCache(prefix_bytes)  # 0 bytes: prefix caching off
+        self._computing: dict[tuple[int, ...], _Work] = {}  # new prompts in their passes, by their tokens
         self.noise: Noise | None = None
+        self.prefix_noise: float | None = None  # largest |cached prefix + rest - whole prompt| logit difference
         self._pending: deque[_Work] = deque()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -81,7 +104,8 @@ class Scheduler:
         if not ids:
             raise ValueError("a forward pass needs at least one token")
         fresh = cache if cache is not None else ragged.new_cache(self.lm)
-        work = _Work(fresh, list(ids), position, alone, decode=len(ids) == 1 and position > 0)
+        prompt = list(ids) if cache is None and position == 0 else None
+        work = _Work(fresh, list(ids), position, alone, decode=len(ids) == 1 and position > 0, prompt=prompt)
         self.start()
         with self._cond:
             self._pending.append(work)
@@ -125,6 +149,7 @@ class Scheduler:
 
     def _tick(self, taken: list[_Work]) -> list[_Work]:
         """Run one tick over `taken`; return the work that needs more ticks (the rest of chunked prefills)."""
+        taken = [w for w in taken if not self._from_prefix_cache(w)]
         for work in [w for w in taken if w.alone]:
             self._solo(work, "alone")
         shared = [w for w in taken if not w.alone]
@@ -147,18 +172,27 @@ class Scheduler:
         )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
 
-    def _packed(self, shared: list[_Work]) -> list[_Work]:
+    def _admitted(self, shared: list[_Work]) -> tuple[list[tuple[_Work, int]], list[_Work]]:
+        """What this tick takes: (work, tokens of it) for every step (one token each) up to `max_rows`, and prompts'
+        tokens up to the tick's prefill budget; and the work left for a later tick."""
         # chunks keep a prompt from stalling others' steps; with no step in the tick there is no one to stall, so
         # prompts go in bigger bites (a class pressing Prefill at once: 30 prompts in two passes, not five)
         stepping = any(w.decode for w in shared)
-        rows, budget, later = [], self.chunk_tokens if stepping else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS), []
+        budget = self.chunk_tokens if stepping else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        rows, later = [], []
         for work in shared:
-            if len(rows) >= self.max_rows or (len(work.ids) > 1 and budget <= 0):
+            prompt = len(work.ids) > 1
+            if len(rows) >= self.max_rows or (prompt and budget <= 0):
                 later.append(work)
                 continue
-            take = 1 if len(work.ids) == 1 else min(len(work.ids), budget)
-            budget -= take if len(work.ids) > 1 else 0
+            take = min(len(work.ids), budget) if prompt else 1
+            if prompt:
+                budget -= take
             rows.append((work, take))
+        return rows, later
+
+    def _packed(self, shared: list[_Work]) -> list[_Work]:
+        rows, later = self._admitted(shared)
         segments = [ragged.Segment(w.cache, w.ids[:n], w.start) for w, n in rows]
         lengths = [w.cache.get_seq_length() for w, _ in rows]
         try:
@@ -192,11 +226,63 @@ class Scheduler:
                 )
         return later
 
+    # --- the prefix cache ---
+
+    def _from_prefix_cache(self, work: _Work) -> bool:
+        """Before its first pass, a new prompt takes what the prefix cache holds: True if that answered it (or an
+        identical prompt being computed will), False if it still needs a pass (over what the cache lacks)."""
+        if work.prompt is None or work.planned or work.alone or self.prefix.max_bytes == 0:
+            return False  # alone: its own pass over the whole prompt, bit-exact with generate()
+        work.planned = True
+        leader = self._computing.get(tuple(work.prompt))
+        if leader is not None:
+            leader.followers.append(work)
+            self.prefix.count_reuse(work.prompt)
+            return True
+        hit = self.prefix.find(work.prompt)
+        if hit.end is not None:  # the whole prompt: its first computation's logits, exactly
+            with Timer(self.lm.device) as t:
+                work.cache = self.prefix.copy_into(hit, self.lm.model.config)
+            self.prefix.remember(work.cache, work.prompt, copied=len(hit.blocks) + 1)
+            first = hit.end.passed
+            self._answer(work, hit.end.logits.clone(), Pass(t.ms, first.rows, "cached", noise=first.noise))
+            return True
+        if hit.blocks:  # a shared start: prefill only the rest, against the copied blocks
+            work.cache = self.prefix.copy_into(hit, self.lm.model.config)
+            work.reused = hit.tokens
+            work.ids, work.start = work.ids[hit.tokens :], hit.tokens
+        self._computing[tuple(work.prompt)] = work
+        return False
+
+    def _keep_prefix(self, work: _Work, logits: torch.Tensor, passed: Pass) -> Pass:
+        """A new prompt computed: keep its blocks, answer the identical prompts that waited for it, and say how its
+        own pass ran (a shared start makes it a "prefix" pass, with that noise)."""
+        self._computing.pop(tuple(work.prompt), None)
+        if work.reused:
+            noise = max(passed.noise, self.prefix_noise or 0.0)
+            passed = Pass(passed.ms, passed.rows, "prefix", passed.chunks, noise)
+        if self.prefix.max_bytes:
+            self.prefix.keep(work.prompt, work.cache, logits, passed)
+            self.prefix.remember(work.cache, work.prompt, copied=work.reused // BLOCK_TOKENS)
+        for follower in work.followers:
+            follower.cache = copy.deepcopy(work.cache)
+            self.prefix.remember(follower.cache, follower.prompt, copied=(len(work.prompt) - 1) // BLOCK_TOKENS + 1)
+            self._answer(follower, logits.clone(), Pass(passed.ms, passed.rows, "cached", noise=passed.noise))
+        return passed
+
     def _answer(self, work: _Work, logits: torch.Tensor, passed: Pass) -> None:
+        if work.prompt is not None and self._computing.get(tuple(work.prompt)) is work:
+            passed = self._keep_prefix(work, logits, passed)
+        elif work.prompt is not None and work.alone:  # computed whole, on its own: drawn as its own blocks
+            self.prefix.remember(work.cache, work.prompt, copied=0)
         work.logits, work.passed = logits, passed
         work.done.set()
 
     def _fail(self, work: _Work, err: BaseException) -> None:
+        if work.prompt is not None and self._computing.get(tuple(work.prompt)) is work:
+            del self._computing[tuple(work.prompt)]
+            for follower in work.followers:
+                self._fail(follower, err)
         work.error = err
         work.done.set()
 
@@ -216,7 +302,16 @@ class Scheduler:
             packed = ragged.packed_forward(self.lm, segments)  # (S, V)
             diff = max(float((p - s).abs().max()) for p, s in zip(packed, solo))
             self.noise = Noise(diff, len(prompts), self.lm.dtype_name)
+            self.prefix_noise = self._measure_prefix_noise(" ".join(prompts))
         return self.noise
+
+    def _measure_prefix_noise(self, text: str) -> float:
+        """One prompt of a block and a few tokens, computed whole and as a cached block + the rest."""
+        ids = (self.lm.tokenizer(text).input_ids * BLOCK_TOKENS)[: BLOCK_TOKENS + 4]
+        whole, _ = forward_one(self.lm, ids, None, 0)
+        _, block = forward_one(self.lm, ids[:BLOCK_TOKENS], None, 0)
+        rest, _ = forward_one(self.lm, ids[BLOCK_TOKENS:], block, BLOCK_TOKENS)
+        return float((whole - rest).abs().max())
 
 
 _SCHEDULERS: dict[tuple, Scheduler] = {}

@@ -15,6 +15,7 @@ from decoding.forward import forward_one
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings, process, select
 from decoding.speculative.records import SpecResult, summary
+from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
 
 
@@ -82,3 +83,32 @@ class Comparison:
             "speedup": self.speedup,
             **summary(self.spec.rounds),
         }
+
+
+def race(
+    lm: LoadedModel,
+    prompt_ids: list[int],
+    settings: SamplerSettings,
+    *,
+    source: str,
+    draft_tokens: int,
+    exit_layer: int | None,
+    seed: int,
+    max_new_tokens: int,
+    watch: Watch | None = None,
+) -> Comparison:
+    """A whole speculative run, then plain decoding of the same prompt and settings, both on `lm`: the speed-up as
+    measured where `lm` runs, from plain inputs (a ZeroGPU call measures it on its GPU, not on the server's CPU)."""
+    watch = watch or Watch()
+    run = SpecRun(
+        lm,
+        list(prompt_ids),
+        settings,
+        source=source,
+        draft_tokens=draft_tokens,
+        exit_layer=exit_layer,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+    )
+    spec = run.run_to_end(watch)
+    return Comparison(spec, plain_decode(lm, prompt_ids, settings, max_new_tokens, seed, watch))

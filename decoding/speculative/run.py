@@ -11,6 +11,8 @@ then each round:
 A round emits between 1 and K + 1 tokens for one pass of the target. `SpecRun` steps it, with Back.
 """
 
+from dataclasses import dataclass
+
 import torch
 
 from decoding import stopping
@@ -156,22 +158,21 @@ class SpecRun:
         probs = torch.stack([x.probs_after for x in processed])  # (K + 1, V)
         best = torch.argmax(torch.stack([x.final for x in processed]), dim=-1).tolist()  # (K + 1,)
         top_p, top_ids = torch.topk(probs, k=min(TOP, probs.shape[-1]), dim=-1)  # (K + 1, TOP), one call a round
-        rows = []  # per position: (drafted id or None, its q as a function, top ids)
+        positions = []
         for i, (values, ids) in enumerate(zip(top_p.tolist(), top_ids.tolist())):
             d = drafted[i] if i < len(drafted) else None
             q = proposal.q[i] if proposal.q and d is not None else None
             # the target's likeliest tokens that it can still pick, the draft's, and the guess itself
             top = [t for t, v in zip(ids, values) if v > 0]
             top += (_top(q, 3) if q is not None else []) + ([d] if d is not None else [])
-            q_of = (lambda t, q=q: float(q[t])) if q is not None else (lambda t, d=d: float(t == d))
-            rows.append((d, q_of, list(dict.fromkeys(top))))
+            positions.append(Position(drafted=d, q=q, top=list(dict.fromkeys(top))))
         residual_top = _top(decision.residual) if decision.residual is not None else []
         named = set(drafted) | {decision.bonus} | set(residual_top) | set(best)
-        for *_, top in rows:
-            named |= set(top)
+        for position in positions:
+            named |= set(position.top)
         ids = sorted(named)
         texts = dict(zip(ids, token_texts(self.lm.tokenizer, ids)))
-        checks = [self._check(i, row, probs[i], best[i], texts, decision) for i, row in enumerate(rows)]
+        checks = [self._check(i, at, probs[i], best[i], texts, decision) for i, at in enumerate(positions)]
         residual = [(t, texts[t], float(decision.residual[t])) for t in residual_top]
         return Round(
             index=len(self.rounds),
@@ -191,9 +192,9 @@ class SpecRun:
         )
 
     @staticmethod
-    def _check(i: int, row, probs: torch.Tensor, best: int, texts: dict, decision: accept.Decision) -> Check:
+    def _check(i: int, at: "Position", probs: torch.Tensor, best: int, texts: dict, decision: accept.Decision) -> Check:
         """Position i of the round: the drafted token's p and q, the target's choice, and the decision."""
-        d, q_of, top = row
+        d, q_of, top = at.drafted, at.q_of, at.top
         p_of = dict(zip(top, probs[top].tolist()))  # the row's named tokens, read in one go
         return Check(
             index=i,
@@ -234,6 +235,21 @@ class SpecRun:
             pass
         self.result.text = self.lm.tokenizer.decode(self.generated, skip_special_tokens=True)
         return self.result
+
+
+@dataclass
+class Position:
+    """One position of a round's verify pass, as its record names it: the token drafted there (None at the bonus
+    position), the draft's distribution there (None for prompt lookup, which guesses one token with certainty), and
+    the tokens the record shows."""
+
+    drafted: int | None
+    q: torch.Tensor | None
+    top: list[int]
+
+    def q_of(self, token: int) -> float:
+        """The draft's probability of `token` here: from its distribution, or 1 for the one token a lookup guessed."""
+        return float(self.q[token]) if self.q is not None else float(token == self.drafted)
 
 
 def _top(probs: torch.Tensor, k: int = TOP) -> list[int]:

@@ -18,5 +18,5 @@ def verify(lm: LoadedModel, fed: list[int], cache, past: int):
     pass runs in a model turn of its own (ui.context.model_turn), between the scheduler's ticks."""
     ids = torch.tensor([fed], device=lm.device)  # (1, T)
     mask = torch.ones(1, past + len(fed), dtype=torch.long, device=lm.device)  # (1, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True, logits_to_keep=len(fed))
-    return out.logits[0].to(dtype=torch.float32), out.past_key_values  # (T, V)
+    out = lm.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=len(fed))
+    return out.logits[0].to(dtype=torch.float32), out.cache  # (T, V)

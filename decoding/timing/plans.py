@@ -27,8 +27,6 @@ class Plan:
     batch_context: int = 32
     request_prompt: int = 128
     request_tokens: int = 32
-    copy_mb: int = 256
-    matmul_n: int = 2048
 
 
 PLANS = {
@@ -54,8 +52,6 @@ PLANS = {
         naive_tokens=128,
         request_prompt=500,
         request_tokens=200,
-        copy_mb=1024,
-        matmul_n=8192,
     ),
 }
 

@@ -1,6 +1,7 @@
 """Prefill vs decode, measured on the loaded model: the sweeps behind the timing lab.
 
-1) the machine's limits (limits.py): copy bandwidth and matmul FLOP/s in the model's dtype;
+1) the machine's limits (machine.py: copy bandwidth and matmul FLOP/s in the model's dtype, by the one method every
+   lesson reads), probed here unless the server's kept figure is handed in;
 2) context sweep: prefill time at each prompt length, and one decode step on that cache;
 3) KV cache vs none: the naive loop re-runs the whole sequence every step, the cached loop one token;
 4) batch sweep: one decode step for 1, 2, 4 … 64 sequences at once (the weights are read once for all);
@@ -11,22 +12,15 @@ Every sweep checks `watch` before each forward pass, so the UI can show progress
 
 import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from decoding.clock import Timer
 from decoding.forward import forward, forward_one, rewind
 from decoding.models import LoadedModel
-from decoding.timing.limits import (
-    Probe,
-    Sample,
-    device_memory_bytes,
-    device_name,
-    measure_bandwidth,
-    measure_peak_flops,
-    repeat_timed,
-)
+from decoding.timing.limits import Probe, Sample, device_memory_bytes, device_name, repeat_timed
+from decoding.timing.machine import MachineFigure, probe
 from decoding.timing.plans import Plan, default_plan, filler_ids
 from decoding.timing.shape import ModelShape, model_shape
 from decoding.watch import Cancelled, Watch
@@ -131,8 +125,10 @@ class Measurements:
     plan: str
     shape: ModelShape
     memory_bytes: int
-    bandwidth: Probe | None = None
+    bandwidth: Probe | None = None  # the machine's (machine.MachineFigure): probed on this run, or the kept one
     peak: Probe | None = None
+    machine: MachineFigure | None = None  # the figure both came from
+    machine_probed: bool = False  # True: probed during this measurement; False: the server's kept figure, reused
     prefill: list[Sample] = field(default_factory=list)  # x = prompt tokens
     decode: list[Sample] = field(default_factory=list)  # x = context tokens, batch 1
     naive: TimedLoop | None = None
@@ -144,8 +140,11 @@ class Measurements:
     seconds: float = 0.0
 
 
-def measure_all(lm: LoadedModel, plan: Plan | None = None, watch: Watch | None = None) -> Measurements:
-    """Run every measurement of `plan` in order; on cancel, return what was measured so far."""
+def measure_all(
+    lm: LoadedModel, plan: Plan | None = None, watch: Watch | None = None, machine: MachineFigure | None = None
+) -> Measurements:
+    """Run every measurement of `plan` in order; on cancel, return what was measured so far. `machine`: the
+    server's kept figure of this machine and dtype, reused instead of probing again (None: probe it now)."""
     plan, watch, start = plan or default_plan(lm.device), watch or Watch(), time.perf_counter()
     m = Measurements(
         device=str(lm.device),
@@ -160,8 +159,10 @@ def measure_all(lm: LoadedModel, plan: Plan | None = None, watch: Watch | None =
     )
     phases = _Phases(watch)
     try:
-        m.bandwidth = _bandwidth(lm, plan, phases.next(0.05, "memory bandwidth"))
-        m.peak = _peak(lm, plan, phases.next(0.05, "peak matmul FLOP/s"))
+        limits = phases.next(0.10, "memory bandwidth and matmul peak")
+        m.machine_probed = machine is None
+        m.machine = probe(lm.device, lm.dtype, limits) if machine is None else machine
+        m.bandwidth, m.peak = m.machine.bandwidth, m.machine.peak
         m.prefill, m.decode = context_sweep(lm, plan, phases.next(0.40, "prefill and decode vs context"))
         m.naive, m.cached = cache_vs_nocache(lm, plan, phases.next(0.25, "KV cache vs no cache"))
         m.batch = batch_sweep(lm, plan, phases.next(0.15, "batch sizes"))
@@ -171,6 +172,14 @@ def measure_all(lm: LoadedModel, plan: Plan | None = None, watch: Watch | None =
         m.cancelled = True
     m.seconds = time.perf_counter() - start
     return m
+
+
+def with_machine(m: Measurements, machine: MachineFigure | None) -> Measurements:
+    """The measurement against `machine` (the server's figure, probed again since `m` was taken): its bandwidth
+    and peak, so every MBU, ridge point and floor reads the figure the other lessons quote. The times as measured."""
+    if machine is None or m.bandwidth is None or m.machine == machine:
+        return m
+    return replace(m, bandwidth=machine.bandwidth, peak=machine.peak, machine=machine, machine_probed=False)
 
 
 class _Phases:
@@ -184,14 +193,6 @@ class _Phases:
         self.watch.on_progress(start, label)
         self.done += share
         return Watch(lambda f, msg: self.watch.on_progress(start + share * f, msg), self.watch.should_stop)
-
-
-def _bandwidth(lm, plan, watch):
-    return measure_bandwidth(lm.device, lm.dtype, plan.copy_mb, max(plan.repeats, 3), plan.warmup + 1, watch)
-
-
-def _peak(lm, plan, watch):
-    return measure_peak_flops(lm.device, lm.dtype, plan.matmul_n, plan.repeats, plan.warmup, watch)
 
 
 def _request(lm, plan, watch):
