@@ -34,7 +34,7 @@ run: setup
 	$(PY) app.py $(ARGS)
 
 test: setup-dev browser
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=25 $(PYTEST_ARGS)
 
 lint: setup-dev
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

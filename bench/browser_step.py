@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.test_app_e2e import CHROMIUM, CHROMIUM_ARGS, free_port, start_app  # noqa: E402
+from ui.launch import CHROMIUM, CHROMIUM_ARGS, free_port, start_app  # noqa: E402
 
 CLICKS = 30
 WARMUP = 3
@@ -59,7 +59,7 @@ def main() -> dict:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(f"http://127.0.0.1:{port}/")
+            page.goto(f"http://127.0.0.1:{port}/?tab=step")  # the app opens on Start here
             page.locator("#step-buttons").wait_for()
             # open the accordion that holds max new tokens
             page.get_by_role("button", name=re.compile("^Penalties, seed, length")).click()

@@ -14,9 +14,13 @@ presses Run to end on 200 tokens while the class steps. The server's own tick lo
 sizes its forward passes had. When the benchmark starts the app itself, it also starts a second one with batching off
 (DECODING_LAB_BATCHING=0: each request runs the model on its own) and times one student alone on each, their runs
 interleaved: `alone_vs_solo_path` is what the scheduler costs a student who is alone.
+With `--same-prompt` every student prefills the one prompt, as a class pressing the same preset does: the server's
+prefix cache (decoding/serving/prefix.py) computes it once; `--no-prefix-cache` starts the app with it off
+(DECODING_LAB_PREFIX_MB=0), for the same class without it. The server's prefix-cache numbers come with its traffic.
 Prints one JSON object as its last line.
 
     .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--long-runner]
+                                             [--same-prompt] [--no-prefix-cache] [--threads N]
                                              [--url URL | --port 7867]
 """
 
@@ -38,8 +42,8 @@ from gradio_client import Client  # noqa: E402
 
 from bench.page_calls import PageCaller  # noqa: E402
 from decoding.serving.students import TOPICS  # noqa: E402
-from tests.test_app_e2e import start_app  # noqa: E402
 from ui.context import RAW  # noqa: E402
+from ui.launch import start_app  # noqa: E402
 from visuals.distribution import MODES  # noqa: E402
 
 GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, engine order
@@ -80,14 +84,14 @@ def cpu_seconds(pid: int | None) -> float | None:
 class Student:
     """One browser session: its own Client, so its own run id on the server."""
 
-    def __init__(self, url: str, index: int, downloads: str, think_ms: float = 0.0):
+    def __init__(self, url: str, index: int, downloads: str, think_ms: float = 0.0, prompt: str | None = None):
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
         # a class opening the page at once on a busy server: the API description can take longer than httpx's 5 s
         self.client = Client(
             url, verbose=False, analytics_enabled=False, download_files=downloads, httpx_kwargs={"timeout": 120}
         )
         self.call = PageCaller(self.client)  # the timed clicks, sent as the page sends them
-        self.prompt, self.prefill_api = prompt_for(index), prefill_endpoint(self.client)
+        self.prompt, self.prefill_api = prompt or prompt_for(index), prefill_endpoint(self.client)
         self.side_api = side_endpoint(self.client)
         # the page, once open, shows what the model will read: its session exists before the first Prefill
         self.call("/prompt_view", None, self.prompt, RAW)
@@ -167,18 +171,27 @@ def traffic(url: str) -> dict:
         numbers = Client(url, verbose=False, analytics_enabled=False).predict(api_name="/traffic")
     except Exception as err:  # noqa: BLE001 -- an app without the batching tab
         return {"traffic_error": str(err)}
-    keep = ("ticks", "mean_rows", "rows_histogram", "tokens_per_s", "busy", "noise")
+    keep = ("ticks", "mean_rows", "rows_histogram", "tokens_per_s", "busy", "noise", "prefix")
     return {f"server_{k}": numbers.get(k) for k in keep} if numbers.get("scheduler") else {"server_scheduler": False}
 
 
 def classroom(
-    url: str, students: int, steps: int, think_ms: float = 0.0, long_runner: bool = False, pid: int | None = None
+    url: str,
+    students: int,
+    steps: int,
+    think_ms: float = 0.0,
+    long_runner: bool = False,
+    pid: int | None = None,
+    same_prompt: bool = False,
 ) -> dict:
     downloads = tempfile.mkdtemp(prefix="classroom-")
-    Student(url, 0, downloads).run(2).finish()  # warm-up: the model load and first-call costs are not counted
+    # warm-up: the model load and first-call costs are not counted (a prompt no student uses, so none is cached)
+    warm = Student(url, 0, downloads, prompt="Warming up:")
+    warm.run(2).finish()
     extra = {}
+    prompt = prompt_for(0) if same_prompt else None
     with ThreadPoolExecutor(max_workers=students + 1) as pool:
-        class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms), range(students)))
+        class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms, prompt), range(students)))
         start = threading.Barrier(students + int(long_runner))
         t0, cpu0, own0 = time.perf_counter(), cpu_seconds(pid), time.process_time()
         runner = pool.submit(long_run, url, downloads, start) if long_runner else None
@@ -191,8 +204,8 @@ def classroom(
     # the same runs alone, one student after another, in one session
     alone = Student(url, 0, downloads)
     mismatched, alone_ms = 0, []
-    for i, student in enumerate(class_):
-        alone.prompt, alone.step_ms, alone.trace = prompt_for(i), [], {}
+    for student in class_:
+        alone.prompt, alone.step_ms, alone.trace = student.prompt, [], {}
         alone.run(steps).finish()
         alone_ms += alone.step_ms
         mismatched += int(not student.errors and (alone.errors or alone.tokens != student.tokens))
@@ -226,14 +239,15 @@ def classroom(
         "cpu_count": os.cpu_count(),
         "error_messages": errors[:5],
         "long_runner": long_runner,
+        "same_prompt": same_prompt,
         **extra,
     }
 
 
-def alone_vs_solo_path(url: str, port: int, steps: int, rounds: int = 3) -> dict:
+def alone_vs_solo_path(url: str, port: int, steps: int, rounds: int = 3, **env: str) -> dict:
     """One student alone on this app (steps through the scheduler) and one on a second app with batching off (each
     request runs the model itself), their runs interleaved so both see the machine in the same state."""
-    proc = start_app(port, DECODING_LAB_BATCHING="0")
+    proc = start_app(port, **{**env, "DECODING_LAB_BATCHING": "0"})
     try:
         solo_url, downloads = f"http://127.0.0.1:{port}/", tempfile.mkdtemp(prefix="classroom-solo-")
         Student(solo_url, 0, downloads).run(2).finish()  # warm-up
@@ -261,14 +275,21 @@ def main(argv=None) -> None:
     parser.add_argument("--port", type=int, default=7867)
     parser.add_argument("--long-runner", action="store_true", help="one more session runs 200 tokens to the end")
     parser.add_argument("--server-pid", type=int, default=None, help="with --url: the app's process, for its CPU time")
+    parser.add_argument("--same-prompt", action="store_true", help="every student prefills one prompt, as a class")
+    parser.add_argument("--no-prefix-cache", action="store_true", help="start the app with its prefix cache off")
+    parser.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the app it starts")
     args = parser.parse_args(argv)
-    proc = None if args.url else start_app(args.port)
+    env = {"DECODING_LAB_PREFIX_MB": "0"} if args.no_prefix_cache else {}
+    if args.threads is not None:  # torch's intra-op threads in the server (its default: one per core)
+        env["OMP_NUM_THREADS"] = str(args.threads)
+    proc = None if args.url else start_app(args.port, **env)
     try:
         url = args.url or f"http://127.0.0.1:{args.port}/"
         pid = args.server_pid if proc is None else proc.pid
-        result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner, pid)
+        result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner, pid, args.same_prompt)
+        result["prefix_cache"], result["server_threads"] = not args.no_prefix_cache, args.threads
         if proc is not None:
-            result |= alone_vs_solo_path(url, args.port + 1, args.steps)
+            result |= alone_vs_solo_path(url, args.port + 1, args.steps, **env)
     finally:
         if proc is not None:
             proc.terminate()

@@ -33,7 +33,7 @@ from decoding.prompts import encode_prompt  # noqa: E402
 from decoding.speculative.baseline import plain_decode  # noqa: E402
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, summary  # noqa: E402
 from decoding.speculative.run import SpecRun  # noqa: E402
-from ui.speculative_presets import COPY, PRESETS, STORY  # noqa: E402
+from ui.speculative.presets import COPY, PRESETS, STORY  # noqa: E402
 
 GREEDY = SamplerSettings(temperature=0)
 # (K, L) per draft source, as the tab's presets set them
