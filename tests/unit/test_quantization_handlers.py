@@ -1,6 +1,8 @@
 """The quantization tab's handlers on the tiny model: a step answers every output by name, Back and Reset work, and a
 bad format, step count, prompt or held-out length is said naming the control and what it allows."""
 
+import threading
+
 import pytest
 
 from decoding.models import BUNDLED
@@ -13,6 +15,12 @@ CONFIG = AppConfig("tiny-random", "cpu")
 CONTROLS = h.Controls(prompt="hello world", template="raw text", fmt="int8", steps=3)
 
 
+def stepped(sid, controls) -> h.View:
+    """Step's one view (Step yields it, as Run yields each of its own)."""
+    (view,) = h.step(CONFIG, sid, controls)
+    return view
+
+
 def test_every_format_but_float32_is_offered_new_ones_included():
     assert [name for name in FORMATS if name != "float32"] == h.CHOICES == h.choices(BUNDLED)
 
@@ -20,11 +28,11 @@ def test_every_format_but_float32_is_offered_new_ones_included():
 def test_as_stored_is_offered_only_for_the_bundled_file_whose_weights_it_holds():
     assert "as stored" not in h.choices("gpt2") and "int4, head kept" in h.choices("gpt2")
     with pytest.raises(ValueError, match="Format must be one of 'bfloat16'.*got 'as stored'"):
-        h.step(CONFIG, None, h.Controls(**{**CONTROLS.__dict__, "fmt": "as stored"}))
+        stepped(None, h.Controls(**{**CONTROLS.__dict__, "fmt": "as stored"}))
 
 
 def test_a_step_run_back_and_reset_answer_the_whole_view():
-    view = h.step(CONFIG, None, CONTROLS)
+    view = stepped(None, CONTROLS)
     assert view.sid and "step 1" in view.status and "Same top-1 at" in view.status
     views = list(h.run_n(CONFIG, view.sid, CONTROLS))
     assert [v.status.count("step 2") + v.status.count("step 3") + v.status.count("step 4") for v in views] == [1, 1, 1]
@@ -55,12 +63,12 @@ def test_a_bad_value_names_the_control_and_its_range(change, said):
 
 
 def test_a_run_part_rounds_only_that_part_and_says_so():
-    view = h.step(CONFIG, None, h.Controls(**{**CONTROLS.__dict__, "fmt": "int4", "part": "head only"}))
+    view = stepped(None, h.Controls(**{**CONTROLS.__dict__, "fmt": "int4", "part": "head only"}))
     assert view.status.startswith("**int4 on the head only (simulated")
 
 
 def test_a_new_format_clears_the_old_run_and_says_what_the_next_step_starts():
-    sid = h.step(CONFIG, None, CONTROLS).sid
+    sid = stepped(None, CONTROLS).sid
     view = h.changed(sid, "int4", "layers only")
     assert view.sid is None and "Now **int4**, on the layers only" in view.status
     with pytest.raises(ValueError, match="no run in this session"):
@@ -86,11 +94,20 @@ def test_the_quality_table_has_a_row_per_format_and_part_float32_first():
 
 
 def test_a_run_let_go_by_a_new_format_takes_no_more_steps():
-    sid = h.step(CONFIG, None, CONTROLS).sid
+    sid = stepped(None, CONTROLS).sid
     run = h.run_n(CONFIG, sid, CONTROLS)
     first = next(run)
-    h.changed(sid, "int4", "layers and head")
-    assert "step 2" in first.status and list(run) == []
+    said = []
+    change = threading.Thread(target=lambda: said.append(h.changed(sid, "int4", "layers and head")))
+    change.start()  # let it go: it waits for the view in flight (gradio has not asked for the next one yet)
+    for _ in range(500):
+        if h.RUNS.get(sid) is None:
+            break
+        change.join(0.01)
+    assert h.RUNS.get(sid) is None and not said  # let go, and waiting until the run's view is on its way
+    assert "step 2" in first.status and list(run) == []  # asked for the next view, the run stops
+    change.join()
+    assert "Now **int4**" in said[0].status
 
 
 def test_try_this_says_where_things_are_as_the_page_draws_them():

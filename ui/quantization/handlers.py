@@ -4,8 +4,9 @@ from the process's few shared copies (decoding.quantization.copies). Every forwa
 so a class's batched steps go between them. A handler takes the session id and the controls by name and answers
 with the whole `View`."""
 
+import threading
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from decoding import values
@@ -24,6 +25,9 @@ from visuals.quantization import side_by_side as figs
 CHOICES = [name for name in FORMATS if name != "float32"]  # every format but the reference, new ones included
 DEFAULT_FORMAT = "int8"
 MAX_NEW, RUN_N, LABEL = 64, 20, "the quantization side by side"
+# how long a Format change waits for a step under way to hand its view on: a step takes well under a second; past
+# this the page is not left waiting (a page that went away leaves its run suspended, holding the turn)
+SETTLE_S = 10
 STEPS_LABEL = f"Steps per Run (1-{MAX_NEW})"
 
 
@@ -64,6 +68,9 @@ class Session:
     key: Started
     pair: SideBySide
     label: str  # the format's label and how it runs
+    # held from a step's start until gradio asks for the next view, so the last view is on its way to the page (see
+    # `_steps`)
+    turn: threading.Lock = field(default_factory=threading.Lock)
 
 
 RUNS = STORE.kind(
@@ -124,12 +131,11 @@ def _current(config: AppConfig, sid, controls: Controls) -> tuple[str, Session]:
     return sid, session
 
 
-def step(config: AppConfig, sid, controls: Controls) -> View:
+def step(config: AppConfig, sid, controls: Controls):
+    """One step, its view yielded (as Run's are): a Format change waits for it, so the two reach the page in order."""
     sid, session = _current(config, sid, controls)
     _not_stopped(session)
-    with model_turn(session.pair.reference.lm, LABEL):
-        session.pair.step()
-    return view(sid, session)
+    yield from _steps(sid, session, 1)
 
 
 def run_n(config: AppConfig, sid, controls: Controls):
@@ -137,15 +143,25 @@ def run_n(config: AppConfig, sid, controls: Controls):
     n = values.whole(STEPS_LABEL, controls.steps, 1, MAX_NEW)
     sid, session = _current(config, sid, controls)
     _not_stopped(session)
+    yield from _steps(sid, session, n)
+
+
+def _steps(sid: str, session: Session, n: int):
+    """Up to `n` steps of this session's pair, each view yielded while `session.turn` is held.
+
+    gradio puts a yielded view on the page's message stream before it asks for the next one, and only then does
+    this loop let go of the turn. `changed` lets the run go and then takes the turn: by then every view this run
+    yielded is on the stream, and the loop, when it takes the turn again, sees the run let go and stops. So the
+    page shows the new format's "Now ..." after the last step of the old one, never under it."""
     for _ in range(n):
-        # a new format let this run go (`changed`): its steps stop here, before one could land after the new status
-        if session.pair.done or RUNS.get(sid) is not session:
-            break
-        with model_turn(session.pair.reference.lm, LABEL):
-            session.pair.step()
-        if RUNS.get(sid) is not session:  # let go while this step ran: its view would cover the new status
-            break
-        yield view(sid, session)
+        with session.turn:
+            if session.pair.done or RUNS.get(sid) is not session:
+                return
+            with model_turn(session.pair.reference.lm, LABEL):
+                session.pair.step()
+            if RUNS.get(sid) is not session:  # let go while this step ran
+                return
+            yield view(sid, session)
 
 
 def _not_stopped(session: Session) -> None:
@@ -175,8 +191,13 @@ def reset(sid) -> View:
 
 
 def changed(sid, fmt, part) -> View:
-    """A new format, part or prompt format: the old run is let go and the page says what the next Step starts."""
+    """A new format, part or prompt format: the old run is let go and the page says what the next Step starts.
+
+    A step under way finishes; its view reaches the page first (see `_steps`), then this one."""
+    session = RUNS.get(sid)
     RUNS.release(sid)
+    if session is not None and session.turn.acquire(timeout=SETTLE_S):
+        session.turn.release()
     on = "" if part == BOTH else f", on the {part}"
     return blank()._replace(
         status=f"*Now **{fmt}**{on}: press **Step** or **Run** to start it beside float32 (the last run was cleared).*"

@@ -148,8 +148,10 @@ def wire(c: QuantPage, config: AppConfig) -> None:
     def shown(view: h.View) -> dict:
         return dict(zip(c.view, view, strict=True))
 
+    # both yield their views (see handlers._steps): a Format change then reaches the page after them, in order
     def step(given):
-        return shown(h.step(config, given[c.sid], controls(given)))
+        for view in h.step(config, given[c.sid], controls(given)):
+            yield shown(view)
 
     def run(given):
         for view in h.run_n(config, given[c.sid], controls(given)):
@@ -166,19 +168,14 @@ def wire(c: QuantPage, config: AppConfig) -> None:
 
     inputs = {c.sid, c.prompt, c.template, c.fmt, c.steps, c.part}
     outputs = list(c.view)
-    stepped = model_event(c.step.click, step, inputs, outputs, message=c.message, show_progress="minimal")
-    ran = model_event(c.run.click, run, inputs, outputs, message=c.message, show_progress_on=c.view.streams)
+    model_event(c.step.click, step, inputs, outputs, message=c.message, show_progress="minimal")
+    model_event(c.run.click, run, inputs, outputs, message=c.message, show_progress_on=c.view.streams)
     model_event(c.back.click, back, c.sid, outputs, message=c.message, show_progress="minimal")
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
     # a new format, part or prompt format stops a run under way and clears the old one's streams: the page never
-    # shows one format's results under another's name
-    gr.on(
-        [c.fmt.change, c.part.change, c.template.change],
-        changed,
-        [c.sid, c.fmt, c.part],
-        [*outputs, c.message],
-        cancels=[stepped, ran],
-    )
+    # shows one format's results under another's name. The run is not cancelled by gradio, which could drop it while
+    # it holds its turn: `changed` lets it go, and it stops itself before its next step
+    gr.on([c.fmt.change, c.part.change, c.template.change], changed, [c.sid, c.fmt, c.part], [*outputs, c.message])
     c.steps.change(run_label, c.steps, c.run, show_progress="hidden")
     m.wire(c.measure, config)
     k.wire(c.kernels, config)
