@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.helpers.pages import ARTIFACTS, new_page, open_tab
+from tests.helpers.pages import ACTION_MS, ARTIFACTS, new_page, open_tab
 from ui.launch import CHROMIUM, CHROMIUM_ARGS, free_port, start_app
+
+# an `expect` waits for its state as long as a page action may (playwright's own default is 5 s, which a loaded
+# 2-core machine can exceed before the server answers); it returns as soon as the state holds
+expect.set_options(timeout=ACTION_MS)
 
 
 @pytest.fixture(scope="session")
