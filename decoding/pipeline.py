@@ -14,16 +14,33 @@ from functools import cached_property
 import torch
 
 from decoding import samplers
-from decoding.stages import FILTERS, MIN_DIVISOR, PENALTIES, STAGES
+from decoding.stages import (
+    EPSILON,
+    ETA,
+    FILTERS,
+    MIN_DIVISOR,
+    MIN_P,
+    PENALTIES,
+    STAGES,
+    TEMPERATURE,
+    TOP_K,
+    TOP_P,
+    TYPICAL,
+)
+
+
+def _names(*stages) -> tuple[str, ...]:
+    return tuple(stage.name for stage in stages)
+
 
 # each order written once; the reason beside it
 ORDERS = {
     # transformers' generate(): processors (penalties), then warpers in this order (generation/utils.py)
-    "transformers": (*PENALTIES, "temperature", "top_k", "top_p", "min_p", "typical", "epsilon", "eta"),
+    "transformers": (*PENALTIES, *_names(TEMPERATURE, TOP_K, TOP_P, MIN_P, TYPICAL, EPSILON, ETA)),
     # vLLM v1 sampler: penalties, temperature, then min-p before top-k/top-p (typical/epsilon/eta: not in vLLM)
-    "vllm": (*PENALTIES, "temperature", "min_p", "top_k", "top_p", "typical", "epsilon", "eta"),
+    "vllm": (*PENALTIES, *_names(TEMPERATURE, MIN_P, TOP_K, TOP_P, TYPICAL, EPSILON, ETA)),
     # llama.cpp's default chain: truncations on the raw logits, temperature last before the draw
-    "llama.cpp": (*PENALTIES, "top_k", "typical", "top_p", "min_p", "epsilon", "eta", "temperature"),
+    "llama.cpp": (*PENALTIES, *_names(TOP_K, TYPICAL, TOP_P, MIN_P, EPSILON, ETA, TEMPERATURE)),
 }
 # where each engine applies a grammar's keep-mask (decoding.constrained): one more filter, placed by each engine
 GRAMMAR_ORDERS = {
@@ -127,8 +144,12 @@ def process(
             continue
         if penalized is None and name not in PENALTIES:
             penalized = x
-        ids = all_ids if name == "repetition" else generated_ids  # CTRL's rule counts the prompt; the others do not
-        out = grammar if name == "grammar" else STAGES[name].apply(x, ids, getattr(settings, STAGES[name].field))
+        if name == "grammar":
+            out = grammar
+        else:
+            stage = STAGES[name]
+            ids = all_ids if stage.counts_prompt else generated_ids
+            out = stage.apply(x, ids, getattr(settings, stage.field))
         if name in FILTERS or name == "grammar":
             removed_by[(removed_by == -1) & ~out] = len(stages)
             x = samplers.apply_mask(x, out)
