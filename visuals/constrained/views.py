@@ -6,6 +6,7 @@ import statistics
 
 import plotly.graph_objects as go
 
+from decoding.stages import FILTER, MIN_P, STAGES, TEMPERATURE, TOP_K, TOP_P
 from decoding.trace import Step
 from visuals.distribution import distribution_figure
 from visuals.glossary import term
@@ -14,7 +15,8 @@ from visuals.tokens import visible_token
 from visuals.words import count
 
 GRAMMAR = REMOVED["grammar"]
-NOT_MODEL_STAGES = ("temperature", "repetition", "frequency", "presence")  # reshape logits, remove nothing
+# the penalties and temperature reshape the logits and remove nothing
+RESHAPING = tuple(name for name, stage in STAGES.items() if stage.kind != FILTER)
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
@@ -72,7 +74,7 @@ def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> st
     rows = ["| stage | tokens left | removed among the model's top 20 (model probability) |", "|---|---:|---|"]
     before = vocab_size
     for name, kept in step.stages:
-        if name in NOT_MODEL_STAGES:
+        if name in RESHAPING:
             rows.append(f"| {STAGE_LABELS.get(name, name)} | {kept:,} | reshapes the logits, removes nothing |")
             continue
         removed = [c for c in step.top if c.removed_by == name]
@@ -126,7 +128,7 @@ def orders_markdown(outcomes: list, settings_note: str, position: int | None = N
     return "\n".join(rows)
 
 
-SHOWN_STAGES = ("grammar", "temperature", "top_k", "top_p", "min_p")  # the tab's knobs
+SHOWN_STAGES = ("grammar", TEMPERATURE.name, TOP_K.name, TOP_P.name, MIN_P.name)  # the tab's knobs
 
 
 def _stage(name: str, on: bool) -> str:
