@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 PENALTY, WARP, FILTER = "penalty", "warp", "filter"
+# a grammar's keep-mask runs in an engine's order under this name: one more filter, with no knob and so no `Stage`
+# (decoding.constrained builds its mask; decoding.pipeline places it in each engine's order)
+GRAMMAR = "grammar"
 MIN_DIVISOR = 0.01  # smallest temperature / repetition penalty the pipeline accepts: below it float32 logits overflow
 
 
