@@ -12,6 +12,7 @@ from decoding.loop import Run
 from decoding.pipeline import PENALTIES, Processed, SamplerSettings, process
 from decoding.prompts import token_texts
 from decoding.sandbox import Alone, compare_orders, each_strategy_alone
+from decoding.stages import GRAMMAR
 
 MAX_MOVED = 10
 MAX_DIFFERING = 8
@@ -40,7 +41,7 @@ def inspect_step(run: Run, settings: SamplerSettings) -> Inspection:
     p = run.preview(settings)  # the distribution the step chooses from: processed once, read here
     on = any(settings.enabled(n) for n in PENALTIES)
     moved = _moved(run, p, settings) if on else []
-    known = p if "grammar" not in p.stages else None  # the orders compare the model's logits, without a grammar
+    known = p if GRAMMAR not in p.stages else None  # the orders compare the model's logits, without a grammar
     comparison = compare_orders(run.logits, settings, run.ids, run.generated, max_rows=MAX_DIFFERING, known=known)
     texts = token_texts(run.lm.tokenizer, [i for i, _, _ in comparison.differing])
     differing = [(t, keepers) for t, (_, _, keepers) in zip(texts, comparison.differing)]
@@ -57,7 +58,7 @@ def strategies_alone(run: Run, settings: SamplerSettings, top_n: int) -> tuple[l
 
 
 def _moved(run: Run, p: Processed, settings: SamplerSettings) -> list[Moved]:
-    if "grammar" in p.stages:  # the penalties' own pass, as the grammar's engine would run it
+    if GRAMMAR in p.stages:  # the penalties' own pass, as the grammar's engine would run it
         penalties = SamplerSettings(
             repetition_penalty=settings.repetition_penalty,
             presence_penalty=settings.presence_penalty,

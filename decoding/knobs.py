@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from decoding import values
 from decoding.pipeline import ORDERS, SamplerSettings
-from decoding.stages import STAGES
+from decoding.stages import STAGES, TOP_K
 
 # the seed of every tab, link and command line: torch.Generator takes up to 2**64 - 1, numpy's default 2**32 - 1;
 # one limit for all, so a seed written down in one place works in every other
@@ -76,7 +76,7 @@ def settings_from(given: Mapping[str, object], *, vocab_size: int | None = None)
     for field, value in given.items():
         if field == "order":
             checked[field] = values.choice(ORDER_LABEL, value, ORDERS)
-        elif field == "top_k" and vocab_size is not None and vocab_size < KNOBS["top_k"].hi:
+        elif field == TOP_K.field and vocab_size is not None and vocab_size < KNOBS[field].hi:
             checked[field] = KNOBS[field].check(value, vocab_size, f"0 = off; this model has {vocab_size} tokens")
         else:
             checked[field] = KNOBS[field].check(value)

@@ -14,31 +14,49 @@ from functools import cached_property
 import torch
 
 from decoding import samplers
-from decoding.stages import FILTERS, MIN_DIVISOR, PENALTIES, STAGES
+from decoding.stages import (
+    EPSILON,
+    ETA,
+    FILTERS,
+    GRAMMAR,
+    MIN_DIVISOR,
+    MIN_P,
+    PENALTIES,
+    STAGES,
+    TEMPERATURE,
+    TOP_K,
+    TOP_P,
+    TYPICAL,
+)
+
+
+def _names(*stages) -> tuple[str, ...]:
+    return tuple(stage.name for stage in stages)
+
 
 # each order written once; the reason beside it
 ORDERS = {
     # transformers' generate(): processors (penalties), then warpers in this order (generation/utils.py)
-    "transformers": (*PENALTIES, "temperature", "top_k", "top_p", "min_p", "typical", "epsilon", "eta"),
+    "transformers": (*PENALTIES, *_names(TEMPERATURE, TOP_K, TOP_P, MIN_P, TYPICAL, EPSILON, ETA)),
     # vLLM v1 sampler: penalties, temperature, then min-p before top-k/top-p (typical/epsilon/eta: not in vLLM)
-    "vllm": (*PENALTIES, "temperature", "min_p", "top_k", "top_p", "typical", "epsilon", "eta"),
+    "vllm": (*PENALTIES, *_names(TEMPERATURE, MIN_P, TOP_K, TOP_P, TYPICAL, EPSILON, ETA)),
     # llama.cpp's default chain: truncations on the raw logits, temperature last before the draw
-    "llama.cpp": (*PENALTIES, "top_k", "typical", "top_p", "min_p", "epsilon", "eta", "temperature"),
+    "llama.cpp": (*PENALTIES, *_names(TOP_K, TYPICAL, TOP_P, MIN_P, EPSILON, ETA, TEMPERATURE)),
 }
 # where each engine applies a grammar's keep-mask (decoding.constrained): one more filter, placed by each engine
 GRAMMAR_ORDERS = {
     # transformers: a grammar comes as a user LogitsProcessor; _get_logits_processor (generation/utils.py) appends
     # user processors after its own (the penalties) and only then the sampling warpers, so truncations see legal tokens
-    "transformers": (*PENALTIES, "grammar", *ORDERS["transformers"][len(PENALTIES) :]),
+    "transformers": (*PENALTIES, GRAMMAR, *ORDERS["transformers"][len(PENALTIES) :]),
     # vLLM v1: the structured-output bitmask is applied to the logits in the model runner (apply_grammar_bitmask in
     # v1/worker/gpu_model_runner.py) before the sampler runs penalties, temperature and the truncations
-    "vllm": ("grammar", *ORDERS["vllm"]),
+    "vllm": (GRAMMAR, *ORDERS["vllm"]),
     # llama.cpp (common/sampling.cpp, common_sampler_sample): the chain draws first and the grammar checks only the
     # drawn token; an illegal draw makes it reset the logits, apply the grammar first, then run the chain again
-    "llama.cpp": (*ORDERS["llama.cpp"], "grammar"),
+    "llama.cpp": (*ORDERS["llama.cpp"], GRAMMAR),
 }
 # llama.cpp's recovery from an illegal draw: the same chain with the grammar first (the others never need one)
-GRAMMAR_RESAMPLE_ORDERS = {"llama.cpp": ("grammar", *ORDERS["llama.cpp"])}
+GRAMMAR_RESAMPLE_ORDERS = {"llama.cpp": (GRAMMAR, *ORDERS["llama.cpp"])}
 
 
 @dataclass(frozen=True)
@@ -123,13 +141,17 @@ def process(
     stages, kept = [], []
     order = ORDERS if grammar is None else GRAMMAR_RESAMPLE_ORDERS if resample else GRAMMAR_ORDERS
     for name in order[settings.order]:
-        if name != "grammar" and not settings.enabled(name):
+        if name != GRAMMAR and not settings.enabled(name):
             continue
         if penalized is None and name not in PENALTIES:
             penalized = x
-        ids = all_ids if name == "repetition" else generated_ids  # CTRL's rule counts the prompt; the others do not
-        out = grammar if name == "grammar" else STAGES[name].apply(x, ids, getattr(settings, STAGES[name].field))
-        if name in FILTERS or name == "grammar":
+        if name == GRAMMAR:
+            out = grammar
+        else:
+            stage = STAGES[name]
+            ids = all_ids if stage.counts_prompt else generated_ids
+            out = stage.apply(x, ids, getattr(settings, stage.field))
+        if name in FILTERS or name == GRAMMAR:
             removed_by[(removed_by == -1) & ~out] = len(stages)
             x = samplers.apply_mask(x, out)
         else:

@@ -2,7 +2,8 @@
 
 Penalties and temperature return new logits; filters return a boolean keep-mask (True = kept).
 None of them changes its input: the lab shows the logits before and after each one.
-Each agrees exactly with the transformers class named in its docstring, ties and -inf included.
+Each agrees exactly with the transformers class named in its docstring, ties and -inf included, and checks its
+argument against its stage's range (decoding.stages, where the ranges live).
 """
 
 import math
@@ -16,11 +17,6 @@ NEG_INF = float("-inf")
 
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def check(field: str, value) -> None:
-    """Each sampler checks its own argument against its stage's range (decoding.stages, where the ranges live)."""
-    stages.check(field, value)
 
 
 def _rows(logits: torch.Tensor) -> torch.Tensor:
@@ -40,7 +36,7 @@ def _id_rows(prev_ids, logits: torch.Tensor) -> torch.Tensor:
 def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> torch.Tensor:
     """CTRL's rule (arXiv:1909.05858): logits of seen tokens are divided by `penalty` if positive,
     multiplied if negative. `prev_ids` are prompt and generated ids. = RepetitionPenaltyLogitsProcessor."""
-    check("repetition_penalty", penalty)
+    stages.REPETITION.check(penalty)
     ids = _id_rows(prev_ids, logits)
     if penalty == 1.0 or ids.numel() == 0:
         return logits.clone()
@@ -53,8 +49,8 @@ def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> 
 def apply_presence_frequency_penalty(logits: torch.Tensor, prev_ids, presence: float, frequency: float) -> torch.Tensor:
     """OpenAI's rule: logit -= frequency * count + presence * (count > 0), where count is how often
     the token was generated so far (the prompt does not count)."""
-    check("presence_penalty", presence)
-    check("frequency_penalty", frequency)
+    stages.PRESENCE.check(presence)
+    stages.FREQUENCY.check(frequency)
     ids = _id_rows(prev_ids, logits)
     rows = _rows(logits)
     if (presence == 0 and frequency == 0) or ids.numel() == 0:
@@ -74,7 +70,7 @@ def apply_temperature(logits: torch.Tensor, t: float) -> torch.Tensor:
 
 def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
     """Keep the k highest logits (and every token tied with the k-th). k = 0 keeps all. = TopKLogitsWarper."""
-    check("top_k", k)
+    stages.TOP_K.check(k)
     if k == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -85,7 +81,7 @@ def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
 def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
     """Nucleus (arXiv:1904.09751): keep the smallest set of most probable tokens whose mass reaches p.
     p = 1 keeps all. = TopPLogitsWarper."""
-    check("top_p", p)
+    stages.TOP_P.check(p)
     if p == 1.0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -99,7 +95,7 @@ def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
 def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
     """Min-p (arXiv:2407.01082): keep tokens with probability >= min_p x the top probability.
     min_p = 0 keeps all. = MinPLogitsWarper."""
-    check("min_p", min_p)
+    stages.MIN_P.check(min_p)
     if min_p == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     probs = torch.softmax(_rows(logits), dim=-1)
@@ -111,7 +107,7 @@ def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
 def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
     """Locally typical sampling (arXiv:2202.00666): keep tokens whose surprise is closest to the
     entropy until their mass reaches `mass`. 1 keeps all. = TypicalLogitsWarper."""
-    check("typical_p", mass)
+    stages.TYPICAL.check(mass)
     if mass == 1.0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -128,7 +124,7 @@ def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
 def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
     """Epsilon sampling (arXiv:2210.15191): drop tokens with probability below epsilon, never the top one.
     0 keeps all. = EpsilonLogitsWarper."""
-    check("epsilon", epsilon)
+    stages.EPSILON.check(epsilon)
     if epsilon == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -138,7 +134,7 @@ def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
 def eta_mask(logits: torch.Tensor, eta: float) -> torch.Tensor:
     """Eta sampling (arXiv:2210.15191): like epsilon, with the cut-off min(eta, sqrt(eta) * exp(-entropy)).
     0 keeps all. = EtaLogitsWarper."""
-    check("eta", eta)
+    stages.ETA.check(eta)
     if eta == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)

@@ -16,7 +16,7 @@ import torch
 
 from decoding import pipeline, samplers
 from decoding.pipeline import ORDERS, SamplerSettings, process
-from decoding.stages import FILTERS, STAGES
+from decoding.stages import FILTERS, MIN_P, STAGES, TEMPERATURE, TOP_P
 
 MAX_VOCAB = 262_144  # the largest vocabularies in use
 FORMAT = "comma-separated numbers like `10, 9.9, 5`; `0 x 100` repeats 0 100 times; `2 to -4 x 50` spaces 50 evenly"
@@ -31,13 +31,7 @@ PRESETS = {
 # the project function behind each panel (the UI shows its source)
 SOURCE = {
     "greedy": pipeline.select,
-    "temperature": samplers.apply_temperature,
-    "top_k": samplers.top_k_mask,
-    "top_p": samplers.top_p_mask,
-    "min_p": samplers.min_p_mask,
-    "typical": samplers.typical_mask,
-    "epsilon": samplers.epsilon_mask,
-    "eta": samplers.eta_mask,
+    **{name: STAGES[name].function() for name in (TEMPERATURE.name, *FILTERS)},
 }
 
 
@@ -112,14 +106,12 @@ def each_strategy_alone(
     greedy[torch.argmax(x)] = True
     out = [_alone("greedy", "argmax", None, False, greedy, probs, top, greedy.float())]
     # a strategy that is off in the settings is shown at its usual value, so every panel teaches something
-    temperature = STAGES["temperature"]
     t = settings.temperature
-    usual = t in (0, temperature.neutral)
-    t = temperature.usual if usual else t
+    usual = t in (0, TEMPERATURE.neutral)
+    t = TEMPERATURE.usual if usual else t
     warm = torch.softmax(samplers.apply_temperature(x, t), dim=-1)  # (V,)
-    out.append(
-        _alone("temperature", f"{temperature.symbol} = {t:g}", t, usual, torch.ones_like(greedy), probs, top, warm)
-    )
+    setting = f"{TEMPERATURE.symbol} = {t:g}"
+    out.append(_alone(TEMPERATURE.name, setting, t, usual, torch.ones_like(greedy), probs, top, warm))
     for name in FILTERS:
         stage = STAGES[name]
         value = getattr(settings, stage.field)
@@ -207,8 +199,9 @@ class Sweep:
 TEMPERATURES = [round(0.1 * i, 1) for i in range(1, 31)]  # 0.1 -> 3.0
 
 
-def temperature_sweep(logits, temperatures=TEMPERATURES, top_p: float = 0.9, min_p: float = 0.1) -> Sweep:
-    """How many tokens top-p and min-p keep (and their mass) after each temperature, on `logits` (V,)."""
+def temperature_sweep(logits, temperatures=TEMPERATURES, top_p=TOP_P.usual, min_p=MIN_P.usual) -> Sweep:
+    """How many tokens top-p and min-p keep (and their mass) after each temperature, on `logits` (V,); by default
+    each at its usual value."""
     x = _vector(logits)
     counts: dict[str, list] = {"pk": [], "mk": [], "pm": [], "mm": []}
     for t in temperatures:

@@ -4,7 +4,8 @@ how the page labels and draws it, and the range a slider teaches with.
 
 transformers writes one class per processor, validated in its `__init__`; here each stage is one `Stage`, and every
 table elsewhere (the pipeline's orders and filters, the knobs, the sandbox's panels, the charts' colours) reads from
-`STAGES`. Adding a stage touches this file and its test.
+`STAGES`. Each stage is also a constant here (`stages.MIN_P`): code that means one stage names it by that constant
+(`MIN_P.name`, `MIN_P.field`), never by a string of its own. Adding a stage touches this file and its test.
 
 Penalties and temperature return new logits; filters return a keep-mask (True = kept). The math is in
 `decoding.samplers`, one pure function per stage, each agreeing exactly with its transformers class.
@@ -15,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 PENALTY, WARP, FILTER = "penalty", "warp", "filter"
+# a grammar's keep-mask runs in an engine's order under this name: one more filter, with no knob and so no `Stage`
+# (decoding.constrained builds its mask; decoding.pipeline places it in each engine's order)
+GRAMMAR = "grammar"
 MIN_DIVISOR = 0.01  # smallest temperature / repetition penalty the pipeline accepts: below it float32 logits overflow
 
 
@@ -54,11 +58,13 @@ class Stage:
     neutral: float  # the value that turns it off
     allowed: str  # the engine's range, in words
     accepts: Callable[[object], bool]  # the engine's range, as a test
-    apply: Callable  # (logits, ids, value) -> logits or keep-mask; `ids` as the pipeline passes them
+    apply: Callable  # (logits, ids, value) -> logits or keep-mask; `ids`: the generated ids (see counts_prompt)
+    sampler: str  # the decoding.samplers function `apply` calls, by name: "min_p_mask" (the sandbox shows its source)
     label: str  # as a chart names it: "min-p"
     control: str  # as a control is labelled: "Min-p"
     teaching: Teaching
     symbol: str = ""  # in a panel's setting: "min-p = 0.1"
+    counts_prompt: bool = False  # `apply` reads the prompt's ids too, not only the generated ones (CTRL's rule)
     colour: str = ""  # a filter's "removed by" colour (Okabe-Ito; visuals.theme reads it)
     usual: float | None = None  # a common value, shown in the sandbox when the learner left it off
 
@@ -70,167 +76,175 @@ class Stage:
     def enabled(self, value) -> bool:
         return value != self.neutral
 
+    def function(self) -> Callable:
+        """The decoding.samplers function that does this stage's math."""
+        return getattr(_samplers(), self.sampler)
+
 
 def _temperature_ok(t) -> bool:
     return _finite(t) and (t == 0 or MIN_DIVISOR <= t <= 100)
 
 
+REPETITION = Stage(
+    name="repetition",
+    field="repetition_penalty",
+    kind=PENALTY,
+    neutral=1.0,
+    # the sampler takes any penalty > 0; SamplerSettings refuses one under MIN_DIVISOR, which overflows
+    allowed="a finite number > 0 (1.0 = off)",
+    accepts=lambda x: _finite(x) and x > 0,
+    apply=lambda x, ids, v: _samplers().apply_repetition_penalty(x, ids, v),
+    sampler="apply_repetition_penalty",
+    counts_prompt=True,  # CTRL's rule: a token the prompt holds is penalised too
+    label="repetition penalty",
+    control="Repetition penalty",
+    # teaching range: the engine takes any value > 0; beyond [0.5, 2] the model only repeats or only avoids
+    teaching=Teaching(0.5, 2, 0.05, "between 0.5 and 2 (1 = off)"),
+)
+FREQUENCY = Stage(
+    name="frequency",
+    field="frequency_penalty",
+    kind=PENALTY,
+    neutral=0.0,
+    allowed="in [-2, 2] (0 = off)",
+    accepts=lambda x: _finite(x) and -2 <= x <= 2,
+    apply=lambda x, ids, v: _samplers().apply_presence_frequency_penalty(x, ids, 0.0, v),
+    sampler="apply_presence_frequency_penalty",
+    label="frequency penalty",
+    control="Frequency penalty",
+    teaching=Teaching(-2, 2, 0.1, "between -2 and 2 (0 = off)"),
+)
+PRESENCE = Stage(
+    name="presence",
+    field="presence_penalty",
+    kind=PENALTY,
+    neutral=0.0,
+    allowed="in [-2, 2] (0 = off)",
+    accepts=lambda x: _finite(x) and -2 <= x <= 2,
+    apply=lambda x, ids, v: _samplers().apply_presence_frequency_penalty(x, ids, v, 0.0),
+    sampler="apply_presence_frequency_penalty",
+    label="presence penalty",
+    control="Presence penalty",
+    teaching=Teaching(-2, 2, 0.1, "between -2 and 2 (0 = off)"),
+)
+TEMPERATURE = Stage(
+    name="temperature",
+    field="temperature",
+    kind=WARP,
+    neutral=1.0,
+    allowed=f"0 (greedy) or in [{MIN_DIVISOR}, 100]",
+    accepts=_temperature_ok,
+    # temperature 0 is greedy: selection takes the argmax, and the logits stay as they are
+    apply=lambda x, ids, v: _samplers().apply_temperature(x, v) if v else x,
+    sampler="apply_temperature",
+    label="temperature",
+    control="Temperature",
+    # teaching range: the engine takes up to 100; above 3 every distribution is flat noise
+    teaching=Teaching(0, 3, 0.05, f"0 (greedy) or between {MIN_DIVISOR} and 3", min_positive=MIN_DIVISOR),
+    symbol="T",
+    usual=0.7,
+)
+TOP_K = Stage(
+    name="top_k",
+    field="top_k",
+    kind=FILTER,
+    neutral=0,
+    allowed="an integer >= 0 (0 = off)",
+    accepts=lambda x: _whole(x) and x >= 0,
+    apply=lambda x, ids, v: _samplers().top_k_mask(x, v),
+    sampler="top_k_mask",
+    label="top-k",
+    control="Top-k",
+    # teaching range: the engine takes any k >= 0; 200 candidates is more than a chart can show
+    teaching=Teaching(0, 200, 1, "0 = off", whole=True),
+    symbol="k",
+    colour="#D55E00",  # vermillion
+    usual=50,
+)
+TOP_P = Stage(
+    name="top_p",
+    field="top_p",
+    kind=FILTER,
+    neutral=1.0,
+    allowed="in (0, 1] (1 = off)",
+    accepts=lambda x: _finite(x) and 0 < x <= 1,
+    apply=lambda x, ids, v: _samplers().top_p_mask(x, v),
+    sampler="top_p_mask",
+    label="top-p",
+    control="Top-p",
+    # the engine's (0, 1], from 0.01: a smaller top-p keeps only the top token, as greedy does
+    teaching=Teaching(0.01, 1, 0.01, "between 0.01 and 1 (1 = off)"),
+    symbol="p",
+    colour="#56B4E9",  # sky blue
+    usual=0.9,
+)
+MIN_P = Stage(
+    name="min_p",
+    field="min_p",
+    kind=FILTER,
+    neutral=0.0,
+    allowed="in [0, 1) (0 = off)",
+    accepts=lambda x: _finite(x) and 0 <= x < 1,
+    apply=lambda x, ids, v: _samplers().min_p_mask(x, v),
+    sampler="min_p_mask",
+    label="min-p",
+    control="Min-p",
+    # the engine's [0, 1), to 0.99
+    teaching=Teaching(0, 0.99, 0.01, "between 0 and 0.99 (0 = off)"),
+    symbol="min-p",
+    colour="#009E73",  # bluish green
+    usual=0.1,
+)
+TYPICAL = Stage(
+    name="typical",
+    field="typical_p",
+    kind=FILTER,
+    neutral=1.0,
+    allowed="in (0, 1] (1 = off)",
+    accepts=lambda x: _finite(x) and 0 < x <= 1,
+    apply=lambda x, ids, v: _samplers().typical_mask(x, v),
+    sampler="typical_mask",
+    label="typical-p",
+    control="Typical-p",
+    teaching=Teaching(0.01, 1, 0.01, "between 0.01 and 1 (1 = off)"),
+    symbol="typical-p",
+    colour="#F0E442",  # yellow
+)
+EPSILON = Stage(
+    name="epsilon",
+    field="epsilon",
+    kind=FILTER,
+    neutral=0.0,
+    allowed="in [0, 1) (0 = off)",
+    accepts=lambda x: _finite(x) and 0 <= x < 1,
+    apply=lambda x, ids, v: _samplers().epsilon_mask(x, v),
+    sampler="epsilon_mask",
+    label="epsilon",
+    control="Epsilon",
+    teaching=Teaching(0, 0.99, 0.001, "between 0 and 0.99 (0 = off)"),
+    symbol="ε",
+    colour="#999999",
+)
+ETA = Stage(
+    name="eta",
+    field="eta",
+    kind=FILTER,
+    neutral=0.0,
+    allowed="in [0, 1) (0 = off)",
+    accepts=lambda x: _finite(x) and 0 <= x < 1,
+    apply=lambda x, ids, v: _samplers().eta_mask(x, v),
+    sampler="eta_mask",
+    label="eta",
+    control="Eta",
+    teaching=Teaching(0, 0.99, 0.001, "between 0 and 0.99 (0 = off)"),
+    symbol="η",
+    colour="#666666",
+)
+
+# in the order every engine applies the penalties, then the rest as transformers runs them
 STAGES = {
     stage.name: stage
-    for stage in (
-        Stage(
-            name="repetition",
-            field="repetition_penalty",
-            kind=PENALTY,
-            neutral=1.0,
-            # the sampler takes any penalty > 0; SamplerSettings refuses one under MIN_DIVISOR, which overflows
-            allowed="a finite number > 0 (1.0 = off)",
-            accepts=lambda x: _finite(x) and x > 0,
-            # `ids`: the prompt and the generated ids (CTRL's rule counts the prompt too)
-            apply=lambda x, ids, v: _samplers().apply_repetition_penalty(x, ids, v),
-            label="repetition penalty",
-            control="Repetition penalty",
-            # teaching range: the engine takes any value > 0; beyond [0.5, 2] the model only repeats or only avoids
-            teaching=Teaching(0.5, 2, 0.05, "between 0.5 and 2 (1 = off)"),
-        ),
-        Stage(
-            name="frequency",
-            field="frequency_penalty",
-            kind=PENALTY,
-            neutral=0.0,
-            allowed="in [-2, 2] (0 = off)",
-            accepts=lambda x: _finite(x) and -2 <= x <= 2,
-            apply=lambda x, ids, v: _samplers().apply_presence_frequency_penalty(x, ids, 0.0, v),
-            label="frequency penalty",
-            control="Frequency penalty",
-            teaching=Teaching(-2, 2, 0.1, "between -2 and 2 (0 = off)"),
-        ),
-        Stage(
-            name="presence",
-            field="presence_penalty",
-            kind=PENALTY,
-            neutral=0.0,
-            allowed="in [-2, 2] (0 = off)",
-            accepts=lambda x: _finite(x) and -2 <= x <= 2,
-            apply=lambda x, ids, v: _samplers().apply_presence_frequency_penalty(x, ids, v, 0.0),
-            label="presence penalty",
-            control="Presence penalty",
-            teaching=Teaching(-2, 2, 0.1, "between -2 and 2 (0 = off)"),
-        ),
-        Stage(
-            name="temperature",
-            field="temperature",
-            kind=WARP,
-            neutral=1.0,
-            allowed=f"0 (greedy) or in [{MIN_DIVISOR}, 100]",
-            accepts=_temperature_ok,
-            # temperature 0 is greedy: selection takes the argmax, and the logits stay as they are
-            apply=lambda x, ids, v: _samplers().apply_temperature(x, v) if v else x,
-            label="temperature",
-            control="Temperature",
-            # teaching range: the engine takes up to 100; above 3 every distribution is flat noise
-            teaching=Teaching(0, 3, 0.05, f"0 (greedy) or between {MIN_DIVISOR} and 3", min_positive=MIN_DIVISOR),
-            symbol="T",
-            usual=0.7,
-        ),
-        Stage(
-            name="top_k",
-            field="top_k",
-            kind=FILTER,
-            neutral=0,
-            allowed="an integer >= 0 (0 = off)",
-            accepts=lambda x: _whole(x) and x >= 0,
-            apply=lambda x, ids, v: _samplers().top_k_mask(x, v),
-            label="top-k",
-            control="Top-k",
-            # teaching range: the engine takes any k >= 0; 200 candidates is more than a chart can show
-            teaching=Teaching(0, 200, 1, "0 = off", whole=True),
-            symbol="k",
-            colour="#D55E00",  # vermillion
-            usual=50,
-        ),
-        Stage(
-            name="top_p",
-            field="top_p",
-            kind=FILTER,
-            neutral=1.0,
-            allowed="in (0, 1] (1 = off)",
-            accepts=lambda x: _finite(x) and 0 < x <= 1,
-            apply=lambda x, ids, v: _samplers().top_p_mask(x, v),
-            label="top-p",
-            control="Top-p",
-            # the engine's (0, 1], from 0.01: a smaller top-p keeps only the top token, as greedy does
-            teaching=Teaching(0.01, 1, 0.01, "between 0.01 and 1 (1 = off)"),
-            symbol="p",
-            colour="#56B4E9",  # sky blue
-            usual=0.9,
-        ),
-        Stage(
-            name="min_p",
-            field="min_p",
-            kind=FILTER,
-            neutral=0.0,
-            allowed="in [0, 1) (0 = off)",
-            accepts=lambda x: _finite(x) and 0 <= x < 1,
-            apply=lambda x, ids, v: _samplers().min_p_mask(x, v),
-            label="min-p",
-            control="Min-p",
-            # the engine's [0, 1), to 0.99
-            teaching=Teaching(0, 0.99, 0.01, "between 0 and 0.99 (0 = off)"),
-            symbol="min-p",
-            colour="#009E73",  # bluish green
-            usual=0.1,
-        ),
-        Stage(
-            name="typical",
-            field="typical_p",
-            kind=FILTER,
-            neutral=1.0,
-            allowed="in (0, 1] (1 = off)",
-            accepts=lambda x: _finite(x) and 0 < x <= 1,
-            apply=lambda x, ids, v: _samplers().typical_mask(x, v),
-            label="typical-p",
-            control="Typical-p",
-            teaching=Teaching(0.01, 1, 0.01, "between 0.01 and 1 (1 = off)"),
-            symbol="typical-p",
-            colour="#F0E442",  # yellow
-        ),
-        Stage(
-            name="epsilon",
-            field="epsilon",
-            kind=FILTER,
-            neutral=0.0,
-            allowed="in [0, 1) (0 = off)",
-            accepts=lambda x: _finite(x) and 0 <= x < 1,
-            apply=lambda x, ids, v: _samplers().epsilon_mask(x, v),
-            label="epsilon",
-            control="Epsilon",
-            teaching=Teaching(0, 0.99, 0.001, "between 0 and 0.99 (0 = off)"),
-            symbol="ε",
-            colour="#999999",
-        ),
-        Stage(
-            name="eta",
-            field="eta",
-            kind=FILTER,
-            neutral=0.0,
-            allowed="in [0, 1) (0 = off)",
-            accepts=lambda x: _finite(x) and 0 <= x < 1,
-            apply=lambda x, ids, v: _samplers().eta_mask(x, v),
-            label="eta",
-            control="Eta",
-            teaching=Teaching(0, 0.99, 0.001, "between 0 and 0.99 (0 = off)"),
-            symbol="η",
-            colour="#666666",
-        ),
-    )
+    for stage in (REPETITION, FREQUENCY, PRESENCE, TEMPERATURE, TOP_K, TOP_P, MIN_P, TYPICAL, EPSILON, ETA)
 }
-BY_FIELD = {stage.field: stage for stage in STAGES.values()}
 PENALTIES = tuple(name for name, stage in STAGES.items() if stage.kind == PENALTY)
 FILTERS = tuple(name for name, stage in STAGES.items() if stage.kind == FILTER)
-
-
-def check(field: str, value) -> None:
-    """The engine's range check of the knob named by its SamplerSettings field (the samplers call it on their
-    argument, SamplerSettings on every knob when it is built)."""
-    BY_FIELD[field].check(value)

@@ -53,10 +53,12 @@ def _overlap(text: str, stop: str) -> int:
     return 0
 
 
-def stop_reason(token_id: int, n_generated: int, text: TextState, eos_ids, max_new_tokens: int) -> str | None:
+def stop_reason(token_id: int, n_generated: int, text: TextState | None, eos_ids, max_new_tokens: int) -> str | None:
+    """Why a run stops after `token_id`, or None: an end-of-sequence id, then a stop string found in `text` (None for
+    a run that matches no stop strings), then the limit of new tokens."""
     if token_id in eos_ids:
         return EOS
-    if text.hit is not None:
+    if text is not None and text.hit is not None:
         return STOP_STRING
     if n_generated >= max_new_tokens:
         return MAX_TOKENS

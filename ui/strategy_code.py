@@ -6,6 +6,7 @@ import inspect
 import gradio as gr
 
 from decoding.sandbox import SOURCE
+from decoding.stages import MIN_P, TEMPERATURE, TOP_K, TOP_P
 from ui.events import teach
 from visuals.strategies import NAMES
 
@@ -19,7 +20,11 @@ def strategy_source(name: str) -> str:
     return f"# {fn.__module__}.{fn.__name__}\n" + inspect.getsource(fn)
 
 
-def code_view(names=("greedy", "temperature", "top_k", "top_p", "min_p"), value: str = "top_p"):
+# the strategies the tabs' panels draw, greedy first
+PICKED = ("greedy", *(stage.name for stage in (TEMPERATURE, TOP_K, TOP_P, MIN_P)))
+
+
+def code_view(names=PICKED, value: str = TOP_P.name):
     """A strategy picker and the code it shows, wired together; call inside a gr.Blocks layout."""
     with gr.Row(equal_height=False):
         picker = gr.Radio(

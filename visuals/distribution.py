@@ -13,6 +13,7 @@ import math
 
 import plotly.graph_objects as go
 
+from decoding.stages import MIN_P, TEMPERATURE, TOP_K, TOP_P
 from decoding.trace import Step
 from visuals.theme import (
     CHOSEN,
@@ -163,20 +164,20 @@ def _fate_colour(fate: str) -> str:
 
 def _draw_thresholds(data: list, layout: dict, step: Step, top, values: list[float], labels: list[str]) -> None:
     s = step.settings
-    if s.get("temperature", 1.0) == 0:
+    if s.get(TEMPERATURE.field, TEMPERATURE.neutral) == 0:
         return
     shapes, notes = layout["shapes"], layout["annotations"]
-    k = s.get("top_k", 0)
+    k = s.get(TOP_K.field, TOP_K.neutral)
     if 0 < k < len(top):
-        shapes.append(_line(x=k - 0.5, colour=REMOVED["top_k"], dash="dash", width=2))
+        shapes.append(_line(x=k - 0.5, colour=REMOVED[TOP_K.name], dash="dash", width=2))
         notes.append(dict(x=k - 0.5, y=1, yref="paper", text=f"top-k = {k}", showarrow=False, xanchor="left"))
-    top_p = s.get("top_p", 1.0)
+    top_p = s.get(TOP_P.field, TOP_P.neutral)
     if top_p < 1.0:
         cumulative, total = [], 0.0
         for v in values:
             total += v
             cumulative.append(total)
-        line = {"color": REMOVED["top_p"], "width": 2}
+        line = {"color": REMOVED[TOP_P.name], "width": 2}
         data.append(
             dict(
                 type="scatter",
@@ -189,15 +190,15 @@ def _draw_thresholds(data: list, layout: dict, step: Step, top, values: list[flo
                 hoverinfo="skip",
             )
         )
-        shapes.append(_line(y=top_p, colour=REMOVED["top_p"], dash="dot", yref="y2"))
+        shapes.append(_line(y=top_p, colour=REMOVED[TOP_P.name], dash="dot", yref="y2"))
         notes.append(
             dict(x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False, xanchor="right")
         )
         layout["yaxis2"] = look()["yaxis"] | {"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False}
-    min_p = s.get("min_p", 0.0)
+    min_p = s.get(MIN_P.field, MIN_P.neutral)
     if min_p > 0 and values:
         floor = min_p * max(values)
-        shapes.append(_line(y=floor, colour=REMOVED["min_p"], dash="dash", width=2))
+        shapes.append(_line(y=floor, colour=REMOVED[MIN_P.name], dash="dash", width=2))
         notes.append(
             dict(x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False, yanchor="bottom")
         )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from decoding.stages import TOP_K
 from visuals.theme import (
     CHOSEN,
     FONT_SIZE,
@@ -52,7 +53,7 @@ def panel_title(r: Alone) -> str:
     name = f"<b>{head}</b><br><b>{value}</b>" if len(label) > 13 else f"<b>{label}</b>"
     usual = "<br><i>(usual value)</i>" if r.usual and r.value is not None else ""
     # top-k keeps every token tied with the k-th, so it can keep more than k
-    note = "<br><i>ties kept</i>" if r.name == "top_k" and r.kept > (r.value or 0) else ""
+    note = "<br><i>ties kept</i>" if r.name == TOP_K.name and r.kept > (r.value or 0) else ""
     return f"{name}{usual}{note}<br>keeps {r.kept:,}<br>({percent(r.mass)} of mass)"
 
 

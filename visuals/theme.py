@@ -12,7 +12,7 @@ import orjson
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from decoding.stages import STAGES
+from decoding.stages import GRAMMAR, STAGES
 
 # the fate of a candidate token
 KEPT = "#0072B2"  # blue: survived every stage
@@ -20,7 +20,7 @@ CHOSEN = "#E69F00"  # orange: the token that was selected
 FORCED = "#CC79A7"  # reddish purple: a token the learner forced
 # removed by each filter, in its stage's own colour (decoding.stages), and by a constraint's grammar
 REMOVED = {name: stage.colour for name, stage in STAGES.items() if stage.colour}
-REMOVED["grammar"] = "#882255"  # wine: a constraint's grammar (decoding.constrained)
+REMOVED[GRAMMAR] = "#882255"  # wine: a constraint's grammar (decoding.constrained)
 REMOVED_OPACITY = 0.45
 # phases and comparisons
 PREFILL = "#009E73"
@@ -38,7 +38,7 @@ AA = 4.5  # WCAG AA contrast for normal-size text
 GRID = "rgba(128,128,128,0.25)"
 FONT_SIZE = 15
 
-STAGE_LABELS = {name: stage.label for name, stage in STAGES.items()} | {"grammar": "grammar"}
+STAGE_LABELS = {name: stage.label for name, stage in STAGES.items()} | {GRAMMAR: "grammar"}
 
 
 def fate_colour(removed_by: str | None, chosen: bool = False, forced: bool = False) -> str:

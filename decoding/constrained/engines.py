@@ -9,6 +9,7 @@ an illegal favourite) it recovers by running the whole thing again with the gram
 from dataclasses import dataclass, replace
 
 from decoding.pipeline import GRAMMAR_ORDERS, Processed, SamplerSettings, process, select
+from decoding.stages import GRAMMAR
 
 RECOVERY = {
     "transformers": "none needed: truncations only see legal tokens",
@@ -26,7 +27,7 @@ class Choice:
 
 def choose(logits, settings: SamplerSettings, all_ids, generated_ids, keep, generator) -> Choice:
     """One token under the grammar `keep` ((V,) bool), in the order and with the recovery of `settings.order`."""
-    if GRAMMAR_ORDERS[settings.order][-1] != "grammar":
+    if GRAMMAR_ORDERS[settings.order][-1] != GRAMMAR:
         p = process(logits, settings, all_ids, generated_ids, grammar=keep)
         return Choice(p, select(p.final, settings, generator))
     # llama.cpp: draw from the chain alone, then check that one token
@@ -62,7 +63,7 @@ def outcomes(logits, settings: SamplerSettings, all_ids, generated_ids, keep) ->
     result = []
     for engine, order in GRAMMAR_ORDERS.items():
         s = replace(settings, order=engine)
-        enabled = tuple(name for name in order if name == "grammar" or s.enabled(name))
+        enabled = tuple(name for name in order if name == GRAMMAR or s.enabled(name))
         kept, legal = survivors_without_grammar(logits, s, all_ids, generated_ids, keep)
         result.append(
             Outcome(

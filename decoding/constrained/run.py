@@ -21,6 +21,7 @@ from decoding.forward import kv_cache_bytes
 from decoding.loop import Run, drive
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, token_texts
+from decoding.stages import GRAMMAR
 from decoding.trace import Candidate, Step, Trace
 
 
@@ -101,7 +102,7 @@ class ConstrainedRun(Run):
             rank=0,
             forced=False,
             top=[Candidate(id=token, text=text, logit=0.0, prob_before=0.0, prob_after=1.0)],
-            stages=[("grammar", 1)],
+            stages=[(GRAMMAR, 1)],
             kept_mass=0.0,
             entropy_bits=0.0,
             settings=settings.to_dict(),

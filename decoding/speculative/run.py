@@ -144,9 +144,8 @@ class SpecRun:
         for token in tokens:
             self.ids.append(token)
             n += 1
-            reason = stopping.EOS if token in self.lm.eos_ids else None
-            if reason is None and len(self.generated) >= self.max_new:
-                reason = stopping.MAX_TOKENS
+            # no stop strings here: the same rule as a Run's, without them
+            reason = stopping.stop_reason(token, len(self.generated), None, self.lm.eos_ids, self.max_new)
             if reason is not None:
                 self.result.stop_reason = reason
                 break

@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 import torch
 
+from decoding import samplers, stages
 from decoding.knobs import KNOBS
 from decoding.pipeline import ORDERS, SamplerSettings, process
 from decoding.stages import FILTER, FILTERS, PENALTIES, STAGES
@@ -61,3 +62,18 @@ def test_the_knobs_charts_and_colours_read_the_stages():
     assert STAGE_LABELS["min_p"] == STAGES["min_p"].label
     assert {name for name in REMOVED if name != "grammar"} == {n for n, s in STAGES.items() if s.kind == FILTER}
     assert PENALTIES == ("repetition", "frequency", "presence")  # the order every engine applies them in
+
+
+def test_each_stage_is_a_constant_named_as_its_record():
+    for name, stage in STAGES.items():
+        assert getattr(stages, name.upper()) is stage
+
+
+@pytest.mark.parametrize("name", list(STAGES))
+def test_a_stage_names_the_sampler_function_that_does_its_math(name):
+    stage = STAGES[name]
+    assert stage.function() is getattr(samplers, stage.sampler)
+
+
+def test_only_the_repetition_penalty_counts_the_prompts_tokens():
+    assert [name for name, stage in STAGES.items() if stage.counts_prompt] == [stages.REPETITION.name]

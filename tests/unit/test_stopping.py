@@ -46,6 +46,13 @@ def test_stop_reason_names_the_condition_that_fired(token_id, n, hit, expected):
     assert stop_reason(token_id, n, text, eos_ids=(9,), max_new_tokens=5) == expected
 
 
+def test_a_run_without_stop_strings_stops_by_the_same_rule_given_no_text():
+    # SpecRun's rounds match no stop strings
+    assert stop_reason(9, 5, None, eos_ids=(9,), max_new_tokens=5) == EOS  # the end-of-sequence id before the limit
+    assert stop_reason(1, 5, None, eos_ids=(9,), max_new_tokens=5) == MAX_TOKENS
+    assert stop_reason(1, 4, None, eos_ids=(9,), max_new_tokens=5) is None
+
+
 @pytest.mark.parametrize("bad", [[""], ["x" * 201], ["s"] * 17, [3]])
 def test_bad_stop_strings_are_rejected(bad):
     with pytest.raises(ValueError, match="stop string"):

@@ -10,6 +10,7 @@ from decoding.constrained.measure import MAX_SAMPLES
 from decoding.constrained.presets import DEFAULT, PRESETS
 from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
+from decoding.stages import TEMPERATURE, TOP_K, TOP_P
 from ui.constrained import handlers as h
 from ui.constrained import measure as m
 from ui.context import AppConfig
@@ -102,9 +103,9 @@ def _controls() -> dict:
     with gr.Row():
         order = gr.Radio(list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="cd-order")
     with gr.Row():
-        temperature = knob("temperature", 1.0, "0 = greedy")
-        top_k = whole_number_box(0, label=KNOBS["top_k"].label, info="0 = off", elem_id="cd-topk")
-        top_p = knob("top_p", 1.0, "1 = off")
+        temperature = knob(TEMPERATURE.field, TEMPERATURE.neutral, "0 = greedy")
+        top_k = whole_number_box(TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="cd-topk")
+        top_p = knob(TOP_P.field, TOP_P.neutral, "1 = off")
     with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
         seed = whole_number_box(0, label="Seed", elem_id="cd-seed", scale=1)
         max_new = knob_slider(

@@ -18,6 +18,7 @@ from decoding.sandbox import (
     parse_logits,
     temperature_sweep,
 )
+from decoding.stages import MIN_P, TEMPERATURE, TOP_K, TOP_P, Stage
 from ui.events import message_line, teach
 from ui.group import Group
 from ui.lesson import lesson, try_this
@@ -50,7 +51,14 @@ PANELS_NOTE = """Each panel applies **one** strategy to the same logits (tempera
 model's probability of the 20 most likely tokens, then **rest** = every other token together; hatched and pale =
 removed; the grey dash = the probability that strategy alone would sample it with. *(usual value)* = your setting is
 off, so the panel shows the common value."""
-DEFAULTS = {"preset": "reference exercise", "temperature": 1.0, "top_k": 0, "top_p": 0.9, "min_p": 0.1}
+# the reference exercise as posed: temperature and top-k off, top-p and min-p at their usual values (0.9 and 0.1)
+DEFAULTS = {
+    "preset": "reference exercise",
+    TEMPERATURE.field: TEMPERATURE.neutral,
+    TOP_K.field: TOP_K.neutral,
+    TOP_P.field: TOP_P.usual,
+    MIN_P.field: MIN_P.usual,
+}
 
 
 class SandboxView(NamedTuple):
@@ -98,35 +106,34 @@ class SandboxPage:
     view: SandboxView  # of components
 
 
-def _slider(field: str, **kwargs) -> gr.Slider:
-    """A knob's slider, its range and step from decoding.knobs; a typed value out of range reaches the check."""
-    knob = KNOBS[field]
-    return knob_slider(knob.lo, knob.hi, DEFAULTS[field], step=knob.step, min_width=260, **kwargs)
+def _slider(stage: Stage, **kwargs) -> gr.Slider:
+    """A stage's slider, labelled as its charts name it, its range and step from decoding.knobs; a typed value out of
+    range reaches the check."""
+    knob = KNOBS[stage.field]
+    return knob_slider(
+        knob.lo, knob.hi, DEFAULTS[stage.field], step=knob.step, label=stage.label, min_width=260, **kwargs
+    )
 
 
 def _knobs() -> SandboxKnobs:
     return SandboxKnobs(
         temperature=_slider(
-            "temperature",
-            label="temperature",
+            TEMPERATURE,
             elem_id="sandbox-temperature",
             info="divides the logits: < 1 sharpens, > 1 flattens; 0 = greedy. Usual 0.7–1",
         ),
         top_k=_slider(
-            "top_k",
-            label="top-k",
+            TOP_K,
             elem_id="sandbox-topk",
             info="keep the k most likely (ties kept); 0 = off. Usual 40–50",
         ),
         top_p=_slider(
-            "top_p",
-            label="top-p",
+            TOP_P,
             elem_id="sandbox-topp",
             info="keep the most likely until their mass reaches p; 1 = off. Usual 0.9–0.95",
         ),
         min_p=_slider(
-            "min_p",
-            label="min-p",
+            MIN_P,
             elem_id="sandbox-minp",
             info="keep tokens with p ≥ min-p × the top p; 0 = off. Usual 0.05–0.1",
         ),

@@ -8,6 +8,7 @@ import gradio as gr
 
 from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
+from decoding.stages import REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
@@ -106,11 +107,11 @@ def _controls(p: Preset) -> dict:
     max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="spec-max-new")
     with gr.Accordion("Samplers (as in Step by step)", open=False):
         knobs = Knobs(
-            temperature=knob("temperature", p.temperature, "0 = greedy"),
+            temperature=knob(TEMPERATURE.field, p.temperature, "0 = greedy"),
             # a box, not a slider: a slider's own box puts a typed -4 back to 0 without a word
-            top_k=whole_number_box(p.top_k, label=KNOBS["top_k"].label, info="0 = off", elem_id="spec-top_k"),
-            top_p=knob("top_p", p.top_p, "1 = off"),
-            repetition_penalty=knob("repetition_penalty", p.repetition_penalty, "1 = off"),
+            top_k=whole_number_box(p.top_k, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="spec-top_k"),
+            top_p=knob(TOP_P.field, p.top_p, "1 = off"),
+            repetition_penalty=knob(REPETITION.field, p.repetition_penalty, "1 = off"),
             order=gr.Dropdown(list(ORDERS), value="transformers", label=ORDER_LABEL),
         )
         seed = whole_number_box(0, label="Seed", elem_id="spec-seed")

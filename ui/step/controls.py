@@ -10,6 +10,7 @@ import gradio as gr
 from decoding.knobs import KNOBS, SEED_MAX
 from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
+from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui import validate
 from ui.context import CHAT, RAW, AppConfig
 from ui.group import Group
@@ -99,23 +100,29 @@ def knob_column(config: AppConfig) -> dict:
     what it reads, the pass mode, and the link to this setup. Returns its controls by their `StepPage` names."""
     preset = PRESETS[DEFAULT_PRESET]
     temperature = knob(
-        "temperature",
+        TEMPERATURE.field,
         preset.temperature,
         "0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
         elem_id="knob-temperature",
     )
     why = gr.Markdown(elem_id="step-why")
     try_this(WALKTHROUGH, 5, "step-try", elem_classes="step-walk")
-    top_k = knob("top_k", 0, "keep the k likeliest; 0 = off; usual 20-100")
+    top_k = knob(TOP_K.field, TOP_K.neutral, "keep the k likeliest; 0 = off; usual 20-100")
     top_p = knob(
-        "top_p", 1.0, "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95", elem_id="knob-top-p"
+        TOP_P.field,
+        TOP_P.neutral,
+        "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
+        elem_id="knob-top-p",
     )
     min_p = knob(
-        "min_p", 0.0, "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1", elem_id="knob-min-p"
+        MIN_P.field,
+        MIN_P.neutral,
+        "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1",
+        elem_id="knob-min-p",
     )
     with gr.Accordion("Penalties, seed, length, stop strings, engine order", open=False, elem_id="step-advanced"):
         advanced = advanced_controls()
-    penalties = {name: advanced.pop(name) for name in ("repetition_penalty", "presence_penalty", "frequency_penalty")}
+    penalties = {name: advanced.pop(name) for name in (REPETITION.field, PRESENCE.field, FREQUENCY.field)}
     knobs = Knobs(
         temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, **penalties, order=advanced.pop("order")
     )
@@ -126,16 +133,16 @@ def advanced_controls() -> dict:
     """Under the fold: the penalties, seed, length, stop strings and the engine order."""
     return dict(
         repetition_penalty=knob(
-            "repetition_penalty",
-            1.0,
+            REPETITION.field,
+            REPETITION.neutral,
             "divides the logits of tokens already seen; 1 = off; usual 1.1-1.3",
             elem_id="knob-rep",
         ),
         presence_penalty=knob(
-            "presence_penalty", 0.0, "subtracts once from every token generated so far; 0 = off; usual 0-1"
+            PRESENCE.field, PRESENCE.neutral, "subtracts once from every token generated so far; 0 = off; usual 0-1"
         ),
         frequency_penalty=knob(
-            "frequency_penalty", 0.0, "subtracts per repeat of a generated token; 0 = off; usual 0-1"
+            FREQUENCY.field, FREQUENCY.neutral, "subtracts per repeat of a generated token; 0 = off; usual 0-1"
         ),
         seed=validate.whole_number_box(
             0, label="Seed", info=f"same seed and settings give the same tokens; 0 to {SEED_MAX:,}", elem_id="knob-seed"

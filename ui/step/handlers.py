@@ -14,10 +14,11 @@ from pathlib import Path
 
 from decoding import values
 from decoding.inspector import inspect_step
-from decoding.knobs import KNOBS, check_seed, settings_from
+from decoding.knobs import check_seed, settings_from
 from decoding.loop import MAX_NEW_TOKENS_CAP, Run, drive
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
+from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TOP_K, TOP_P
 from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
@@ -30,8 +31,8 @@ from visuals import distribution
 from visuals.step import sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
-TRUNCATIONS = (("top-k", "top_k"), ("top-p", "top_p"), ("min-p", "min_p"))
-PENALTIES = (("repetition", "repetition_penalty"), ("presence", "presence_penalty"), ("frequency", "frequency_penalty"))
+TRUNCATIONS = (TOP_K, TOP_P, MIN_P)  # the step tab's; greedy skips them
+PENALTIES = (REPETITION, PRESENCE, FREQUENCY)  # named in the note by their stage names: "repetition 1.3"
 
 
 def settings_note(knobs: Mapping) -> str:
@@ -40,7 +41,7 @@ def settings_note(knobs: Mapping) -> str:
         s = settings_from(knobs)
     except ValueError:
         return ""  # the message line says what is wrong
-    set_truncations = [f"{label} {getattr(s, f):g}" for label, f in TRUNCATIONS if getattr(s, f) != KNOBS[f].off]
+    set_truncations = [f"{t.label} {getattr(s, t.field):g}" for t in TRUNCATIONS if t.enabled(getattr(s, t.field))]
     notes = []
     if s.greedy and set_truncations:
         verb = "is" if len(set_truncations) == 1 else "are"
@@ -48,8 +49,9 @@ def settings_note(knobs: Mapping) -> str:
             f"Temperature 0 is greedy: it takes the argmax, so {' and '.join(set_truncations)} {verb} skipped "
             "(as in generate())."
         )
-    on = [f"{name} {getattr(s, f):g}" for name, f in PENALTIES if getattr(s, f) != KNOBS[f].off]
-    notes.append(f"Penalties on: {', '.join(on)}." if on else "Penalties off (repetition 1, presence 0, frequency 0).")
+    on = [f"{p.name} {getattr(s, p.field):g}" for p in PENALTIES if p.enabled(getattr(s, p.field))]
+    off = ", ".join(f"{p.name} {p.neutral:g}" for p in PENALTIES)
+    notes.append(f"Penalties on: {', '.join(on)}." if on else f"Penalties off ({off}).")
     return " ".join(notes)
 
 

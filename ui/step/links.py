@@ -8,20 +8,16 @@ import gradio as gr
 
 from decoding import knobs
 from decoding.knobs import KNOBS
+from decoding.stages import MIN_P, REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui.context import AppConfig
 from ui.events import error_html
 from ui.step import handlers as h
 from ui.step.controls import Reads, Setup
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
 
-# a link's names for the settings it carries -> the knobs they set (then the seed, checked by knobs.check_seed)
-PARAMS = {
-    "temperature": "temperature",
-    "top_k": "top_k",
-    "top_p": "top_p",
-    "min_p": "min_p",
-    "repetition": "repetition_penalty",
-}
+# a link's names for the settings it carries (their stages' names) -> the knobs they set (then the seed, checked by
+# knobs.check_seed)
+PARAMS = {stage.name: stage.field for stage in (TEMPERATURE, TOP_K, TOP_P, MIN_P, REPETITION)}
 
 
 class Opened(NamedTuple):

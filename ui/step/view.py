@@ -11,6 +11,7 @@ import gradio as gr
 
 from decoding.inspector import strategies_alone
 from decoding.pipeline import SamplerSettings
+from decoding.stages import TEMPERATURE
 from decoding.trace import Step
 from ui.sessions import STORE, Entry
 from ui.step import lens
@@ -93,7 +94,7 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     choices = distribution.candidate_choices(v.shown, TOP_N) if v.shown is not None else []
     orders = sandbox.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
     if live and v.shown is not None:
-        if v.shown.settings.get("temperature") == 0:  # why every engine "keeps" the whole vocabulary
+        if v.shown.settings.get(TEMPERATURE.field) == 0:  # why every engine "keeps" the whole vocabulary
             orders = f"{GREEDY_NOTE}  \n{orders}"
         orders = f"**Forward pass:** {_pass_line(v.shown)}  \n{orders}"
     chips = sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held)

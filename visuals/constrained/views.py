@@ -6,6 +6,7 @@ import statistics
 
 import plotly.graph_objects as go
 
+from decoding.stages import FILTER, GRAMMAR, MIN_P, STAGES, TEMPERATURE, TOP_K, TOP_P
 from decoding.trace import Step
 from visuals.distribution import distribution_figure
 from visuals.glossary import term
@@ -13,8 +14,9 @@ from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, fi
 from visuals.tokens import visible_token
 from visuals.words import count
 
-GRAMMAR = REMOVED["grammar"]
-NOT_MODEL_STAGES = ("temperature", "repetition", "frequency", "presence")  # reshape logits, remove nothing
+GRAMMAR_COLOUR = REMOVED[GRAMMAR]
+# the penalties and temperature reshape the logits and remove nothing
+RESHAPING = tuple(name for name, stage in STAGES.items() if stage.kind != FILTER)
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
@@ -28,7 +30,8 @@ def answer_html(steps: list[Step], held: str = "") -> str:
     chips = []
     for s in steps:
         if s.grammar_forced:
-            style, title = f"background:{_rgba(GRAMMAR, 0.25)};outline:2px dashed {GRAMMAR};", "forced by the grammar"
+            style = f"background:{_rgba(GRAMMAR_COLOUR, 0.25)};outline:2px dashed {GRAMMAR_COLOUR};"
+            title = "forced by the grammar"
         elif s.forced:
             style, title = f"background:{_rgba(FORCED, 0.5)};outline:2px dashed {FORCED};", "forced by you"
         else:
@@ -43,7 +46,7 @@ def answer_html(steps: list[Step], held: str = "") -> str:
         chips.append(f'<span class="tok held">{html.escape(held)}</span>')
     pad = "padding:0 3px;margin:0 3px;"
     legend = (
-        f'<div class="tok-legend">shaded = sampled · <span style="{pad}outline:2px dashed {GRAMMAR}">dashed wine'
+        f'<div class="tok-legend">shaded = sampled · <span style="{pad}outline:2px dashed {GRAMMAR_COLOUR}">dashed wine'
         f'</span> = forced by the grammar (no sampling, no forward pass of its own) · <span style="{pad}outline:2px '
         f'dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
     )
@@ -72,14 +75,14 @@ def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> st
     rows = ["| stage | tokens left | removed among the model's top 20 (model probability) |", "|---|---:|---|"]
     before = vocab_size
     for name, kept in step.stages:
-        if name in NOT_MODEL_STAGES:
+        if name in RESHAPING:
             rows.append(f"| {STAGE_LABELS.get(name, name)} | {kept:,} | reshapes the logits, removes nothing |")
             continue
         removed = [c for c in step.top if c.removed_by == name]
         shown = ", ".join(f"`{visible_token(c.text)}` {c.prob_before:.1%}" for c in removed[:5])
         more = f" and {len(removed) - 5} more" if len(removed) > 5 else ""
         label = STAGE_LABELS.get(name, name)
-        if name == "grammar":
+        if name == GRAMMAR:
             label = f"**grammar**: {kept:,} of {before:,} legal" if kept <= before else "**grammar**"
             shown = (shown or "none of them") + f"{more}; **{term('illegal mass')} {step.illegal_mass:.1%}**"
             more = ""
@@ -126,12 +129,12 @@ def orders_markdown(outcomes: list, settings_note: str, position: int | None = N
     return "\n".join(rows)
 
 
-SHOWN_STAGES = ("grammar", "temperature", "top_k", "top_p", "min_p")  # the tab's knobs
+SHOWN_STAGES = (GRAMMAR, TEMPERATURE.name, TOP_K.name, TOP_P.name, MIN_P.name)  # the tab's knobs
 
 
 def _stage(name: str, on: bool) -> str:
     label = STAGE_LABELS.get(name, name)
-    return f"**{label}**" if name == "grammar" else label if on else f"{label} (off)"
+    return f"**{label}**" if name == GRAMMAR else label if on else f"{label} (off)"
 
 
 def comparison_figure(cmp) -> go.Figure:
@@ -152,7 +155,7 @@ def comparison_figure(cmp) -> go.Figure:
                     marker={
                         "symbol": "circle" if valid else "x",
                         "size": 13,
-                        "color": (GRAMMAR if row != "without" else KEPT) if valid else OTHER,
+                        "color": (GRAMMAR_COLOUR if row != "without" else KEPT) if valid else OTHER,
                         "line": {"width": 1, "color": "white"},
                     },
                     customdata=[[s.seed, s.text[:80], s.problem or "valid", s.tokens] for s in picked],

@@ -7,13 +7,14 @@ the reference in KEPT's blue, the format in CHOSEN's orange, a simulated format 
 
 import html
 
+from decoding.stages import TOP_K
 from visuals.glossary import term
 from visuals.theme import CHOSEN, KEPT, OTHER, REMOVED, TEXT, empty_figure, figure_from, ink, look
 from visuals.tokens import visible_token
 from visuals.words import count
 
 REFERENCE = "float32"
-DIVERGED = REMOVED["top_k"]  # vermillion: where the format's own stream first wrote another token
+DIVERGED = REMOVED[TOP_K.name]  # vermillion: where the format's own stream first wrote another token
 # llama.cpp's quantize tool: what each format added to perplexity on LLaMA-v1-7B (wikitext-2, float16 ≈ 5.9)
 LLAMA_CPP = (("Q8_0", 0.0004), ("Q5_1", 0.0349), ("Q4_K_M", 0.0532), ("Q4_1", 0.1585))
 SMALL_GAP = 0.02  # top two closer than 2 points: a small change in the logits can swap them

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from decoding.stages import MIN_P, TOP_P
 from visuals.strategies import percent
 from visuals.theme import REMOVED, STAGE_LABELS, TEXT, styled
 from visuals.tokens import visible_token
@@ -29,8 +30,8 @@ def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:
         subplot_titles=("tokens kept (log scale)", "probability kept, at that temperature"),
     )
     lines = (
-        (f"top-p {sweep.top_p:g}", sweep.top_p_kept, sweep.top_p_mass, REMOVED["top_p"], "solid", "circle"),
-        (f"min-p {sweep.min_p:g}", sweep.min_p_kept, sweep.min_p_mass, REMOVED["min_p"], "dash", "square"),
+        (f"{TOP_P.label} {sweep.top_p:g}", sweep.top_p_kept, sweep.top_p_mass, REMOVED[TOP_P.name], "solid", "circle"),
+        (f"{MIN_P.label} {sweep.min_p:g}", sweep.min_p_kept, sweep.min_p_mass, REMOVED[MIN_P.name], "dash", "square"),
     )
     for name, kept, mass, colour, dash, symbol in lines:
         style = {"line": {"color": colour, "width": 3, "dash": dash}, "marker": {"symbol": symbol, "size": 7}}

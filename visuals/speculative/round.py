@@ -4,12 +4,13 @@ visuals.speculative.charts). No torch, no gradio."""
 
 import html
 
+from decoding.stages import TOP_K, TYPICAL
 from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED
 from visuals.tokens import visible_token
 
 DRAFT = FORCED
-REJECTED = REMOVED["top_k"]
-MATCH = REMOVED["typical"]  # yellow: the n-gram prompt lookup matched
+REJECTED = REMOVED[TOP_K.name]
+MATCH = REMOVED[TYPICAL.name]  # yellow: the n-gram prompt lookup matched
 CONTEXT_TAIL, MATCH_AROUND = 14, 6  # context tokens shown before the guesses, and around a lookup match
 
 

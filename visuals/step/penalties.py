@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from decoding.stages import TOP_K
 from visuals.theme import KEPT, REMOVED, empty_figure, styled
 from visuals.tokens import visible_token
 
@@ -28,7 +29,7 @@ def penalties_figure(moved: list[Moved], active: bool) -> go.Figure:
     fig = go.Figure()
     fig.add_bar(y=labels, x=[m.before for m in moved], name="logit before", orientation="h", marker_color=KEPT)
     fig.add_bar(
-        y=labels, x=[m.after for m in moved], name="after penalties", orientation="h", marker_color=REMOVED["top_k"]
+        y=labels, x=[m.after for m in moved], name="after penalties", orientation="h", marker_color=REMOVED[TOP_K.name]
     )
     fig.update_layout(barmode="group")
     fig.update_yaxes(autorange="reversed")
