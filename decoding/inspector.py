@@ -2,8 +2,15 @@
 penalties moved, whether the engines' stage orders (`sandbox.compare_orders`) keep different sets, and each
 strategy alone on it (`sandbox.each_strategy_alone`). They read the run's one processed distribution
 (`Run.preview`, computed once per distribution and settings, which the step then chooses from) rather than run
-the pipeline again. Small plain data out, token texts included (this is an edge of the loop, where text appears)."""
+the pipeline again. Small plain data out, token texts included (this is an edge of the loop, where text appears).
 
+Each strategy alone is vocabulary-sized work (softmaxes and masks over every logit, a full sort for top-p) and a pure
+function of the logits and the settings: a class that presses one preset gets the same logits in every session (the
+prefix cache answers them bit for bit), so the last few results are kept and a session whose logits are equal, value
+for value, to a kept one reads it instead of computing it again."""
+
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
@@ -16,6 +23,7 @@ from decoding.stages import GRAMMAR
 
 MAX_MOVED = 10
 MAX_DIFFERING = 8
+KEPT_ALONE = 8  # results of each strategy alone kept for other sessions (each holds its logits: V floats)
 
 
 @dataclass(frozen=True)
@@ -52,9 +60,45 @@ def strategies_alone(run: Run, settings: SamplerSettings, top_n: int) -> tuple[l
     """Each strategy alone on the pending logits (`sandbox.each_strategy_alone`), with the texts of its top tokens;
     the model's probabilities come from the run's processed distribution."""
     p = run.preview(settings)
-    results = each_strategy_alone(p.raw, settings, top_n, probs=p.probs_before)
+    results = _ALONE.get(p.raw, settings, top_n)
+    if results is None:
+        results = each_strategy_alone(p.raw, settings, top_n, probs=p.probs_before)
+        _ALONE.put(p.raw, settings, top_n, results)
     ids = results[0].ids
     return results, dict(zip(ids, token_texts(run.lm.tokenizer, ids)))
+
+
+class _Recent:
+    """The last few (logits, settings, top_n) -> results, shared by every session. A few sampled logits find the
+    candidate; `torch.equal` over all of them decides, so a hit is exactly what computing it again would give."""
+
+    def __init__(self, size: int):
+        self.size, self._kept, self._lock = size, OrderedDict(), threading.Lock()
+
+    @staticmethod
+    def _key(logits: torch.Tensor, settings: SamplerSettings, top_n: int) -> tuple:
+        sampled = logits[:: max(1, logits.numel() // 16)]  # (16,) or so: cheap, and tells most logits apart
+        return tuple(sampled.tolist()), settings, top_n
+
+    def get(self, logits: torch.Tensor, settings: SamplerSettings, top_n: int):
+        key = self._key(logits, settings, top_n)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is None or not torch.equal(kept[0], logits):
+                return None
+            self._kept.move_to_end(key)
+            return kept[1]
+
+    def put(self, logits: torch.Tensor, settings: SamplerSettings, top_n: int, results) -> None:
+        key = self._key(logits, settings, top_n)
+        with self._lock:
+            self._kept[key] = (logits.clone(), results)
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+
+_ALONE = _Recent(KEPT_ALONE)
 
 
 def _moved(run: Run, p: Processed, settings: SamplerSettings) -> list[Moved]:

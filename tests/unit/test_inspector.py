@@ -1,10 +1,12 @@
 """The step tab's inspectors: what the penalties moved on the pending logits, what each engine order keeps."""
 
-from decoding.inspector import MAX_DIFFERING, inspect_step
+import torch
+
+from decoding.inspector import MAX_DIFFERING, inspect_step, strategies_alone
 from decoding.loop import Run
 from decoding.pipeline import ORDERS, SamplerSettings
 from decoding.prompts import encode_prompt
-from decoding.sandbox import compare_orders
+from decoding.sandbox import compare_orders, each_strategy_alone
 
 
 def _run(tiny) -> Run:
@@ -32,3 +34,23 @@ def test_the_orders_are_the_sandbox_comparison_with_token_texts(tiny):
     expected = compare_orders(run.logits, settings, run.ids, run.generated, max_rows=MAX_DIFFERING)
     assert found.kept_by_order == {o.order: o.kept for o in expected.orders} and set(found.kept_by_order) == set(ORDERS)
     assert [keepers for _, keepers in found.differing] == [keepers for _, _, keepers in expected.differing]
+
+
+def test_each_strategy_alone_is_computed_once_for_equal_logits_and_settings(tiny):
+    settings = SamplerSettings(top_p=0.6, min_p=0.3, top_k=40)
+    first, second = _run(tiny), _run(tiny)  # two sessions, one prompt: equal logits, separate runs
+    assert torch.equal(first.logits, second.logits)
+    results, labels = strategies_alone(first, settings, 5)
+    again, again_labels = strategies_alone(second, settings, 5)
+    assert again is results and again_labels == labels
+    assert results == each_strategy_alone(first.preview(settings).raw, settings, 5)
+
+
+def test_each_strategy_alone_is_computed_afresh_when_logits_or_settings_differ(tiny):
+    settings = SamplerSettings(top_p=0.6)
+    run = _run(tiny)
+    results, _ = strategies_alone(run, settings, 5)
+    assert strategies_alone(run, SamplerSettings(top_p=0.7), 5)[0] is not results
+    run.step(settings)  # the next distribution: other logits
+    fresh, _ = strategies_alone(run, settings, 5)
+    assert fresh is not results and fresh == each_strategy_alone(run.preview(settings).raw, settings, 5)

@@ -22,9 +22,21 @@ def test_closed_the_panel_reads_no_lens_and_redraws_nothing(tiny):
     h.step(run_id, MODES[0], GREEDY)
     entry = STORE.get(run_id)
     assert entry.view.lenses == {}
-    side = step_view.side_view(run_id, None)
-    assert all(isinstance(x, type(gr.skip())) for x in (side.lens_summary, side.lens_table, side.lens_curve))
+    assert step_view.side_view(run_id, None).lens == gr.skip()  # the panels below the chart send it nothing
     STORE.release(run_id)
+
+
+def test_open_the_panels_below_the_chart_change_its_stamp_and_the_stamp_draws_it(tiny):
+    run_id = _prefill()
+    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    first = step_view.side_view(run_id, None).lens
+    h.step(run_id, MODES[0], GREEDY)
+    second = step_view.side_view(run_id, None).lens
+    assert isinstance(first, int) and second != first  # each change of the stamp is an event that draws the panel
+    drawn, side = lens.drawn(run_id), lens.side(STORE.get(run_id))
+    assert drawn.table == side.table and "layer 2 (final)" in drawn.table and drawn.summary == side.summary
+    STORE.release(run_id)
+    assert lens.drawn(run_id).table == gr.skip()  # freed: the panel stays as it is
 
 
 def test_open_every_step_reads_its_lens_and_the_panel_shows_the_charts_distribution(tiny):

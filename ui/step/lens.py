@@ -1,14 +1,16 @@
 """The step tab's "What each layer would have said" panel: the logit lens (decoding.lens) of the distribution on the
 chart, a row per layer, and over the run how often each layer's top-1 was the token chosen.
 
-Closed, it costs nothing: no hidden state is kept, no pass is added, and no event of its own is sent (the panel
-is drawn with the panels below the chart). Open, each distribution the tab shows is read again by one extra pass
-of the session's own over its last position, with every layer's hidden state; that pass's logits become the ones
-the step chooses from, so the lens's final row is the chart, bit for bit. A moved knob reuses the lens (the model's
-distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its own,
-until the run stops: then one more pass over its whole text (decoding.lens.run_agreement) reads the lens at every
-step, whether taken with the panel open or not, once per run (Back or another token makes it another run's)."""
+Closed, it costs nothing: no hidden state is kept, no pass is added, no event of its own is sent, and the panels
+below the chart send it nothing (an output they left unchanged would still cost gradio a rebuilt component). Open,
+those panels change its stamp, and the stamp's change draws it; each distribution the tab shows is read again by one
+extra pass of the session's own over its last position, with every layer's hidden state; that pass's logits become
+the ones the step chooses from, so the lens's final row is the chart, bit for bit. A moved knob reuses the lens (the
+model's distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its
+own, until the run stops: then one more pass over its whole text (decoding.lens.run_agreement) reads the lens at
+every step, whether taken with the panel open or not, once per run (Back or another token makes it another run's)."""
 
+import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -55,6 +57,7 @@ class LensPanel:
     accordion: gr.Accordion
     is_open: gr.State  # the page's, so a new run (Prefill) reads its lens when the learner left the panel open
     view: LensView
+    stamp: gr.State  # changed by the panels below the chart while the panel is open: its change draws the panel
 
 
 def layout() -> LensPanel:
@@ -69,7 +72,8 @@ def layout() -> LensPanel:
         table = gr.HTML(elem_id="step-lens-table")
         note = gr.HTML(CURVE_NOTE, elem_id="step-lens-curve-note", elem_classes="hint")
         curve = gr.Plot(visuals.agreement_figure([], 0), show_label=False, elem_id="step-lens-agree")
-    return LensPanel(accordion=accordion, is_open=gr.State(False), view=LensView(summary, table, note, curve))
+    view = LensView(summary, table, note, curve)
+    return LensPanel(accordion=accordion, is_open=gr.State(False), view=view, stamp=gr.State(0))
 
 
 def before_choosing(entry: Entry) -> bool:
@@ -158,6 +162,26 @@ def side(entry: Entry | None) -> LensView:
     if entry is None or not entry.view.lens_on:
         return LensView(summary=gr.skip(), table=gr.skip(), note=gr.skip(), curve=gr.skip())
     return draw(entry)
+
+
+_STAMPS = itertools.count(1)  # every stamp differs from the last, whichever run set it
+
+
+def stamp(entry: Entry | None):
+    """The panel's stamp, as the panels below the chart set it: a new value while it is open (its change draws the
+    panel, `drawn`), nothing while it is closed."""
+    if entry is None or not entry.view.lens_on:
+        return gr.skip()
+    return next(_STAMPS)
+
+
+def drawn(run_id) -> LensView:
+    """The panel as the run stands, drawn as its stamp changes."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # freed meanwhile: the panel stays as it is
+        entry = None
+    return side(entry)
 
 
 def opened(run_id, redraw) -> dict | object:

@@ -139,15 +139,7 @@ def chart_column(run_id: gr.State) -> dict:
     lens = lens_panel.layout()
     penalties = gr.Plot(label="Penalties this step")
     time_fig = gr.Plot(label="Time", elem_id="step-time")
-    side = Side(
-        penalties,
-        time_fig,
-        strategies,
-        lens_summary=lens.view.summary,
-        lens_table=lens.view.table,
-        lens_note=lens.view.note,
-        lens_curve=lens.view.curve,
-    )
+    side = Side(penalties, time_fig, strategies, lens=lens.stamp)
     numbers = gr.Markdown(elem_id="step-numbers")
     with gr.Row():
         save = gr.Button("Save trace (JSON + CSV)")

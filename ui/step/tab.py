@@ -151,6 +151,8 @@ def _wire_lens(c: StepPage, live: dict, on_step, then_side) -> None:
 
     then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
     c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
+    # drawn as the panels below the chart change its stamp (they do only while it is open), off the model's queue
+    c.lens.stamp.change(*named(lens.drawn, c.lens.view, run_id=c.run_id), show_progress="hidden")
 
 
 def _wire_strategies(c: StepPage) -> None:

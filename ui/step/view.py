@@ -63,10 +63,7 @@ class Side(NamedTuple):
     penalties: object
     timeline: object
     strategies: object
-    lens_summary: object  # "What each layer would have said" (ui/step/lens.py)
-    lens_table: object
-    lens_note: object
-    lens_curve: object
+    lens: object  # the stamp of "What each layer would have said" (ui/step/lens.py): its change draws that panel
 
 
 def start_line(preset: str) -> str:
@@ -136,7 +133,7 @@ def side_view(run_id, settings: SamplerSettings | None, strategies_open: bool = 
             penalties=empty_figure("Penalties appear here once a run starts", 260),
             timeline=timeline.request_timeline_figure(0, [], []),
             strategies=empty_figure(STRATEGIES_BLANK, 260) if strategies_open else gr.skip(),
-            **_lens_fields(None),
+            lens=lens.stamp(None),
         )
     v: StepView = entry.view
     extras = _extras(entry)
@@ -149,12 +146,7 @@ def side_view(run_id, settings: SamplerSettings | None, strategies_open: bool = 
     steps = entry.trace.steps[: v.cursor]
     time_fig = timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), v.draw_ms[: len(steps)])
     strategies = strategies_view(entry, settings) if strategies_open else gr.skip()
-    return Side(penalties=pen, timeline=time_fig, strategies=strategies, **_lens_fields(entry))
-
-
-def _lens_fields(entry: Entry | None) -> dict:
-    panel = lens.side(entry)
-    return dict(lens_summary=panel.summary, lens_table=panel.table, lens_note=panel.note, lens_curve=panel.curve)
+    return Side(penalties=pen, timeline=time_fig, strategies=strategies, lens=lens.stamp(entry))
 
 
 STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
