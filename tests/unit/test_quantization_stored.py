@@ -6,7 +6,7 @@ import torch
 
 from decoding.models import bundled_gguf_path
 from decoding.quantization import quantizers
-from decoding.quantization.formats import FORMATS, HEAD, LAYERS, PARTS
+from decoding.quantization.formats import BOTH, FORMATS, HEAD, LAYERS, PARTS
 from decoding.quantization.model import bytes_per_step, quantize_model
 from decoding.quantization.quality import heldout_ids, measure_quality
 from decoding.quantization.stored import EMBEDDING, NORMS, read_stored
@@ -44,20 +44,20 @@ def test_as_stored_reads_the_files_tensor_bytes_per_step(bundled):
 
 
 @pytest.fixture(scope="module")
-def heldout(bundled):
-    return heldout_ids(bundled.tokenizer)
+def quality(bundled):
+    """The "as stored" weights and int4 on each part, over the whole held-out text in one pass: float32's logits,
+    the reference, are computed once for all four."""
+    models = {"as stored": quantize_model(bundled.model, "as stored")}
+    models |= {part: quantize_model(bundled.model, "int4", part=part) for part in PARTS}
+    return measure_quality(bundled.model, models, heldout_ids(bundled.tokenizer))
 
 
-def test_as_stored_agrees_with_float32_at_every_held_out_position(bundled, heldout):
-    q = measure_quality(bundled.model, {"as stored": quantize_model(bundled.model, "as stored")}, heldout)["as stored"]
+def test_as_stored_agrees_with_float32_at_every_held_out_position(quality):
+    q = quality["as stored"]
     assert q.top1_agreement == 1.0 and q.kl_mean < 1e-6
 
 
-def test_int4_on_the_layers_only_keeps_every_top_token_and_its_drift_is_the_heads(bundled, heldout):
-    by_part = {
-        part: measure_quality(bundled.model, {part: quantize_model(bundled.model, "int4", part=part)}, heldout)[part]
-        for part in PARTS
-    }
-    assert by_part[LAYERS].top1_agreement == 1.0 and by_part[LAYERS].kl_mean < 1e-6
-    assert by_part[HEAD].top1_agreement < 0.95
-    assert by_part[HEAD].top1_agreement == by_part[PARTS[0]].top1_agreement
+def test_int4_on_the_layers_only_keeps_every_top_token_and_its_drift_is_the_heads(quality):
+    assert quality[LAYERS].top1_agreement == 1.0 and quality[LAYERS].kl_mean < 1e-6
+    assert quality[HEAD].top1_agreement < 0.95
+    assert quality[HEAD].top1_agreement == quality[BOTH].top1_agreement
