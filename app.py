@@ -26,6 +26,7 @@ from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
 from ui.serving.tab import server_note
 from visuals import theme
+from visuals.glossary import CSS as GLOSSARY_CSS
 
 # (tab title, module in ui/ with a build(config) function, its id in a shared link: ?tab=step), in teaching order.
 # The ids are written out, not derived from the modules' names: a link sent to a class must outlive a moved module.
@@ -98,7 +99,8 @@ CSS = f"""
 .projector :is(#spec-buttons, #beam-buttons, #cd-buttons, #q-buttons) > button {{ min-width: 96px !important; }}
 /* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
 .projector .spec-round {{ line-height: 2; }}
-{LESSON_CSS}"""
+{LESSON_CSS}
+{GLOSSARY_CSS}"""
 TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload

@@ -1,9 +1,27 @@
 """The lessons' terms, each explained in one line for a student who knows tokens and probabilities, and the one way a
-page shows a term: underlined with its explanation on hover (`term`), or as a "what is this" line (`explain`)."""
+page shows a term: underlined with its explanation on hover and on keyboard focus (`term`), or as a "what is this" line
+(`explain`). No tab keeps a list of its own: a term a student may not know is an entry here.
+
+The rule the pages keep (tests/e2e/test_glossary_e2e.py reads every tab for it): the FIRST time a tab shows a term, in
+its prose (not in a control's label, a button, a chart or code), that use is `term(...)`; later uses are plain words.
+The scan finds a term by its key (`word`), written as here (case and all), as a whole word; a key may also take a
+plural "s" ("logits"), and a lowercase key a capital first letter at the start of a sentence ("Softmax ..."). Text that
+is data, not prose written beside its term (a model's label, a sentence kept in decoding/), is marked by `glossed`.
+
+A key is the word the pages print. A few keys are also everyday words that the pages use in their everyday sense too
+("top-p keeps 3 tokens", "tick the box", "simulated students"): no scan of plain text can tell the two senses apart,
+so those keys are listed in EVERYDAY, the scan leaves them out, and the lessons mark them where they mean the
+glossary's sense (a speculative round's "0 of 8 kept", the serving lesson's "tick")."""
 
 import html
+import re
 
 TERMS = {
+    # what one step computes
+    "logit": "the model's raw score for one token, before softmax: a higher logit means a likelier token, and only "
+    "the differences between logits matter",
+    "softmax": "turns the logits into probabilities: exp of each logit divided by the sum over the whole vocabulary, "
+    "so they are positive and add up to 1",
     "KV cache": "the keys and values of every token the model has read, kept so the next pass reads only the new "
     "token; cropped back means the rows for rejected guesses are thrown away",
     "prefix cache": "the server keeps each prompt's keys and values in blocks of 16 tokens, named by a hash of the "
@@ -25,12 +43,24 @@ TERMS = {
     "without a forward pass of their own",
     "kept": "a guess is kept when the target agrees (greedy: it is the target's own pick; sampling: the uniform fell "
     "below min(1, p/q)); 0 of 0 means there was no guess to check",
+    # where the time goes
+    "roofline": "a chart of the speed a machine can reach against the work done per byte read: a slope where memory "
+    "bandwidth is the limit, a flat ceiling where the matmul units are",
+    "arithmetic intensity": "the FLOPs a step does per byte it reads from memory: below the machine's ridge point it "
+    "waits on memory, above it on the arithmetic",
+    "MBU": "model bandwidth utilisation: the bytes a decode step must read, per second, as a share of the memory "
+    "bandwidth the machine reaches; near 100% means decode is as fast as memory allows",
+    "TTFT": "time to first token: from the request to its first output token, the prefill pass plus choosing that "
+    "token",
+    "TPOT": "time per output token: the time after the first token divided by the tokens written after it, decoding's "
+    "pace",
     # quantization and the lens
     "nats": "the unit of KL here (natural logarithms): 0 means the two distributions are identical; 0.01 is a "
     "barely visible change, 1 a very different distribution",
     "KL": "KL divergence: how far the format's next-token distribution is from float32's, weighted by float32's "
     "probabilities; 0 when they are identical",
-    "top-1": "the most likely next token; 'same top-1' means float32 and the format would both pick it greedily",
+    "top-1": "the most likely next token, the one greedy decoding takes; 'same top-1' means two computations (float32 "
+    "and a format) would both take it",
     "points": "percentage points: two probabilities of 41% and 37% are 4 points apart",
     "per-channel": "one scale for each output row of a weight matrix, so a row of small weights is not rounded on "
     "the scale of a row of large ones",
@@ -65,17 +95,47 @@ TERMS = {
     "without them a chat model may end its turn at once",
     "final norm": "the RMSNorm the model applies to the last layer's output before the LM head; the lens applies "
     "it to every layer's hidden state too",
-    "matmul": "a matrix multiplication; here the LM head's, one per layer the lens reads",
+    "matmul": "a matrix multiplication, the bulk of a model's arithmetic (every linear layer is one); the lens "
+    "does one with the LM head per layer it reads",
     "first = final": "the first layer whose top token is already the one the model finally takes",
     "half p": "the first layer where the final token has at least half the probability it ends with",
     "entropy": "how spread out the next-token distribution is, in bits: 0 when one token has all the "
     "probability, log2 of the count when n tokens share it equally",
 }
 
+# keys that are also everyday words, used on the pages in their everyday sense too: the scan of the pages cannot tell
+# the senses apart, so it leaves these to the lessons (which mark them where they mean the glossary's sense)
+EVERYDAY = frozenset({"kept", "points", "group", "simulated", "tick"})
+
 
 def term(name: str, shown: str | None = None) -> str:
-    """`shown` (default: the term itself), dotted-underlined, with the term's one-line explanation on hover."""
-    return f'<abbr class="lab-term" title="{html.escape(TERMS[name])}">{html.escape(shown or name)}</abbr>'
+    """`shown` (default: the term itself), dotted-underlined, with the term's one-line explanation on hover and, since
+    it takes keyboard focus (tabindex 0), shown under it on focus too (CSS)."""
+    return f'<abbr class="lab-term" tabindex="0" title="{html.escape(TERMS[name])}">{html.escape(shown or name)}</abbr>'
+
+
+def word(name: str) -> re.Pattern:
+    """The term as a whole word, as the scan and `glossed` find it: as written, or with a plural "s", or (a lowercase
+    term) with a capital first letter; not a piece of a file name ("model.Q4_1.gguf")."""
+    head = f"[{name[0]}{name[0].upper()}]" if name[0].islower() else re.escape(name[0])
+    return re.compile(rf"(?<![\w.]){head}{re.escape(name[1:])}s?(?![\w]|\.\w)")
+
+
+def glossed(text: str, *names: str) -> str:
+    """Plain text as HTML, with the first use of each term in `names` marked (as `term`, in the words it is shown)."""
+    hits = sorted((m.start(), m.end(), name) for name in names if (m := word(name).search(text)))
+    out, at = [], 0
+    for start, end, name in hits:
+        if start >= at:  # a term inside another term's words stays part of it
+            out += [html.escape(text[at:start], quote=False), term(name, text[start:end])]
+            at = end
+    return "".join(out) + html.escape(text[at:], quote=False)
+
+
+def model_label(label: str) -> str:
+    """A model's label as HTML, its file format and weight type marked where it names them (the bundled model's:
+    "SmolLM2-135M-Instruct (bundled GGUF Q4_1, dequantized)")."""
+    return glossed(label, "GGUF", "Q4_1")
 
 
 def explain(name: str) -> str:
@@ -86,3 +146,18 @@ def explain(name: str) -> str:
 def stop_reason(reason: str) -> str:
     """Why a run stopped, with eos explained (other reasons, like max new tokens, say themselves)."""
     return term("stopped: eos", reason) if reason == "eos" else html.escape(reason)
+
+
+# a term's explanation shown under it while it has keyboard focus (a title shows on hover only): fixed, so a block
+# that clips its overflow (a heading's, a table cell's) does not cut it off, at the place the text leaves it (after
+# the term) and a line lower; the focused term shaded, not outlined (that block would cut an outline off too); the
+# browser's own dotted underline for abbr[title], kept where a theme resets it
+CSS = """
+abbr.lab-term { text-decoration: underline dotted; cursor: help; }
+abbr.lab-term:focus-visible { outline: none; background: rgba(128, 128, 128, 0.3); border-radius: 2px; }
+abbr.lab-term:focus-visible::after {
+  content: attr(title); position: fixed; z-index: 1000; margin-top: 1.7em; max-width: 24em;
+  padding: 4px 8px; border-radius: 4px; background: #262626; color: #fff;
+  font-size: 14px; font-weight: 400; font-style: normal; line-height: 1.35; white-space: normal; text-align: left;
+}
+"""

@@ -6,7 +6,7 @@ Reads `decoding.lens.LayerLens` (plain lists), without importing it: visuals nev
 
 import html
 
-from visuals.glossary import term
+from visuals.glossary import model_label, term
 from visuals.theme import CHOSEN, FONT_SIZE, KEPT, TEXT, figure_from, look
 from visuals.tokens import visible_token
 from visuals.words import count
@@ -94,9 +94,9 @@ def cost_line(lens) -> str:
     return (
         f"Computed by one extra pass over this position (every layer's hidden state, then the {term('final norm')} "
         f"and the {term('LM head')} over all {len(lens.top_ids)} rows in one {term('matmul')}): "
-        f"<span id='lens-ms'>{lens.ms:.0f}</span> ms on "
-        f"this server's {lens.device} ({lens.model}, {lens.dtype}). The final row is the model's own distribution, "
-        "the chart's 'model probability'; the step then chooses from exactly it."
+        f"<span id='lens-ms'>{lens.ms:.0f}</span> ms on this server's {lens.device} ({model_label(lens.model)}, "
+        f"{lens.dtype}). The final row is the model's own distribution, the chart's 'model probability'; the step "
+        "then chooses from exactly it."
     )
 
 
@@ -112,10 +112,10 @@ def summary_line(lens, taken=None) -> str:
         f"its final {lens.final_prob[-1]:.0%} at <b>{row_name(half, rows)}</b> (marked <i>{term(HALF)}</i>)."
     )
     if taken is None:
-        return f"The final layer's top-1 {top1} {marks}"
+        return f"The final layer's {term('top-1')} {top1} {marks}"
     took = f"<b>{html.escape(shown_token(taken.token_id, taken.token_text))}</b>"
     if taken.token_id == lens.final_id:
-        return f"The step took {took}, the final layer's top-1: it {marks}"
+        return f"The step took {took}, the final layer's {term('top-1')}: it {marks}"
     how = "forced" if taken.forced else "sampled"
     seen = next((r for r, ids in enumerate(lens.top_ids) if taken.token_id in ids), None)
     shown = (
@@ -124,7 +124,8 @@ def summary_line(lens, taken=None) -> str:
         else (f"in no row's top {len(lens.top_ids[0])}")
     )
     return (
-        f"The step took {took} ({how}, rank {taken.rank} in the final row; {shown}), not the final layer's top-1 "
+        f"The step took {took} ({how}, rank {taken.rank} in the final row; {shown}), not the final layer's "
+        f"{term('top-1')} "
         f"{top1}, which {marks}"
     )
 
@@ -192,8 +193,8 @@ def run_curve_note(agreement) -> str:
         f"Over the whole run, {count(agreement.steps, 'step')}: one more pass over its text (prompt and written "
         "tokens, no cache, every layer's hidden state), then the lens at each position that chose a token, compared "
         f"with the token the run wrote there. <span id='lens-run-ms'>{agreement.ms:.0f}</span> ms on this server's "
-        f"{agreement.device} ({agreement.model}, {agreement.dtype}), once per run. The last point is the final "
-        f"layer's own share, {top}."
+        f"{agreement.device} ({model_label(agreement.model)}, {agreement.dtype}), once per run. The last point is the "
+        f"final layer's own share, {top}."
     )
 
 

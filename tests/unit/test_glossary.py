@@ -2,7 +2,7 @@
 
 import html
 
-from visuals.glossary import TERMS, explain, stop_reason, term
+from visuals.glossary import EVERYDAY, TERMS, explain, stop_reason, term
 
 
 def test_every_term_is_one_line_a_student_can_read():
@@ -10,9 +10,9 @@ def test_every_term_is_one_line_a_student_can_read():
         assert "\n" not in sentence and 30 < len(sentence) < 220, name
 
 
-def test_a_term_is_shown_as_written_with_its_explanation_on_hover():
+def test_a_term_is_shown_as_written_with_its_explanation_on_hover_and_keyboard_focus():
     shown = term("tick")
-    assert shown.startswith('<abbr class="lab-term" title="') and shown.endswith(">tick</abbr>")
+    assert shown.startswith('<abbr class="lab-term" tabindex="0" title="') and shown.endswith(">tick</abbr>")
     assert html.escape(TERMS["tick"]) in shown
     assert term("kept", "0 of 0 kept").endswith(">0 of 0 kept</abbr>")
 
@@ -20,3 +20,12 @@ def test_a_term_is_shown_as_written_with_its_explanation_on_hover():
 def test_only_eos_needs_explaining_when_a_run_stops():
     assert "end-of-sequence" in stop_reason("eos") and stop_reason("max new tokens") == "max new tokens"
     assert explain("fast-forward").startswith("*fast-forward*: when the grammar allows only one continuation")
+
+
+def test_the_terms_the_lessons_lean_on_are_in_the_glossary():
+    for name in ("roofline", "MBU", "TTFT", "TPOT", "arithmetic intensity", "nats", "logit", "softmax", "KV cache"):
+        assert name in TERMS, name
+
+
+def test_every_everyday_word_left_out_of_the_scan_is_a_glossary_term():
+    assert EVERYDAY.issubset(TERMS)

@@ -17,6 +17,7 @@ from ui.step import view as step_view
 from ui.step.page import layout
 from ui.step.tab import named
 from visuals.distribution import MODES
+from visuals.glossary import term
 
 KNOBS = {"temperature": 0.7, "top_k": 5, "top_p": 0.9, "min_p": 0.05, **OFF}
 
@@ -45,11 +46,12 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     assert chips.count('class="tok gen"') == 1 and "step 1: one forward pass over 6 tokens" in loop
     assert bars(chart)["chosen"] == [first] == [top]  # greedy chose the top bar
     assert sum(len(ids) for ids in bars(chart).values()) == step_view.TOP_N
-    assert "**TTFT**" in numbers and "**time per output token** — ·" in numbers  # one token: no decode step yet
+    tpot = term("TPOT", "time per output token")
+    assert f"**{term('TTFT')}**" in numbers and f"**{tpot}** — ·" in numbers  # one token: no decode step yet
 
     chips, _, _, _, _, _, numbers, _ = h.step(run_id, MODES[0], GREEDY)
     assert chips.count('class="tok gen"') == 2
-    assert "**time per output token** —" not in numbers and "server-ms" in numbers
+    assert f"**{tpot}** —" not in numbers and "server-ms" in numbers
     STORE.release(run_id)
 
 

@@ -5,13 +5,14 @@ import re
 
 from decoding.timing.limits import Probe
 from tests.helpers.made import FULL, measured
+from visuals.glossary import term
 from visuals.timing.captions import captions, headline
 
 
 def test_headline_quotes_the_machine_and_its_measured_limits():
     text = headline(measured(**FULL))
     assert text.startswith("**a test CPU**, float32, tiny model: measured in 12 s (quick plan).")
-    assert "Memory bandwidth **10.0 GB/s**" in text and "matmul peak **100 GFLOP/s**" in text
+    assert "Memory bandwidth **10.0 GB/s**" in text and f"{term('matmul')} peak **100 GFLOP/s**" in text
     assert "weights read per decode step **500 MB** · floor" in text
 
 
@@ -41,7 +42,8 @@ def test_captions_read_the_batch_gain_off_the_batch_sweep():
 
 def test_the_request_caption_splits_time_to_first_token_from_the_rest():
     request = captions(measured(**FULL))[-1]
-    assert request.startswith("Time to first token 100 ms, time per output token 20.0 ms, end-to-end 0.16 s")
+    ttft, tpot = term("TTFT", "Time to first token"), term("TPOT", "time per output token")
+    assert request.startswith(f"{ttft} 100 ms, {tpot} 20.0 ms, end-to-end 0.16 s")
     assert "for a 8-token prompt and 4 output tokens" in request and "Scaled down" in request
 
 

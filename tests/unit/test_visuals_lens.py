@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 from decoding.lens import LayerLens
 from visuals import lens as visuals
+from visuals.glossary import term
 
 
 def _lens() -> LayerLens:
@@ -59,9 +60,11 @@ def test_the_summary_names_the_token_the_step_took_not_the_final_layers_top_1():
     assert said.startswith(
         "The step took <b>␣b</b> (forced, rank 2 in the final row; in the top 2 first at <b>embeddings</b>)"
     )
-    assert "not the final layer's top-1 <b>&lt;c&gt;</b>, which is first the top-1" in said
+    assert f"not the final layer's {term('top-1')} <b>&lt;c&gt;</b>, which is first the top-1" in said
     greedy = SimpleNamespace(token_id=3, token_text="<c>", rank=1, forced=False)
-    assert visuals.summary_line(_lens(), greedy).startswith("The step took <b>&lt;c&gt;</b>, the final layer's top-1")
+    assert visuals.summary_line(_lens(), greedy).startswith(
+        f"The step took <b>&lt;c&gt;</b>, the final layer's {term('top-1')}"
+    )
 
 
 def test_a_token_that_shows_nothing_is_named_by_its_id_and_tooltips_show_no_python_escapes():

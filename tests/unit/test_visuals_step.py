@@ -5,6 +5,7 @@ import pytest
 from decoding.inspector import Moved
 from tests.helpers.made import TOP, make_step
 from visuals import distribution
+from visuals.glossary import term
 from visuals.step import penalties, sequence, timeline
 from visuals.theme import CHOSEN, FORCED, REMOVED
 
@@ -129,9 +130,10 @@ def test_request_numbers_separate_prefill_from_decode():
 
 def test_time_per_output_token_shows_a_dash_until_there_are_two_tokens():
     one = timeline.request_numbers(100.0, [100.0], [1.0])
-    assert "time per output token** —" in one.markdown() and "nan" not in one.markdown()
+    tpot = term("TPOT", "time per output token")  # written out, the abbreviation's explanation on hover
+    assert f"{tpot}** —" in one.markdown() and "nan" not in one.markdown()
     two = timeline.request_numbers(100.0, [100.0, 50.0], [1.0, 1.0]).markdown()
-    assert "**time per output token** 51.0 ms" in two
+    assert f"**{tpot}** 51.0 ms" in two
 
 
 def test_timeline_has_one_prefill_bar_and_a_bar_per_decode_step():

@@ -16,6 +16,7 @@ from ui.group import Group
 from ui.lesson import lesson, style, try_this
 from ui.nondeterminism import handlers as h
 from ui.validate import knob_slider
+from visuals.glossary import term
 from visuals.nondeterminism import batches as vis
 from visuals.nondeterminism.tally import tally_figure
 
@@ -28,15 +29,16 @@ Greedy decoding takes the argmax, so the same prompt "should" always give the sa
 are batched: the batch changes the shapes the kernels see, sums round a little differently, and where the top two
 tokens were nearly tied the argmax flips. Here one prompt is decoded alone and as row 0 of bigger batches, compared
 bit for bit."""
-TRY_THIS = """\
+TRY_THIS = f"""\
 1. Press **Run** with the defaults (padded batchmates, bfloat16; under a minute on a CPU): how far did the
-   batch move row 0's logits (**noise**), and did any batch write another text? (Which do depends on the CPU's kernels.)
+   batch move row 0's {term("logit", "logits")} (**noise**), and did any batch write another text? (Which do depends
+   on the CPU's kernels.)
 2. Where a batch wrote another text, in **Side by side** find the highlighted token: the first that differs from solo;
-   struck = what solo wrote. Where none did, every top-1/top-2 gap stayed wider than twice the noise.
+   struck = what solo wrote. Where none did, every {term("top-1")}/top-2 gap stayed wider than twice the noise.
 3. On the **gap vs noise** scatter, a ★ marks a flip: its top-1/top-2 gap was under twice the noise (below the line).
 4. In **The fix**, batch-invariant mode gives the solo text everywhere with noise exactly 0; read what it cost.
-5. Switch to **same-length** and Run: no padding, only the batch size changes the kernels. Where is the noise exactly
-   0, and does a token still flip? Then pick **float32** and Run: the noise falls to about 1e-4 or less.
+5. Switch to **same-length** and Run: nothing to pad, only the batch size changes the kernels. Where is the noise
+   exactly 0, and does a token still flip? Then pick **float32** and Run: the noise falls to about 1e-4 or less.
 6. Press **Many runs**: three prompts, each alone and with batchmates; how many different texts did greedy write?
 """
 CONDITION_CHOICES = [
@@ -159,10 +161,10 @@ def _views() -> h.LabView:
             texts = gr.HTML(empty.texts, elem_id="batching-texts")
             texts_note = gr.Markdown(elem_classes="hint")
         with gr.Column(min_width=380):
-            gr.Markdown("### How far the logits moved")
+            gr.Markdown(f"### How far the {term('logit', 'logits')} moved")
             noise = gr.Plot(empty.noise, show_label=False, elem_id="batching-noise")
             noise_note = gr.Markdown(elem_classes="hint", elem_id="batching-noise-note")
-    gr.Markdown("### Why a token flips: the top-1/top-2 gap against the noise")
+    gr.Markdown(f"### Why a token flips: the {term('top-1')}/top-2 gap against the noise")
     scatter = gr.Plot(empty.scatter, show_label=False, elem_id="batching-scatter")
     scatter_note = gr.Markdown(elem_classes="hint")
     causes = gr.Markdown(empty.causes)

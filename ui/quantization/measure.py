@@ -75,9 +75,10 @@ def layout(model_id: str) -> MeasurePage:
         said = gr.Markdown(elem_id="q-gained")
     table = gr.Markdown(elem_id="q-speed-table")
     gr.Markdown(
-        f"### Quality on the held-out text\n{term('perplexity', 'Perplexity')}, mean KL against float32 and top-1 "
-        "agreement over every position of a text written for the project (no model has seen it), in windows of 512 "
-        "tokens; each format applied to the layers and the LM head, or to one of them with the other kept float32."
+        f"### Quality on the held-out text\n{term('perplexity', 'Perplexity')}, mean {term('KL')} against float32 and "
+        f"{term('top-1')} agreement over every position of a text written for the project (no model has seen it), in "
+        "windows of 512 tokens; each format applied to the layers and the LM head, or to one of them with the other "
+        "kept float32."
     )
     with gr.Row(elem_id="q-score-row"):
         first = [name for name in SCORED_FIRST if name in offered]

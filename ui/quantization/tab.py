@@ -28,8 +28,9 @@ LESSON = (
 INTRO = f"""\
 First what the model file holds, read from it. Then float32 (that file, dequantized) and a copy in another format
 decode one prompt greedily, side by side. Per step, llama.cpp's `--kl-divergence` metrics
-([perplexity tool](https://github.com/ggml-org/llama.cpp/tree/master/tools/perplexity)): **{term("KL")}**(float32 ‖
-format) in {term("nats")}, **Δp** of float32's token and **same {term("top-1")}**, on float32's text."""
+([{term("perplexity")} tool](https://github.com/ggml-org/llama.cpp/tree/master/tools/perplexity)):
+**{term("KL")}**(float32 ‖ format) in {term("nats")}, **Δp** of float32's token and **same {term("top-1")}**, on
+float32's text."""
 TRY_THIS = f"""\
 1. Format **as stored**, press **Run {h.RUN_N}**: the file's own formats ({term("Q4_1")} layers, a {term("Q8_0")}
    {term("LM head")}) hold exactly the weights float32 runs: KL 0 and the same top-1 at every step, from 97 MB

@@ -25,12 +25,13 @@ from ui.lesson import lesson, try_this
 from ui.links import preset_in_link, query_of
 from ui.strategy_code import code_view
 from ui.validate import knob_slider
+from visuals.glossary import term
 from visuals.sandbox.views import describe_sweep, orders_table, sweep_figure
 from visuals.strategies import strategies_figure
 
 LESSON = (
-    "Top-k, top-p and min-p each cut the same logits differently, and temperature changes what they keep "
-    "(no model here: logits you type)."
+    f"Top-k, top-p and min-p each cut the same {term('logit', 'logits')} differently, and temperature changes what "
+    "they keep (no model here: logits you type)."
 )
 TRY_THIS = """No model here: these are logits you type, one per token of a made-up vocabulary.
 1. The **reference exercise** is loaded: logits 10, 9.9, 9.8, 5, 4 and 31,995 more at 0. Before you look: how many

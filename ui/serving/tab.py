@@ -15,7 +15,7 @@ from ui.context import AppConfig, get_model, scheduler_for, simulated_class
 from ui.events import message_line, teach
 from ui.lesson import lesson, try_this
 from ui.validate import whole_number_box
-from visuals.glossary import term
+from visuals.glossary import glossed, term
 from visuals.serving import traffic as serving
 from visuals.words import count
 
@@ -50,9 +50,9 @@ TRY = f"""
    {term("KV cache")} as its {term("KV block", "blocks")}. One student computed the prompt's blocks; every other
    copied the same blocks (same hashes) from the server's {term("prefix cache")}. The line above it says how many
    prompt tokens were not computed, and what the copies cost in memory.
-6. Choose **{PROMPTS[1]}** and Open: the chat template's blocks are shared, each student's own question is
-   computed. On **Step by step**, a first Step whose prompt started that way says so, and that its logits can
-   differ from one pass over the whole prompt by float noise.
+6. Choose **{glossed(PROMPTS[1], "chat template")}** and Open: the chat template's blocks are shared, each
+   student's own question is computed. On **Step by step**, a first Step whose prompt started that way says so,
+   and that its {term("logit", "logits")} can differ from one pass over the whole prompt by float noise.
 """
 
 

@@ -18,6 +18,7 @@ from ui.speculative import handlers as h
 from ui.speculative import lens as speculative_lens
 from ui.speculative.presets import DEFAULT, PRESETS, Preset
 from ui.validate import knob_slider, whole_number_box
+from visuals.glossary import term
 from visuals.speculative.captions import EXACTNESS
 from visuals.speculative.round import CSS
 
@@ -31,7 +32,7 @@ too. So a cheap **draft** guesses K tokens, the model (the **target**) reads the
 **one verify pass**, keeps the guesses that agree with what it would have written, and adds one token of its own.
 A round writes 1 to K + 1 tokens for one pass of the model, and the text does not change. The speed comes from a
 draft that is **cheap and usually right**; this tab measures when it is and is not."""
-TRY_THIS = """\
+TRY_THIS = f"""\
 1. Preset **Copy-edit: prompt lookup shines**, press **Prefill**, then **Round** three times (round 1 copies from
    the system prompt and misses; round 2 finds nothing to copy). Round 3: the yellow chips are the last token and its
    earlier occurrence in the prompt (lookup tries the last two tokens first, then one); the purple-outlined tokens
@@ -39,8 +40,8 @@ TRY_THIS = """\
    (the answer fixes the spelling there), faded: never checked. The bold orange chip, "+1 target", is the model's own
    token, free from the same pass.
 2. Press **Round** twice more: round 4 finds nothing to copy and is one plain step, round 5 keeps all eight guesses
-   at once. Then **Back**: the last round is undone (its tokens gone, the KV cache cropped back), and **Round**
-   replays it identically.
+   at once. Then **Back**: the last round is undone (its tokens gone, the {term("KV cache")} cropped back), and
+   **Round** replays it identically.
 3. Press **Run to end**: more than 6 tokens per pass of the model. Plain decoding then runs on the same prompt: the
    same tokens, and speculation faster (the time line shows where the time went: on a 2-core CPU a pass over 9
    tokens costs about two one-token passes, not nine; the more idle the machine, the bigger the gain).

@@ -1,8 +1,8 @@
 """Class plans: a few paths of about 50 minutes through the lab, each an ordered list of steps. A step opens one tab,
 set up, through a shared link (`?tab=beams&preset=2-2`), says in one line what to do there and in one sentence
-what to notice. Every notice is something the page prints after the step's action, on the bundled model
-(SmolLM2-135M-Instruct, float32): `shows` and `pattern` say where and what, and tests/test_start_plans_e2e.py
-follows every plan in a browser and checks each one."""
+what to notice (a glossary term written [[term]] is marked where it first appears). Every notice is something the
+page prints after the step's action, on the bundled model (SmolLM2-135M-Instruct, float32): `shows` and `pattern`
+say where and what, and tests/test_start_plans_e2e.py follows every plan in a browser and checks each one."""
 
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -55,7 +55,7 @@ PICK_A_WORD = Plan(
             "step",
             "open",
             "Press **Prefill**: a story could start in many ways.",
-            "No bar holds even a quarter of the probability: its entropy is 4.9 bits, against 2.1 for Confident.",
+            "No bar holds even a quarter of the probability: its [[entropy]] is 4.9 bits, against 2.1 for Confident.",
             8,
             ("#btn-prefill",),
             "#step-dist",
@@ -114,9 +114,9 @@ SLOW = Plan(
         Step(
             "timing",
             "",
-            "Press **Measure** (about a minute) and read the sentence under the roofline.",
+            "Press **Measure** (about a minute) and read the sentence under the [[roofline]].",
             "Decode at batch 1 does one FLOP or less per byte it reads, many times below the ridge point where the "
-            "matmul units would become the limit: it waits on memory.",
+            "[[matmul]] units would become the limit: it waits on memory.",
             15,
             ("#timing-measure",),
             "#timing-roofline-note",

@@ -14,6 +14,7 @@ from ui.links import slugs
 from ui.speculative import presets as speculative_presets
 from ui.start.plans import PLANS, Plan, Step
 from ui.step import lessons
+from visuals.glossary import term
 
 LESSON = (
     "Decoding Lab runs a real language model on this server and lets you watch it write, one token at a time, and "
@@ -62,9 +63,10 @@ CSS = """
 
 
 def inline(text: str) -> str:
-    """A plan's words as HTML: **bold** and `code`, everything else escaped."""
+    """A plan's words as HTML: **bold**, `code` and a glossary [[term]], everything else escaped."""
     text = html.escape(text, quote=False)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text))
+    text = re.sub(r"`(.+?)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text))
+    return re.sub(r"\[\[(.+?)\]\]", lambda m: term(html.unescape(m.group(1))), text)
 
 
 def where(step: Step) -> str:

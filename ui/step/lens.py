@@ -20,6 +20,7 @@ from decoding.lens import agreement, lens_run, run_agreement
 from ui.context import model_turn
 from ui.sessions import STORE, Entry
 from visuals import lens as visuals
+from visuals.glossary import term
 
 TRY_THIS = """**Try this:** 1. With the preset **Confident**, press **Prefill** and open this panel: 31 rows,
 embeddings to layer 30; the last is the chart's ␣Paris at 77%, and no earlier layer has ␣Paris on top.
@@ -31,8 +32,8 @@ preset drafts from layer 8: row 8 of this table."""
 HINT = "Press Prefill or Step: each layer's guess at the distribution on the chart appears here."
 CURVE_NOTE = (
     "From the lens rows this run already read (each step taken with this panel open), no extra pass: the share of "
-    "those steps whose lens top-1 at each layer is the token the step chose. When the run stops, one more pass over "
-    "its whole text gives the curve for every step."
+    f"those steps whose lens {term('top-1')} at each layer is the token the step chose. When the run stops, one more "
+    "pass over its whole text gives the curve for every step."
 )
 
 
@@ -63,8 +64,8 @@ class LensPanel:
 def layout() -> LensPanel:
     with gr.Accordion("What each layer would have said", open=False, elem_id="step-lens") as accordion:
         gr.Markdown(
-            "Each layer's hidden state read through the model's final norm and LM head (the logit lens): the token "
-            "each layer would have picked had the model stopped there. " + visuals.BIAS_NOTE,
+            f"Each layer's hidden state read through the model's {term('final norm')} and {term('LM head')} (the "
+            "logit lens): the token each layer would have picked had the model stopped there. " + visuals.BIAS_NOTE,
             elem_classes="hint",
         )
         gr.Markdown(TRY_THIS, elem_id="step-lens-try")

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from ui.context import CHAT, RAW
 from ui.links import slugs
+from visuals.glossary import term
 
-WALKTHROUGH = """1. With the preset **Confident**, press **Prefill**: one bar, ␣Paris, holds most of the probability
+WALKTHROUGH = f"""1. With the preset **Confident**, press **Prefill**: one bar, ␣Paris, holds most of the probability
    (0.77). Press **Step** three times.
-2. Press **Back**, drag **Temperature** to 2: the same logits, flatter. With seed 0 the tallest bar drops from
-   0.36 to 0.02; the dashes (the model's own probabilities) stay where they were. Press **Step**.
+2. Press **Back**, drag **Temperature** to 2: the same {term("logit", "logits")}, flatter. With seed 0 the tallest
+   bar drops from 0.36 to 0.02; the dashes (the model's own probabilities) stay where they were. Press **Step**.
 3. Pick a short bar under the chart (**Force a token**) and press **Force** (or click the bar): the run branches
    from an unlikely token, its chip dashed.
 4. Pick **Greedy loop**, **Prefill**, **Run to end**: temperature 0 repeats "I'm a cat." Open *Penalties, seed,

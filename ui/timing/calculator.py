@@ -7,6 +7,7 @@ import gradio as gr
 
 from decoding.timing import calculator as calc
 from ui.events import message_line, teach
+from visuals.glossary import term
 
 HEADERS = {
     "model": "model",
@@ -98,7 +99,7 @@ def layout() -> Calculator:
         "head dim × tokens × bytes; sequences that fit = (memory − weights − overhead) ÷ KV per sequence. "
         "Overhead is 3 GB, as in the references. Edit any cell of the first table; the second recomputes. "
         "After **Measure**, the first row is the loaded model on this machine, its measured decode step next to "
-        "its floor."
+        f"its floor ({term('MBU')}: floor ÷ measured)."
     )
     inputs = gr.Dataframe(
         value=table_values(calc.REFERENCE_ROWS, EDITABLE),

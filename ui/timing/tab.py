@@ -17,6 +17,7 @@ from ui.context import AppConfig, get_model
 from ui.events import PROGRESS, CancelFlags, message_line, model_event
 from ui.lesson import lesson, try_this
 from ui.timing import calculator, regimes
+from visuals.glossary import term
 from visuals.theme import empty_figure
 from visuals.timing.captions import captions, headline
 from visuals.timing.roofline import roofline_figure
@@ -26,12 +27,12 @@ LESSON = (
     "Prefill reads the whole prompt in one pass and keeps the arithmetic units busy; decode produces one token per "
     "pass and spends it waiting for the weights to arrive from memory."
 )
-TRY_THIS = """This tab measures both on the machine the app runs on.
+TRY_THIS = f"""This tab measures both on the machine the app runs on.
 1. Press **Measure** (about a minute on a CPU). It times the loaded model on this machine; nothing is quoted.
    The first measurement is kept for everyone on this server (it needs the machine to itself while it runs);
-   **Re-measure** takes a new one. Its memory bandwidth and matmul peak are this machine's figures, the ones the
-   regime map and the Quantization tab compare with.
-2. On the roofline, find **b=1** (decode, one sequence): far left, on the bandwidth slope. The sentence under
+   **Re-measure** takes a new one. Its memory bandwidth and {term("matmul")} peak are this machine's figures, the
+   ones the regime map and the Quantization tab compare with.
+2. On the {term("roofline")}, find **b=1** (decode, one sequence): far left, on the bandwidth slope. The sentence under
    the chart says what share of this machine's memory bandwidth it used.
 3. Follow the decode dots as the batch grows: they move right and up, because one read of the weights now
    serves many sequences.
@@ -52,9 +53,9 @@ class Charts(NamedTuple):
 
 
 TITLES = Charts(
-    roofline="The roofline",
+    roofline=f"The {term('roofline')}: speed against {term('arithmetic intensity')}",
     phases="Prefill and decode",
-    cache="KV cache vs none",
+    cache=f"{term('KV cache')} vs none",
     batch="Batch size",
     request="One request",
 )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from decoding.nondeterminism.causes import CAUSES, causes
 from decoding.nondeterminism.flips import flip_possible
+from visuals.glossary import glossed
 from visuals.nondeterminism import batches as vis
 
 if TYPE_CHECKING:
@@ -140,7 +141,9 @@ def causes_markdown(exp: BatchingExperiment | None = None) -> str:
     """The references' causes (decoding.nondeterminism.causes) as a table, with a column saying whether (and how)
     this run exercised each."""
     verdicts = ["—"] * len(CAUSES) if exp is None else _verdicts(CAUSES, exp, set(causes(exp)))
-    rows = [f"| **{n.capitalize()}** | {what} | {v} |" for (n, what), v in zip(CAUSES.items(), verdicts)]
+    rows = [
+        f"| **{n.capitalize()}** | {glossed(what, 'matmul')} | {v} |" for (n, what), v in zip(CAUSES.items(), verdicts)
+    ]
     return CAUSES_HEAD + "| cause | what it is | this run |\n|---|---|---|\n" + "\n".join(rows)
 
 

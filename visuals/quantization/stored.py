@@ -5,7 +5,7 @@ reference weights are. Pure functions of decoding.quantization.stored's plain re
 
 import html
 
-from visuals.glossary import term
+from visuals.glossary import glossed, term
 from visuals.theme import CHOSEN, KEPT, OTHER, TEXT
 
 MB = 1e6
@@ -17,7 +17,7 @@ def stored_html(stored) -> str:
     widest = stored.float32_bytes
     rows = [
         _row(
-            f"{k.part} ({k.tensors})" if k.tensors > 1 else k.part,
+            glossed(f"{k.part} ({k.tensors})" if k.tensors > 1 else k.part, "LM head"),
             term(k.ggml_type) if k.ggml_type in TYPE_TERMS else html.escape(k.ggml_type),
             html.escape(k.format),
             k.bits_per_weight,
@@ -41,11 +41,11 @@ def stored_html(stored) -> str:
     return f"<div id='q-file-body'>{said}<table class='q-file'>{head}{''.join(rows)}</table></div>"
 
 
-def _row(part: str, kind: str, words: str, bits: float, nbytes: int, widest: int, colour: str) -> str:
+def _row(part_html: str, kind: str, words: str, bits: float, nbytes: int, widest: int, colour: str) -> str:
     width = max(1.0, 100 * nbytes / widest)  # of a track of fixed width beside the number
     bar = f"<span class='q-track'><span class='q-bar' style='width:{width:.1f}%; background:{colour}'></span></span>"
     return (
-        f"<tr><td>{html.escape(part)}</td><td>{kind}</td><td>{words}</td><td class='q-right'>{bits:g}</td>"
+        f"<tr><td>{part_html}</td><td>{kind}</td><td>{words}</td><td class='q-right'>{bits:g}</td>"
         f"<td class='q-bytes'><span class='q-mb'>{nbytes / MB:.1f}</span>{bar}</td></tr>"
     )
 

@@ -8,10 +8,13 @@ way. Both are plain HTML strings; every piece of token text is escaped.
 import html
 
 from decoding.trace import Step
+from visuals.glossary import term
 from visuals.theme import CHOSEN, FORCED, KEPT
 from visuals.tokens import BYTES_NOTE, has_bytes, visible_token
 
 PHASES = ("context", "logits", "softmax", "sample", "append")
+# the phases a student may not know by name, marked with their explanation
+LOOP_TERMS = {"logits": term("logit", "logits"), "softmax": term("softmax")}
 
 
 def _visible(text: str) -> str:
@@ -63,14 +66,14 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
     boxes = []
     for p in PHASES:
         lit = f"background:{KEPT};color:white;" if p == phase else ""
-        boxes.append(f'<span class="loop-box" style="{lit}">{p}</span>')
+        boxes.append(f'<span class="loop-box" style="{lit}">{LOOP_TERMS.get(p, p)}</span>')
     arrow = '<span class="loop-arrow">→</span>'
     caption = (
         f"step {step_number}: one forward pass over {context_len} tokens of context, one token"
         if step_number > 0
         else f"prefill: one forward pass over the whole prompt ({context_len} tokens)"
         if context_len > 0
-        else "press Prefill: one forward pass over the whole prompt fills the KV cache"
+        else f"press Prefill: one forward pass over the whole prompt fills the {term('KV cache')}"
     )
     loop = f'<div class="loop">{arrow.join(boxes)}<span class="loop-arrow">↺</span></div>'
     return f'{loop}<div class="loop-caption">{caption}</div>'

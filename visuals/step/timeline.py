@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from decoding.timing.roofline import time_per_output_token
+from visuals.glossary import term
 from visuals.theme import DECODE, OTHER, PREFILL, SAMPLING, empty_figure, figure_from, look
 
 
@@ -24,7 +25,7 @@ class RequestNumbers:
     def markdown(self) -> str:
         tpot = "—" if math.isnan(self.tpot_ms) else f"{self.tpot_ms:.1f} ms"
         return (
-            f"**TTFT** {self.ttft_ms:.0f} ms · **time per output token** {tpot} · "
+            f"**{term('TTFT')}** {self.ttft_ms:.0f} ms · **{term('TPOT', 'time per output token')}** {tpot} · "
             f"**{self.tokens_per_s:.1f} tokens/s** · decode is **{self.decode_share:.0%}** of the measured time"
         )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from decoding.timing import roofline as rl
+from visuals.glossary import model_label, term
 from visuals.machine import machine_gbs, machine_gflops, measured_when
 
 if TYPE_CHECKING:
@@ -18,16 +19,17 @@ def headline(m: Measurements) -> str:
     if "bandwidth_gbs" not in s:
         return f"*Cancelled after {m.seconds:.0f} s, before the machine's limits were measured.*"
     parts = [
-        f"**{m.device_name}**, {m.dtype}, {m.model_label}: measured in {m.seconds:.0f} s ({m.plan} plan"
+        f"**{m.device_name}**, {m.dtype}, {model_label(m.model_label)}: measured in {m.seconds:.0f} s ({m.plan} plan"
         + (", cancelled" if m.cancelled else "")
         + ").",
         # one line at 1280x720 in projector mode, so the roofline below still shares the screen with Measure
-        f"Memory bandwidth **{machine_gbs(s['bandwidth_gbs'])}** · matmul peak **{machine_gflops(s['peak_tflops'])}** "
+        f"Memory bandwidth **{machine_gbs(s['bandwidth_gbs'])}** · {term('matmul')} peak "
+        f"**{machine_gflops(s['peak_tflops'])}** "
         f"({_limits_from(m)}) · weights read per decode step **{s['weight_bytes'] / 1e6:.0f} MB** · "
         f"floor **{s['floor_ms']:.1f} ms/token**",
     ]
     if "decode_ms" in s:
-        parts[-1] += f" · measured **{s['decode_ms']:.1f} ms/token** · MBU **{s['mbu']:.0%}**"
+        parts[-1] += f" · measured **{s['decode_ms']:.1f} ms/token** · {term('MBU')} **{s['mbu']:.0%}**"
     return "\n\n".join(parts)
 
 
@@ -104,7 +106,8 @@ def _request_caption(m: Measurements) -> str:
         return ""
     r = rl.request_numbers(m.request)
     text = (
-        f"Time to first token {r['ttft_ms']:.0f} ms, time per output token {_ms(r['tpot_ms'])}, end-to-end "
+        f"{term('TTFT', 'Time to first token')} {r['ttft_ms']:.0f} ms, {term('TPOT', 'time per output token')} "
+        f"{_ms(r['tpot_ms'])}, end-to-end "
         f"{r['e2e_ms'] / 1e3:.2f} s for a {r['prompt_tokens']}-token prompt and {r['output_tokens']} output tokens: "
         f"decode was **{r['decode_share']:.0%}** of the wall time (the references quote ~97% on a mid-range GPU)."
     )
