@@ -105,7 +105,9 @@ def test_a_run_let_go_by_a_new_format_takes_no_more_steps():
             break
         change.join(0.01)
     assert h.RUNS.get(sid) is None and not said  # let go, and waiting until the run's view is on its way
-    assert "step 2" in first.status and list(run) == []  # asked for the next view, the run stops
+    # asked for the next view, the run stops, and ends on LET_GO: gradio's completion message sends a generator's
+    # last value again after the change's answer, and it must draw nothing
+    assert "step 2" in first.status and list(run) == [h.LET_GO]
     change.join()
     assert "Now **int4**" in said[0].status
 

@@ -29,6 +29,7 @@ MAX_NEW, RUN_N, LABEL = 64, 20, "the quantization side by side"
 # this the page is not left waiting (a page that went away leaves its run suspended, holding the turn)
 SETTLE_S = 10
 STEPS_LABEL = f"Steps per Run (1-{MAX_NEW})"
+LET_GO = None  # what a run that was let go yields last: nothing to draw (see `_steps`)
 
 
 def choices(model_id: str) -> list[str]:
@@ -150,18 +151,26 @@ def _steps(sid: str, session: Session, n: int):
     """Up to `n` steps of this session's pair, each view yielded while `session.turn` is held.
 
     gradio puts a yielded view on the page's message stream before it asks for the next one, and only then does
-    this loop let go of the turn. `changed` lets the run go and then takes the turn: by then every view this run
+    this loop let go of the turn. `_let_go` releases the run and then takes the turn: by then every view this run
     yielded is on the stream, and the loop, when it takes the turn again, sees the run let go and stops. So the
-    page shows the new format's "Now ..." after the last step of the old one, never under it."""
+    page shows the new format's "Now ..." after the last step of the old one, never under it.
+
+    A run that was let go ends by yielding `LET_GO`, which draws nothing. It must: when a generator ends, gradio's
+    completion message sends its last yielded value again (`Blocks.handle_streaming_diffs`, `final`), and that
+    message reaches the page after the answer that let the run go. Ending on a view would draw the old run over it."""
     for _ in range(n):
         with session.turn:
-            if session.pair.done or RUNS.get(sid) is not session:
+            if session.pair.done:
                 return
-            with model_turn(session.pair.reference.lm, LABEL):
-                session.pair.step()
-            if RUNS.get(sid) is not session:  # let go while this step ran
-                return
+            if RUNS.get(sid) is session:
+                with model_turn(session.pair.reference.lm, LABEL):
+                    session.pair.step()
+            if RUNS.get(sid) is not session:  # let go before or while this step ran
+                break
             yield view(sid, session)
+    else:
+        return
+    yield LET_GO
 
 
 def _not_stopped(session: Session) -> None:
@@ -186,22 +195,26 @@ def back(sid) -> View:
 
 
 def reset(sid) -> View:
-    RUNS.release(sid)
+    _let_go(sid)
     return blank()
 
 
 def changed(sid, fmt, part) -> View:
-    """A new format, part or prompt format: the old run is let go and the page says what the next Step starts.
-
-    A step under way finishes; its view reaches the page first (see `_steps`), then this one."""
-    session = RUNS.get(sid)
-    RUNS.release(sid)
-    if session is not None and session.turn.acquire(timeout=SETTLE_S):
-        session.turn.release()
+    """A new format, part or prompt format: the old run is let go and the page says what the next Step starts."""
+    _let_go(sid)
     on = "" if part == BOTH else f", on the {part}"
     return blank()._replace(
         status=f"*Now **{fmt}**{on}: press **Step** or **Run** to start it beside float32 (the last run was cleared).*"
     )
+
+
+def _let_go(sid) -> None:
+    """Release this session's run and wait for a step under way to hand on its view (see `_steps`), so the answer
+    of the caller reaches the page after it."""
+    session = RUNS.get(sid)
+    RUNS.release(sid)
+    if session is not None and session.turn.acquire(timeout=SETTLE_S):
+        session.turn.release()
 
 
 def blank() -> View:

@@ -146,8 +146,9 @@ def wire(c: QuantPage, config: AppConfig) -> None:
             part=given[c.part],
         )
 
-    def shown(view: h.View) -> dict:
-        return dict(zip(c.view, view, strict=True))
+    def shown(view: h.View | None) -> dict:
+        """The outputs by component; for `h.LET_GO`, none (each keeps what it shows)."""
+        return {} if view is h.LET_GO else dict(zip(c.view, view, strict=True))
 
     # both yield their views (see handlers._steps): a Format change then reaches the page after them, in order
     def step(given):
