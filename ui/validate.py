@@ -7,6 +7,7 @@ import re
 
 import gradio as gr
 
+from decoding.knobs import KNOBS
 from decoding.stopping import MAX_STOP_LENGTH, MAX_STOP_STRINGS
 from decoding.values import short
 
@@ -46,6 +47,12 @@ def knob_slider(*args, **kwargs) -> gr.Slider:
     slider = gr.Slider(*args, **kwargs)
     slider.preprocess = lambda payload: payload
     return slider
+
+
+def knob(field: str, value: float, info: str, **options) -> gr.Slider:
+    """A sampler knob's slider, its range, step and label those of its record (decoding.knobs.KNOBS[field])."""
+    r = KNOBS[field]
+    return knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info, **options)
 
 
 def whole_number_box(value: int, **kwargs) -> gr.Number:

@@ -19,7 +19,7 @@ from ui.group import Group
 from ui.lesson import lesson, try_this
 from ui.links import picked_on_load
 from ui.sessions import release_run
-from ui.validate import knob_slider, whole_number_box
+from ui.validate import knob, knob_slider, whole_number_box
 from visuals.constrained.views import answer_html
 from visuals.glossary import term
 from visuals.theme import empty_figure
@@ -85,11 +85,6 @@ class ConstrainedPage:
     measure: gr.Button
     cancel: gr.Button
     measured: m.Measured  # the measurement's outputs
-
-
-def knob(field: str, value: float, info: str) -> gr.Slider:
-    r = KNOBS[field]
-    return knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info)
 
 
 def _controls() -> dict:

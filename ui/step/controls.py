@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import gradio as gr
 
-from decoding.knobs import KNOBS, SEED_MAX
+from decoding.knobs import SEED_MAX
 from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
 from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TEMPERATURE, TOP_K, TOP_P
@@ -68,9 +68,9 @@ class Reads(NamedTuple):
     chips: object
 
 
-def knob(name: str, value: float, info: str, **kwargs) -> gr.Slider:
-    r = KNOBS[name]
-    return validate.knob_slider(r.lo, r.hi, value, step=r.step, label=r.label, info=info, elem_classes="knob", **kwargs)
+def knob(field: str, value: float, info: str, **options) -> gr.Slider:
+    """A knob of this tab: its keys (ui/step/keys.py) find it by the `knob` class."""
+    return validate.knob(field, value, info, elem_classes="knob", **options)
 
 
 def lesson_controls():

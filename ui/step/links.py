@@ -71,14 +71,16 @@ def open_link(config: AppConfig, request: gr.Request) -> Opened:
     return Opened(preset=name, setup=setup, seed=seed, message=message, note=h.settings_note(v), reads=reads)
 
 
+LINK_INPUTS = ["preset", *PARAMS, "seed"]  # the order of the controls the Copy button passes (ui/step/tab.py)
+
 # runs in the browser with the controls' values: the link, written to the clipboard where the page may (https or
 # localhost) and shown in the Link box either way
 COPY_JS = f"""
-(preset, temperature, top_k, top_p, min_p, repetition, seed) => {{
+({", ".join(LINK_INPUTS)}) => {{
   const slugs = {json.dumps({name: slug for slug, name in SLUGS.items()})};
   const url = new URL(window.location.href);
   url.search = '';
-  const values = {{tab: 'step', preset: slugs[preset], temperature, top_k, top_p, min_p, repetition, seed}};
+  const values = {{tab: 'step', preset: slugs[preset], {", ".join(LINK_INPUTS[1:])}}};
   if (document.body.classList.contains('projector')) values.projector = '1';
   for (const [key, value] of Object.entries(values)) {{
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
