@@ -151,9 +151,11 @@ def stop_reason(reason: str) -> str:
 # a term's explanation shown under it while it has keyboard focus (a title shows on hover only): fixed, so a block
 # that clips its overflow (a heading's, a table cell's) does not cut it off, at the place the text leaves it (after
 # the term) and a line lower; the focused term shaded, not outlined (that block would cut an outline off too); the
-# browser's own dotted underline for abbr[title], kept where a theme resets it
+# browser's own dotted underline for abbr[title], kept where a theme resets it. A term that takes the focus on the
+# window's last lines is scrolled up first (its scroll margin), so the explanation under it is not cut off by the
+# window's edge: nine lines of 1em hold the 1.7em gap and the longest explanation's five lines.
 CSS = """
-abbr.lab-term { text-decoration: underline dotted; cursor: help; }
+abbr.lab-term { text-decoration: underline dotted; cursor: help; scroll-margin-bottom: 9em; }
 abbr.lab-term:focus-visible { outline: none; background: rgba(128, 128, 128, 0.3); border-radius: 2px; }
 abbr.lab-term:focus-visible::after {
   content: attr(title); position: fixed; z-index: 1000; margin-top: 1.7em; max-width: 24em;

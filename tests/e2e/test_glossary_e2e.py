@@ -129,6 +129,29 @@ def test_every_tab_marks_the_first_use_of_each_glossary_term(browser, app_url):
     assert problems == [], "\n".join(problems)
 
 
+# the first marked term below the window, put on the window's last line and given the focus as Tab gives it: how far
+# its bottom is from the window's, before and after
+FOCUS_ON_THE_LAST_LINE = """
+() => {
+  const t = [...document.querySelectorAll('abbr.lab-term')].find(t => t.getBoundingClientRect().top > innerHeight);
+  window.scrollBy(0, t.getBoundingClientRect().bottom - innerHeight + 2);
+  const before = innerHeight - t.getBoundingClientRect().bottom;
+  t.focus();
+  return [before, innerHeight - t.getBoundingClientRect().bottom, parseFloat(getComputedStyle(t).fontSize)];
+}"""
+
+
+def test_a_term_focused_on_the_windows_last_line_moves_up_so_its_explanation_shows_whole(browser, app_url):
+    page = new_page(browser)
+    page.goto(f"{app_url}?tab=timing&projector=0")
+    page.locator("#timing-measure").wait_for(timeout=120_000)
+    idle(page)
+    before, after, em = page.evaluate(FOCUS_ON_THE_LAST_LINE)
+    page.close()
+    # under it: the 1.7em gap and up to five lines of 14 px text (the longest explanation at 24em wide)
+    assert before < 10 and after >= 1.7 * em + 5 * 14 * 1.35, (before, after)
+
+
 def test_the_scan_finds_a_term_as_a_whole_word_and_knows_a_marked_use():
     assert word("logit").search("raw logits here") and not word("KL").search("KLD") and word("softmax").match("Softmax")
     assert not word("top-1").search("top-10") and word("eos").search("(eos)") and not word("Q4_1").search("m.Q4_1.gguf")
