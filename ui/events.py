@@ -42,7 +42,8 @@ def teach(fn, message=None):
         def generator(*args, **kwargs):
             try:
                 for out in fn(*args, **kwargs):
-                    yield out if message is None else {**out, message: ""}
+                    # an empty answer (ui.running.END) changes nothing, the message included
+                    yield out if message is None or not out else {**out, message: ""}
             except ValueError as err:
                 yield _said(err, message)
 

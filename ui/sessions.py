@@ -18,7 +18,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from decoding.forward import kv_cache_bytes
 from decoding.loop import Run
@@ -28,6 +28,7 @@ from decoding.speculative.run import SpecRun
 from decoding.timing.roofline import kv_bytes_for
 from decoding.timing.shape import model_shape
 from decoding.trace import Trace
+from ui.running import Running
 
 # a teacher with a bigger class or server raises these through the environment
 TTL_S = float(os.environ.get("DECODING_LAB_TTL_S", 30 * 60))
@@ -50,6 +51,7 @@ class Entry:
     trace: Trace
     run: Run | None = None
     view: object = None  # what the tab that owns the run shows of it (its own dataclass: the store never reads it)
+    running: Running = field(default_factory=Running)  # a Run N's views before the answer that stops it (ui.running)
 
     @property
     def kv_bytes(self) -> int:

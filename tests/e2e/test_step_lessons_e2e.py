@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.pages import ARTIFACTS, idle, new_page, pick, set_number
+from tests.helpers.pages import ARTIFACTS, idle, new_page, pick, set_number, until
 from ui.step.lessons import PRESETS, SLUGS, WALKTHROUGH
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -303,4 +303,32 @@ def test_clicking_a_bar_forces_its_token_even_in_projector_mode(browser, app_url
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.wait_for_function("document.querySelector('#step-chips .tok.gen.forced') !== null", timeout=LONG)
     assert chips(page) == ["␣the"]
+    page.close()
+
+
+def test_reset_or_prefill_during_run_to_end_stops_it_and_its_views_stay_stopped(browser, app_url):  # noqa: F811
+    """Reset mid-run leaves the blank page, with no "no run" error; Prefill mid-run starts its own run, the old one's
+    tokens gone. (A run's last view must not arrive after either answer: ui.running.)"""
+    page = new_page(browser)
+    page.goto(f"{app_url}?tab=step&preset=open")
+    expect(page.locator("#step-templated textarea")).to_have_value(re.compile("story"), timeout=LONG)
+    chips = page.locator("#step-chips")
+    for then in ("#btn-reset", "#btn-prefill"):
+        page.click("#btn-prefill")
+        idle(page)
+        prompt_only = chips.inner_text()
+        page.click("#btn-run-end")
+        page.wait_for_function(  # a few tokens in: the run is under way (the open story runs for 100)
+            "n => document.querySelector('#step-chips').innerText.length > n", arg=len(prompt_only) + 20, timeout=LONG
+        )
+        page.click(then)
+        idle(page)
+        if then == "#btn-reset":
+            expect(page.locator("#step-dist")).to_contain_text("Press Prefill", timeout=LONG)
+            assert chips.inner_text().strip() == ""
+        else:  # the new run's prompt alone: the old run's tokens are gone, and none of its views came after
+            until(
+                page, lambda shown=prompt_only: chips.inner_text() == shown, LONG / 1000, "the new run's prompt alone"
+            )
+        assert page.locator("#step-message").inner_text().strip() == ""
     page.close()

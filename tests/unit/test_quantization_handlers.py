@@ -10,14 +10,16 @@ from decoding.quantization.formats import FORMATS
 from ui.context import AppConfig
 from ui.quantization import handlers as h
 from ui.quantization import measure as m
+from ui.running import END
 
 CONFIG = AppConfig("tiny-random", "cpu")
 CONTROLS = h.Controls(prompt="hello world", template="raw text", fmt="int8", steps=3)
 
 
 def stepped(sid, controls) -> h.View:
-    """Step's one view (Step yields it, as Run yields each of its own)."""
-    (view,) = h.step(CONFIG, sid, controls)
+    """Step's one view (Step yields it, as Run yields each of its own, then END: ui.running)."""
+    view, end = h.step(CONFIG, sid, controls)
+    assert end is END
     return view
 
 
@@ -34,8 +36,10 @@ def test_as_stored_is_offered_only_for_the_bundled_file_whose_weights_it_holds()
 def test_a_step_run_back_and_reset_answer_the_whole_view():
     view = stepped(None, CONTROLS)
     assert view.sid and "step 1" in view.status and "Same top-1 at" in view.status
-    views = list(h.run_n(CONFIG, view.sid, CONTROLS))
-    assert [v.status.count("step 2") + v.status.count("step 3") + v.status.count("step 4") for v in views] == [1, 1, 1]
+    *views, end = h.run_n(CONFIG, view.sid, CONTROLS)
+    assert end is END and [
+        v.status.count("step 2") + v.status.count("step 3") + v.status.count("step 4") for v in views
+    ] == [1, 1, 1]
     view = views[-1]  # one view per step: the streams grow as Run goes
     assert "step 4" in view.status and view.streams.count("q-chip") == 8
     view = h.back(view.sid)
@@ -105,9 +109,9 @@ def test_a_run_let_go_by_a_new_format_takes_no_more_steps():
             break
         change.join(0.01)
     assert h.RUNS.get(sid) is None and not said  # let go, and waiting until the run's view is on its way
-    # asked for the next view, the run stops, and ends on LET_GO: gradio's completion message sends a generator's
+    # asked for the next view, the run stops, and ends on END: gradio's completion message sends a generator's
     # last value again after the change's answer, and it must draw nothing
-    assert "step 2" in first.status and list(run) == [h.LET_GO]
+    assert "step 2" in first.status and list(run) == [END]
     change.join()
     assert "Now **int4**" in said[0].status
 

@@ -1,6 +1,8 @@
 """The step tab's handlers on the tiny model: settings apply from the next step, Back trims, forcing branches,
 a saved trace replays without a model, and bad values reach the browser as messages naming the range."""
 
+import threading
+
 import gradio as gr
 import pytest
 
@@ -9,6 +11,7 @@ from decoding.serving.passes import Pass
 from tests.helpers.step_knobs import CONFIG, KNOBS
 from ui.context import RAW
 from ui.events import teach
+from ui.running import END
 from ui.sessions import STORE
 from ui.step import handlers as h
 from visuals.distribution import MODES
@@ -143,3 +146,26 @@ def test_a_closed_strategies_panel_is_drawn_as_it_opens(tiny):
     assert isinstance(tab.side_panels(run_id, KNOBS, False).strategies, dict)  # gr.skip(): nothing drawn
     figure = tab.strategies_opened(run_id, KNOBS)
     assert [trace.name for trace in figure.data]  # the panel's chart, for the pending distribution
+
+
+def test_reset_during_run_to_end_stops_it_after_the_view_in_flight_with_no_error(tiny):
+    run_id = start(max_new=20)
+    run = h.run_to_end(run_id, MODES[0], KNOBS)
+    assert next(run).run_id == run_id
+    reset = threading.Thread(target=h.reset, args=(run_id,))
+    reset.start()  # it waits: the run's first view is still in flight
+    reset.join(0.3)
+    assert reset.is_alive()
+    assert list(run) == [END]  # asked for its next view, the run ends on nothing to draw, not an error
+    reset.join(5)
+    assert not reset.is_alive()
+
+
+def test_a_new_prefill_stops_the_old_runs_run_to_end(tiny):
+    run_id = start(max_new=20)
+    run = h.run_to_end(run_id, MODES[0], KNOBS)
+    next(run)
+    run.close()  # gradio asked for the next view and the run let go of its lock there: the Prefill need not wait
+    old = STORE.get(run_id)
+    start_again = h.prefill(CONFIG, run_id, TINY, "hello", RAW, 0, 6, "", MODES[0], KNOBS)
+    assert old.running.stopped and start_again.run_id != run_id

@@ -13,6 +13,7 @@ from tests.helpers.step_knobs import CONFIG, KNOBS
 from ui import validate
 from ui.context import CHAT, RAW
 from ui.events import teach
+from ui.running import END
 from ui.sessions import STORE
 from ui.step import handlers as h
 from visuals.distribution import MODES
@@ -181,7 +182,8 @@ def test_run_n_refuses_a_bad_n_with_the_range(session, n):
 
 
 def test_step_and_run_on_a_finished_run_keep_its_view_and_say_to_prefill_again(session):
-    last = list(h.run_to_end(session, MODES[0], knobs()))[-1]
+    *_, last, end = h.run_to_end(session, MODES[0], knobs())
+    assert end is END  # a run ends on it: gradio sends a generator's last value again when it ends (ui.running)
     entry = STORE.get(session)
     assert entry.run.done and len(entry.trace.steps) == GOOD["max_new"]
     again = [step(session), *h.run_steps(session, 3, MODES[0], knobs()), *h.run_to_end(session, MODES[0], knobs())]

@@ -4,7 +4,6 @@ from the process's few shared copies (decoding.quantization.copies). Every forwa
 so a class's batched steps go between them. A handler takes the session id and the controls by name and answers
 with the whole `View`."""
 
-import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -18,6 +17,7 @@ from decoding.quantization.linear import SIMULATED
 from decoding.quantization.model import kernels_of
 from decoding.quantization.side_by_side import SideBySide, tally
 from ui.context import CHAT, RAW, AppConfig, get_model, model_turn
+from ui.running import Running
 from ui.sessions import STORE, kv_bytes_at
 from visuals.glossary import stop_reason, term
 from visuals.quantization import side_by_side as figs
@@ -25,11 +25,7 @@ from visuals.quantization import side_by_side as figs
 CHOICES = [name for name in FORMATS if name != "float32"]  # every format but the reference, new ones included
 DEFAULT_FORMAT = "int8"
 MAX_NEW, RUN_N, LABEL = 64, 20, "the quantization side by side"
-# how long a Format change waits for a step under way to hand its view on: a step takes well under a second; past
-# this the page is not left waiting (a page that went away leaves its run suspended, holding the turn)
-SETTLE_S = 10
 STEPS_LABEL = f"Steps per Run (1-{MAX_NEW})"
-LET_GO = None  # what a run that was let go yields last: nothing to draw (see `_steps`)
 
 
 def choices(model_id: str) -> list[str]:
@@ -69,9 +65,7 @@ class Session:
     key: Started
     pair: SideBySide
     label: str  # the format's label and how it runs
-    # held from a step's start until gradio asks for the next view, so the last view is on its way to the page (see
-    # `_steps`)
-    turn: threading.Lock = field(default_factory=threading.Lock)
+    running: Running = field(default_factory=Running)  # its views before the answer that stops it (ui.running)
 
 
 RUNS = STORE.kind(
@@ -148,29 +142,18 @@ def run_n(config: AppConfig, sid, controls: Controls):
 
 
 def _steps(sid: str, session: Session, n: int):
-    """Up to `n` steps of this session's pair, each view yielded while `session.turn` is held.
+    """Up to `n` steps of this session's pair, each view yielded as `Running` does: a new format or Reset stops
+    them, and its answer reaches the page after their last view (ui.running)."""
 
-    gradio puts a yielded view on the page's message stream before it asks for the next one, and only then does
-    this loop let go of the turn. `_let_go` releases the run and then takes the turn: by then every view this run
-    yielded is on the stream, and the loop, when it takes the turn again, sees the run let go and stops. So the
-    page shows the new format's "Now ..." after the last step of the old one, never under it.
-
-    A run that was let go ends by yielding `LET_GO`, which draws nothing. It must: when a generator ends, gradio's
-    completion message sends its last yielded value again (`Blocks.handle_streaming_diffs`, `final`), and that
-    message reaches the page after the answer that let the run go. Ending on a view would draw the old run over it."""
-    for _ in range(n):
-        with session.turn:
-            if session.pair.done:
+    def each():
+        for _ in range(n):
+            if session.pair.done or RUNS.get(sid) is not session:  # ended, or freed for another session's run
                 return
-            if RUNS.get(sid) is session:
-                with model_turn(session.pair.reference.lm, LABEL):
-                    session.pair.step()
-            if RUNS.get(sid) is not session:  # let go before or while this step ran
-                break
+            with model_turn(session.pair.reference.lm, LABEL):
+                session.pair.step()
             yield view(sid, session)
-    else:
-        return
-    yield LET_GO
+
+    yield from session.running.views(each())
 
 
 def _not_stopped(session: Session) -> None:
@@ -195,26 +178,25 @@ def back(sid) -> View:
 
 
 def reset(sid) -> View:
-    _let_go(sid)
+    _stop(sid)
     return blank()
 
 
 def changed(sid, fmt, part) -> View:
     """A new format, part or prompt format: the old run is let go and the page says what the next Step starts."""
-    _let_go(sid)
+    _stop(sid)
     on = "" if part == BOTH else f", on the {part}"
     return blank()._replace(
         status=f"*Now **{fmt}**{on}: press **Step** or **Run** to start it beside float32 (the last run was cleared).*"
     )
 
 
-def _let_go(sid) -> None:
-    """Release this session's run and wait for a step under way to hand on its view (see `_steps`), so the answer
-    of the caller reaches the page after it."""
+def _stop(sid) -> None:
+    """Release this session's run, and stop a Run under way after the view in flight (ui.running)."""
     session = RUNS.get(sid)
     RUNS.release(sid)
-    if session is not None and session.turn.acquire(timeout=SETTLE_S):
-        session.turn.release()
+    if session is not None:
+        session.running.stop()
 
 
 def blank() -> View:

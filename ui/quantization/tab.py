@@ -16,6 +16,7 @@ from ui.lesson import lesson, style, try_this
 from ui.quantization import handlers as h
 from ui.quantization import kernels as k
 from ui.quantization import measure as m
+from ui.running import END
 from ui.validate import whole_number_box
 from visuals.glossary import term
 from visuals.quantization import stored as files
@@ -147,10 +148,10 @@ def wire(c: QuantPage, config: AppConfig) -> None:
         )
 
     def shown(view: h.View | None) -> dict:
-        """The outputs by component; for `h.LET_GO`, none (each keeps what it shows)."""
-        return {} if view is h.LET_GO else dict(zip(c.view, view, strict=True))
+        """The outputs by component; for a run's `END`, none (each keeps what it shows)."""
+        return {} if view is END else dict(zip(c.view, view, strict=True))
 
-    # both yield their views (see handlers._steps): a Format change then reaches the page after them, in order
+    # both yield their views as ui.running says: a Format change or Reset reaches the page after them
     def step(given):
         for view in h.step(config, given[c.sid], controls(given)):
             yield shown(view)
@@ -175,8 +176,7 @@ def wire(c: QuantPage, config: AppConfig) -> None:
     model_event(c.back.click, back, c.sid, outputs, message=c.message, show_progress="minimal")
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
     # a new format, part or prompt format stops a run under way and clears the old one's streams: the page never
-    # shows one format's results under another's name. The run is not cancelled by gradio, which could drop it while
-    # it holds its turn: `changed` lets it go, and it stops itself before its next step
+    # shows one format's results under another's name (ui.running: why not gradio's `cancels`)
     gr.on([c.fmt.change, c.part.change, c.template.change], changed, [c.sid, c.fmt, c.part], [*outputs, c.message])
     c.steps.change(run_label, c.steps, c.run, show_progress="hidden")
     m.wire(c.measure, config)

@@ -99,6 +99,7 @@ def prefill(
     prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
     stops = validate.stop_strings(stops)
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
+    stop_running(run_id)
     run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
     run.prefill()
     entry = Entry(trace=run.trace, run=run, view=StepView())
@@ -157,8 +158,9 @@ def force(run_id, force_id, mode, knobs: Mapping) -> View:
 
 
 def run_steps(run_id, n, mode, knobs: Mapping):
-    """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel. On a finished
-    run it shows the run as it is (the view says it is finished), never a blank page."""
+    """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel. Reset or a new
+    Prefill stops it, their answer drawn after its last view (ui.running). On a finished run it shows the run as it is
+    (the view says it is finished), never a blank page."""
     entry = STORE.get(run_id)
     limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
     if _finished(entry):
@@ -166,10 +168,10 @@ def run_steps(run_id, n, mode, knobs: Mapping):
         return
     advance = lambda: step(run_id, mode, knobs)  # noqa: E731
     if entry.run is not None:
-        yield from drive(entry.run, limit=limit, advance=advance)
-        return
-    for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)):  # a replay moves through its steps
-        yield advance()
+        steps = drive(entry.run, limit=limit, advance=advance)
+    else:  # a replay moves through its steps
+        steps = (advance() for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
+    yield from entry.running.views(steps)
 
 
 def run_to_end(run_id, mode, knobs: Mapping):
@@ -218,8 +220,20 @@ def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
 
 
 def reset(run_id) -> View:
+    stop_running(run_id)
     STORE.release(run_id)
     return empty_view()
+
+
+def stop_running(run_id) -> None:
+    """A Run N under way on the session's run stops after the view in flight, before the caller answers (ui.running):
+    Reset, a new Prefill, a loaded trace."""
+    try:
+        entry = STORE.runs.get(run_id)
+    except ValueError:  # it was freed for another session's run, and its Run N has stopped on that
+        return
+    if entry is not None:
+        entry.running.stop()
 
 
 def save_trace(run_id):
@@ -249,5 +263,6 @@ def load_trace(run_id, file, mode, order) -> View | dict:
     except (AttributeError, KeyError, TypeError, ValueError) as err:
         STORE.release(new_id)
         raise ValueError(f"{NOT_A_TRACE}: {err}") from None
+    stop_running(run_id)
     STORE.release(run_id)
     return out

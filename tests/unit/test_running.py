@@ -1,0 +1,50 @@
+"""A run's views and the answer that stops it, in order (ui.running): the stopping answer waits for the view in
+flight, the run then ends without another step, and a run always ends on END, which draws nothing."""
+
+import threading
+
+from ui.running import END, Running
+
+
+def counting(taken: list):
+    """Views 1, 2, 3, ... each one's step counted in `taken` as it runs."""
+    n = 0
+    while True:
+        n += 1
+        taken.append(n)
+        yield n
+
+
+def test_a_run_that_ends_by_itself_ends_on_end():
+    assert list(Running().views(iter([1, 2]))) == [1, 2, END]
+
+
+def test_stop_waits_for_the_view_in_flight_and_the_run_takes_no_more_steps():
+    running, taken, stopped = Running(), [], []
+    run = running.views(counting(taken))
+    assert next(run) == 1  # yielded holding the lock: gradio has not asked for the next view yet
+    stopping = threading.Thread(target=lambda: (running.stop(), stopped.append(True)))
+    stopping.start()
+    stopping.join(0.3)
+    assert not stopped  # waiting until gradio asks for the next view: by then view 1 is on the page's stream
+    assert list(run) == [END] and taken == [1]  # asked, the run stops before another step
+    stopping.join(5)
+    assert stopped
+
+
+def test_stopped_while_a_step_runs_that_steps_view_is_dropped():
+    running, taken = Running(), []
+
+    def steps():
+        yield 1
+        running.stopped = True  # as `stop` does while step 2 is under way
+        taken.append(2)
+        yield 2
+
+    assert list(running.views(steps())) == [1, END] and taken == [2]
+
+
+def test_stop_with_nothing_running_returns_at_once_and_a_run_after_it_takes_no_step():
+    running = Running()
+    running.stop()
+    assert list(running.views(iter([1]))) == [END]
