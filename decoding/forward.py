@@ -4,7 +4,11 @@ Every loop in the lab that feeds the model a cache goes through `forward` (or `f
 and every rewind of a cache goes through `rewind`. `kv_cache_bytes` is what a live cache holds, measured.
 """
 
+import copy
+import threading
+
 import torch
+from transformers import DynamicCache
 
 from decoding.models import LoadedModel
 
@@ -37,3 +41,18 @@ def kv_cache_bytes(cache) -> int:
     """What a live KV cache holds, measured: the bytes of its key and value tensors (0 for no cache)."""
     layers = getattr(cache, "layers", ())
     return sum(t.nbytes for layer in layers for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor))
+
+
+_EMPTY: dict[int, tuple[object, DynamicCache]] = {}  # id(config) -> (config, an empty cache for it)
+_EMPTY_LOCK = threading.Lock()
+
+
+def empty_cache(config) -> DynamicCache:
+    """A new, empty cache for a model of `config`: a copy of one made once per config. `DynamicCache(config=...)`
+    reads the layer types from the config on every call (0.34 ms of CPU for the bundled model, against 0.11 ms for
+    the copy), and the server makes one for every new prompt and every prefix-cache hit."""
+    with _EMPTY_LOCK:
+        kept = _EMPTY.get(id(config))
+        if kept is None or kept[0] is not config:  # the config is kept with it, so an id is never reused
+            kept = _EMPTY[id(config)] = (config, DynamicCache(config=config))
+    return copy.deepcopy(kept[1])

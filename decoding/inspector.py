@@ -4,13 +4,11 @@ strategy alone on it (`sandbox.each_strategy_alone`). They read the run's one pr
 (`Run.preview`, computed once per distribution and settings, which the step then chooses from) rather than run
 the pipeline again. Small plain data out, token texts included (this is an edge of the loop, where text appears).
 
-Each strategy alone is vocabulary-sized work (softmaxes and masks over every logit, a full sort for top-p) and a pure
-function of the logits and the settings: a class that presses one preset gets the same logits in every session (the
-prefix cache answers them bit for bit), so the last few results are kept and a session whose logits are equal, value
-for value, to a kept one reads it instead of computing it again."""
+Both are pure functions of the logits, the settings and the context's ids: a class that presses one preset gets the
+same logits in every session (the prefix cache answers them bit for bit), so the last few results are kept
+(`decoding.recent`) and a session whose inputs are exactly a kept one's reads it instead of computing it again.
+Each strategy alone is vocabulary-sized work (softmaxes and masks over every logit, a full sort for top-p)."""
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
@@ -18,12 +16,13 @@ import torch
 from decoding.loop import Run
 from decoding.pipeline import PENALTIES, Processed, SamplerSettings, process
 from decoding.prompts import token_texts
+from decoding.recent import Recent
 from decoding.sandbox import Alone, compare_orders, each_strategy_alone
 from decoding.stages import GRAMMAR
 
 MAX_MOVED = 10
 MAX_DIFFERING = 8
-KEPT_ALONE = 8  # results of each strategy alone kept for other sessions (each holds its logits: V floats)
+KEPT = 8  # results of each inspector kept for other sessions (each holds its logits: V floats)
 
 
 @dataclass(frozen=True)
@@ -45,8 +44,21 @@ class Inspection:
 
 
 def inspect_step(run: Run, settings: SamplerSettings) -> Inspection:
-    """What the penalties did to the pending logits, and what each engine order keeps of them."""
-    p = run.preview(settings)  # the distribution the step chooses from: processed once, read here
+    """What the penalties did to the pending logits, and what each engine order keeps of them (read from the kept
+    results when another session inspected exactly these logits, settings and context)."""
+    p = run.preview(settings)
+    # a grammar's mask is the run's own state: a constrained run's inspection is never shared
+    inputs = (run.lm.model_id, settings, tuple(run.ids), len(run.prompt.ids)) if GRAMMAR not in p.stages else None
+    found = _INSPECTED.get(run.logits, inputs) if inputs is not None else None
+    if found is None:
+        found = _inspect(run, p, settings)
+        if inputs is not None:
+            _INSPECTED.put(run.logits, inputs, found)
+    return found
+
+
+def _inspect(run: Run, p: Processed, settings: SamplerSettings) -> Inspection:
+    """`inspect_step` computed, from `p`: the distribution the step chooses from, processed once."""
     on = any(settings.enabled(n) for n in PENALTIES)
     moved = _moved(run, p, settings) if on else []
     known = p if GRAMMAR not in p.stages else None  # the orders compare the model's logits, without a grammar
@@ -60,45 +72,15 @@ def strategies_alone(run: Run, settings: SamplerSettings, top_n: int) -> tuple[l
     """Each strategy alone on the pending logits (`sandbox.each_strategy_alone`), with the texts of its top tokens;
     the model's probabilities come from the run's processed distribution."""
     p = run.preview(settings)
-    results = _ALONE.get(p.raw, settings, top_n)
+    results = _ALONE.get(p.raw, (settings, top_n))
     if results is None:
         results = each_strategy_alone(p.raw, settings, top_n, probs=p.probs_before)
-        _ALONE.put(p.raw, settings, top_n, results)
+        _ALONE.put(p.raw, (settings, top_n), results)
     ids = results[0].ids
     return results, dict(zip(ids, token_texts(run.lm.tokenizer, ids)))
 
 
-class _Recent:
-    """The last few (logits, settings, top_n) -> results, shared by every session. A few sampled logits find the
-    candidate; `torch.equal` over all of them decides, so a hit is exactly what computing it again would give."""
-
-    def __init__(self, size: int):
-        self.size, self._kept, self._lock = size, OrderedDict(), threading.Lock()
-
-    @staticmethod
-    def _key(logits: torch.Tensor, settings: SamplerSettings, top_n: int) -> tuple:
-        sampled = logits[:: max(1, logits.numel() // 16)]  # (16,) or so: cheap, and tells most logits apart
-        return tuple(sampled.tolist()), settings, top_n
-
-    def get(self, logits: torch.Tensor, settings: SamplerSettings, top_n: int):
-        key = self._key(logits, settings, top_n)
-        with self._lock:
-            kept = self._kept.get(key)
-            if kept is None or not torch.equal(kept[0], logits):
-                return None
-            self._kept.move_to_end(key)
-            return kept[1]
-
-    def put(self, logits: torch.Tensor, settings: SamplerSettings, top_n: int, results) -> None:
-        key = self._key(logits, settings, top_n)
-        with self._lock:
-            self._kept[key] = (logits.clone(), results)
-            self._kept.move_to_end(key)
-            while len(self._kept) > self.size:
-                self._kept.popitem(last=False)
-
-
-_ALONE = _Recent(KEPT_ALONE)
+_ALONE, _INSPECTED = Recent(KEPT), Recent(KEPT)
 
 
 def _moved(run: Run, p: Processed, settings: SamplerSettings) -> list[Moved]:

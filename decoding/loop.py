@@ -19,12 +19,18 @@ from decoding.forward import forward_one, kv_cache_bytes, rewind
 from decoding.models import LoadedModel
 from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt
-from decoding.record import Timings, record_step
+from decoding.recent import Recent
+from decoding.record import Timings, record_step, timed
 from decoding.serving.passes import Pass
+from decoding.stages import GRAMMAR
 from decoding.static import StaticStep
 from decoding.trace import Step, Trace
 
 MAX_NEW_TOKENS_CAP = 4096
+# processed distributions kept for other sessions (decoding.recent): a class on one preset processes its first once;
+# each holds a few V-sized tensors (~1 MB for the bundled model)
+KEPT = 8
+_PROCESSED, _PREVIEWED = Recent(KEPT), Recent(KEPT)  # the distributions, and their records as previews
 # how a run's decode passes run: "dynamic", the cache grown every token (the eager step); "static", a cache sized
 # to prompt + max new tokens up front and a one-token step captured as a CUDA graph on CUDA (decoding.static)
 PATHS = ("dynamic", "static")
@@ -144,8 +150,9 @@ class Run:
 
     def preview(self, settings: SamplerSettings) -> Processed:
         """The pipeline applied to the pending distribution, without choosing. Computed once per distribution and
-        settings: the inspectors, the panels and the choice all read the same `Processed` (treat it as read-only).
-        A new forward pass makes new logits, and a step or Back changes the ids: either one computes it afresh."""
+        settings: the inspectors, the panels and the choice all read the same `Processed` (treat it as read-only:
+        another session with exactly these logits, settings and context reads it too). A new forward pass makes new
+        logits, and a step or Back changes the ids: either one computes it afresh."""
         assert self.logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
         known = self._processed
         if (
@@ -155,14 +162,31 @@ class Run:
             and known.settings == settings
         ):
             return known.processed
-        processed = process(self.logits, settings, self.ids, self.generated, grammar=self.legal_mask())
+        grammar = self.legal_mask()
+        # without a grammar (the run's own state) it is a function of the logits, the settings and the context alone:
+        # a session with exactly these reads the one another session processed (decoding.recent)
+        inputs = (settings, tuple(self.ids), len(self.prompt.ids)) if grammar is None else None
+        processed = _PROCESSED.get(self.logits, inputs) if inputs is not None else None
+        if processed is None:
+            processed = process(self.logits, settings, self.ids, self.generated, grammar=grammar)
+            if inputs is not None:
+                _PROCESSED.put(self.logits, inputs, processed)
         self._processed = _Preview(self.logits, len(self.ids), settings, processed)
         return processed
 
     def preview_step(self, settings: SamplerSettings) -> Step:
-        """The pending distribution recorded as a Step (token = what greedy would pick), nothing chosen."""
+        """The pending distribution recorded as a Step (token = what greedy would pick), nothing chosen. Without a
+        grammar its record is shared as its distribution is (`preview`): a session with exactly these logits, settings
+        and context copies another's, with its own timings in it."""
         p = self.preview(settings)
-        return self.record(p, int(torch.argmax(p.final)), False, settings, 0.0)
+        inputs = (settings, tuple(self.ids), len(self.prompt.ids), len(self.trace.steps), self.top_n, self.lm.model_id)
+        kept = _PREVIEWED.get(self.logits, inputs) if GRAMMAR not in p.stages else None
+        if kept is not None:
+            return timed(kept, self._timings(0.0))
+        step = self.record(p, int(torch.argmax(p.final)), False, settings, 0.0)
+        if GRAMMAR not in p.stages:
+            _PREVIEWED.put(self.logits, inputs, step)
+        return step
 
     def step(self, settings: SamplerSettings, force_id: int | None = None) -> Step:
         if self.done:
@@ -260,7 +284,20 @@ class Run:
 
     def record(self, p: Processed, chosen: int, forced: bool, settings: SamplerSettings, sample_ms: float) -> Step:
         """The step that chose `chosen` from `p`, with how its forward pass ran and the cache it left."""
-        timings = Timings(
+        return record_step(
+            p,
+            chosen,
+            forced=forced,
+            settings=settings,
+            index=len(self.trace.steps),
+            timings=self._timings(sample_ms),
+            tokenizer=self.lm.tokenizer,
+            top_n=self.top_n,
+        )
+
+    def _timings(self, sample_ms: float) -> Timings:
+        """How this run's pending distribution came to be: its forward pass, the cache it left, choosing from it."""
+        return Timings(
             phase=self._phase,
             forward_ms=self.last_pass.ms,
             rows=self.last_pass.rows,
@@ -269,16 +306,6 @@ class Run:
             sample_ms=sample_ms,
             kv_bytes=kv_cache_bytes(self.cache),
             context_len=len(self.ids),
-        )
-        return record_step(
-            p,
-            chosen,
-            forced=forced,
-            settings=settings,
-            index=len(self.trace.steps),
-            timings=timings,
-            tokenizer=self.lm.tokenizer,
-            top_n=self.top_n,
         )
 
 

@@ -7,7 +7,7 @@ the entropy of the model's distribution. One copy to the host for all of it.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -48,7 +48,6 @@ def record_step(
     pick = next(c for c in top if c.id == chosen)
     return Step(
         index=index,
-        phase=timings.phase,
         token_id=chosen,
         token_text=pick.text,
         prob_before=pick.prob_before,
@@ -60,6 +59,21 @@ def record_step(
         kept_mass=kept_mass,
         entropy_bits=entropy_nats / math.log(2),
         settings=settings.to_dict(),
+        **_timed(timings),
+    )
+
+
+def timed(step: Step, timings: Timings) -> Step:
+    """`step`, recorded by another run from the same distribution, as this run records it: a copy of its own, with
+    this run's timings (its pass, its cache) in place of the other's."""
+    top = [replace(c) for c in step.top]
+    return replace(step, top=top, stages=list(step.stages), settings=dict(step.settings), **_timed(timings))
+
+
+def _timed(timings: Timings) -> dict:
+    """The Step fields that come from the run's own measurements."""
+    return dict(
+        phase=timings.phase,
         forward_ms=timings.forward_ms,
         sample_ms=timings.sample_ms,
         kv_bytes=timings.kv_bytes,

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import torch
 from transformers import DynamicCache
 
-from decoding.forward import kv_cache_bytes
+from decoding.forward import empty_cache, kv_cache_bytes
 from decoding.serving.passes import Pass
 
 BLOCK_TOKENS = 16
@@ -186,7 +186,7 @@ class PrefixCache:
         """A new contiguous cache holding the hit's blocks, copied (vLLM would point a block table at them)."""
         start = time.perf_counter()
         parts = hit.blocks + ([hit.end] if hit.end else [])
-        cache = DynamicCache(config=config)
+        cache = empty_cache(config)
         for layer in range(len(parts[0].keys)):
             keys = torch.cat([b.keys[layer] for b in parts], dim=2)  # (1, H_kv, T, D)
             values = torch.cat([b.values[layer] for b in parts], dim=2)  # (1, H_kv, T, D)

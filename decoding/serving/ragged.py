@@ -23,6 +23,7 @@ from transformers import AttentionInterface, DynamicCache
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 
+from decoding.forward import empty_cache
 from decoding.models import LoadedModel
 
 NAME = "decoding_lab_ragged"
@@ -114,4 +115,4 @@ def packed_forward(lm: LoadedModel, segments: list[Segment]) -> torch.Tensor:
 
 
 def new_cache(lm: LoadedModel) -> DynamicCache:
-    return DynamicCache(config=lm.model.config)
+    return empty_cache(lm.model.config)

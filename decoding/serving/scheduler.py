@@ -50,7 +50,7 @@ PREFIX_BYTES = int(float(os.environ.get("DECODING_LAB_PREFIX_MB", 256)) * 2**20)
 
 @dataclass
 class _Work:
-    cache: object
+    cache: object  # None for a new prompt until it needs a pass
     ids: list[int]  # tokens still to feed
     start: int  # their first position
     alone: bool
@@ -103,9 +103,8 @@ class Scheduler:
         and how the pass ran. Blocks until a tick has computed it."""
         if not ids:
             raise ValueError("a forward pass needs at least one token")
-        fresh = cache if cache is not None else ragged.new_cache(self.lm)
         prompt = list(ids) if cache is None and position == 0 else None
-        work = _Work(fresh, list(ids), position, alone, decode=len(ids) == 1 and position > 0, prompt=prompt)
+        work = _Work(cache, list(ids), position, alone, decode=len(ids) == 1 and position > 0, prompt=prompt)
         self.start()
         with self._cond:
             self._pending.append(work)
@@ -150,6 +149,9 @@ class Scheduler:
     def _tick(self, taken: list[_Work]) -> list[_Work]:
         """Run one tick over `taken`; return the work that needs more ticks (the rest of chunked prefills)."""
         taken = [w for w in taken if not self._from_prefix_cache(w)]
+        for work in taken:
+            if work.cache is None:  # made only now: a prompt the prefix cache answers gets its copy instead
+                work.cache = ragged.new_cache(self.lm)
         for work in [w for w in taken if w.alone]:
             self._solo(work, "alone")
         shared = [w for w in taken if not w.alone]

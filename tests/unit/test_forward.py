@@ -1,8 +1,9 @@
 """The model call: float32 last-position logits, a batch of rows, the one rewind of a KV cache, its bytes."""
 
 import torch
+from transformers import DynamicCache
 
-from decoding.forward import forward, forward_one, kv_cache_bytes, rewind
+from decoding.forward import empty_cache, forward, forward_one, kv_cache_bytes, rewind
 from decoding.prompts import encode_prompt
 
 
@@ -38,3 +39,13 @@ def test_rewind_to_a_length_the_cache_does_not_exceed_changes_nothing(tiny):
     _, cache = forward_one(tiny, ids, None, 0)
     rewind(cache, len(ids) + 3)
     assert cache.get_seq_length() == len(ids)
+
+
+def test_an_empty_cache_is_new_each_time_and_like_one_made_from_the_config(tiny):
+    config = tiny.model.config
+    first, second = empty_cache(config), empty_cache(config)
+    assert first is not second and not {id(x) for x in first.layers} & {id(x) for x in second.layers}
+    made = DynamicCache(config=config)
+    assert [type(x) for x in first.layers] == [type(x) for x in made.layers]
+    _, first = forward_one(tiny, [1, 2, 3], first, 0)  # filling one leaves the other empty
+    assert first.get_seq_length() == 3 and second.get_seq_length() == 0 and empty_cache(config).get_seq_length() == 0

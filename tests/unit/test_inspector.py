@@ -54,3 +54,21 @@ def test_each_strategy_alone_is_computed_afresh_when_logits_or_settings_differ(t
     run.step(settings)  # the next distribution: other logits
     fresh, _ = strategies_alone(run, settings, 5)
     assert fresh is not results and fresh == each_strategy_alone(run.preview(settings).raw, settings, 5)
+
+
+def test_an_inspection_is_shared_only_by_sessions_with_equal_logits_settings_and_context(tiny):
+    settings = SamplerSettings(top_p=0.6, min_p=0.3, top_k=40, repetition_penalty=1.5)
+    first, second = _run(tiny), _run(tiny)  # two sessions, one prompt: equal logits, separate runs
+    found = inspect_step(first, settings)
+    assert inspect_step(second, settings) is found  # identical inputs: the kept result, exactly
+    other = SamplerSettings(top_p=0.7, repetition_penalty=1.5)
+    mine = inspect_step(second, other)
+    expected = compare_orders(second.logits, other, second.ids, second.generated, max_rows=MAX_DIFFERING)
+    assert mine is not found and mine.kept_by_order == {o.order: o.kept for o in expected.orders}
+    # equal logits in another context: the penalties move that context's tokens, so the inspection is its own
+    third = Run(tiny, encode_prompt(tiny.tokenizer, "xyzxyz", chat=False))
+    third.prefill()
+    third.logits = first.logits.clone()
+    theirs = inspect_step(third, settings)
+    assert theirs is not found and theirs.moved and {m.id for m in theirs.moved} <= set(third.ids)
+    assert not {m.id for m in theirs.moved} & set(first.ids)

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from decoding.loop import Run, drive, generate_steps, run_to_end
-from decoding.pipeline import SamplerSettings
+from decoding.pipeline import SamplerSettings, process
 from decoding.prompts import encode_prompt
+from decoding.serving.passes import Pass
 from decoding.trace import Step
 from tests.helpers.fidelity import FIDELITY, GREEDY, generate_ids
 
@@ -225,3 +226,38 @@ def test_bundled_model_matches_generate_and_knows_paris(bundled, settings, seed)
     assert trace.token_ids == generate_ids(bundled, prompt, settings, seed, 24)
     if settings is GREEDY or bundled.device.type == "cpu":  # a sampled text follows the device's random stream
         assert "Paris" in trace.text
+
+
+def test_a_processed_distribution_is_shared_only_by_runs_with_equal_logits_settings_and_context(tiny, prompt):
+    settings = SamplerSettings(temperature=0.8, top_p=0.7, repetition_penalty=1.3)
+    first, second = _run(tiny, prompt), _run(tiny, prompt)  # two sessions, one prompt: equal logits
+    assert torch.equal(first.logits, second.logits)
+    assert second.preview(settings) is first.preview(settings)  # identical inputs: the one result, exactly
+    other = SamplerSettings(temperature=0.8, top_p=0.8, repetition_penalty=1.3)
+    assert second.preview(other) is not first.preview(settings)
+    # equal logits in another context: the penalty moves that context's tokens, so the distribution is its own
+    third = _run(tiny, encode_prompt(tiny.tokenizer, "A poem, please.", chat=True))
+    third.logits = first.logits.clone()
+    fresh = process(third.logits, settings, third.ids, third.generated)
+    mine = third.preview(settings)
+    assert mine is not first.preview(settings) and torch.equal(mine.final, fresh.final)
+    # a grammar is the run's own state: its distribution is never shared
+    keep_all = torch.ones(tiny.vocab_size, dtype=torch.bool)
+    ruled = [_run(tiny, prompt) for _ in range(2)]
+    for run in ruled:
+        run.legal_mask = lambda: keep_all
+    assert ruled[0].preview(settings) is not ruled[1].preview(settings)
+
+
+def test_a_preview_record_is_shared_with_each_run_s_own_timings(tiny, prompt):
+    settings = SamplerSettings(temperature=0.8, top_p=0.7)
+    first, second = _run(tiny, prompt), _run(tiny, prompt)
+    second.last_pass = Pass(123.0, rows=7, mode="cached", noise=0.5)  # its own pass, unlike the first's
+    mine, theirs = second.preview_step(settings), first.preview_step(settings)
+    assert (mine.forward_ms, mine.rows, mine.pass_mode, mine.noise) == (123.0, 7, "cached", 0.5)
+    assert theirs.forward_ms != 123.0 and theirs.rows != 7
+    assert mine == second.record(second.preview(settings), mine.token_id, False, settings, 0.0)  # as recorded afresh
+    assert mine.top is not theirs.top and mine.settings is not theirs.settings  # a copy of its own
+    other = SamplerSettings(temperature=0.8, top_p=0.8)  # other settings: a record of their own
+    p = second.preview(other)
+    assert second.preview_step(other) == second.record(p, int(torch.argmax(p.final)), False, other, 0.0)

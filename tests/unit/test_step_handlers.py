@@ -7,6 +7,7 @@ import gradio as gr
 import pytest
 
 from decoding.models import TINY
+from decoding.recent import Recent
 from decoding.serving.passes import Pass
 from tests.helpers.step_knobs import CONFIG, KNOBS
 from ui.context import RAW
@@ -126,6 +127,9 @@ def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, strateg
 
     for module in (loop, sandbox, inspector):
         monkeypatch.setattr(module, "process", counted)
+    # results kept for other sessions (decoding.recent) start empty: an earlier test's run of this prompt is not read
+    monkeypatch.setattr(loop, "_PROCESSED", Recent(loop.KEPT))
+    monkeypatch.setattr(inspector, "_INSPECTED", Recent(inspector.KEPT))
     run_id = start(knobs)
     tab.side_panels(run_id, knobs, strategies_open)
     assert len(calls) == 1  # Prefill: the first distribution's preview, inspectors and panels
