@@ -46,9 +46,23 @@ CLOSED = """
 () => [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
   .filter(b => b.getClientRects().length).length
 """
+# opens the first of them, and marks it so that the wait below knows which one it is
 OPEN_ONE = """
-() => [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
-  .find(b => b.getClientRects().length).click()
+() => {
+  const b = [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
+    .find(b => b.getClientRects().length);
+  b.dataset.opening = '';
+  b.click();
+}
+"""
+# the accordion just clicked is open, its content drawn below its label
+OPENED = """
+() => {
+  const b = document.querySelector('[data-opening]');
+  const done = b.classList.contains('open') && b.nextElementSibling && b.nextElementSibling.getClientRects().length;
+  if (done) delete b.dataset.opening;
+  return done;
+}
 """
 
 # each tab's main action: the buttons pressed in turn, each once the events before it have ended. Left out: serving
@@ -98,7 +112,7 @@ def open_accordions(page) -> None:
         if not page.evaluate(CLOSED):
             return
         page.evaluate(OPEN_ONE)
-        page.wait_for_timeout(200)
+        page.wait_for_function(OPENED)
     idle(page)
 
 
