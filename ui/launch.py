@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -28,20 +29,43 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(port: int, timeout_s: float = 600, **env_vars: str) -> subprocess.Popen:
+APP = ["app.py"]  # what `start_app` runs, in ROOT
+# what gradio says when its web server took more than its fixed 5 s to start (gradio/http_server.py,
+# `Server.run_in_thread`): on a machine loaded with other work the app then exits before it answers
+NOT_STARTED_IN_TIME = "Cannot find empty port"
+
+
+def start_app(port: int, timeout_s: float = 600, attempts: int = 3, **env_vars: str) -> subprocess.Popen:
     """`python app.py --port PORT` (with `env_vars` in its environment), returned once it answers HTTP: loading the
-    model and building ten tabs takes tens of seconds alone, minutes on a machine busy with other work."""
+    model and building ten tabs takes tens of seconds alone, minutes on a machine busy with other work. An app whose
+    web server did not start within gradio's 5 s is started again, up to `attempts` times in all; any other exit
+    before it answers raises, with the end of what the app wrote."""
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env_vars}
-    cmd = [sys.executable, "app.py", "--port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = [sys.executable, *APP, "--port", str(port)]
     deadline = time.monotonic() + timeout_s
+    for attempt in range(1, attempts + 1):
+        with tempfile.TemporaryFile() as said:
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=said)
+            if _answers(proc, port, deadline):
+                return proc
+            said.seek(0)
+            tail = said.read()[-2000:].decode(errors="replace")
+        if proc.returncode is None:
+            proc.kill()
+            raise RuntimeError(f"the app did not answer on port {port} within {timeout_s} s")
+        if NOT_STARTED_IN_TIME not in tail or attempt == attempts:
+            raise RuntimeError(f"the app exited with code {proc.returncode} before answering:\n{tail}")
+    raise AssertionError("unreachable")
+
+
+def _answers(proc: subprocess.Popen, port: int, deadline: float) -> bool:
+    """Whether the app answers HTTP before `deadline`; False as soon as it exits."""
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the app exited with code {proc.returncode} before answering")
+            return False
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
-            return proc
+            return True
         except OSError:
             time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError(f"the app did not answer on port {port} within {timeout_s} s")
+    return False
