@@ -42,8 +42,8 @@ def teach(fn, message=None):
         def generator(*args, **kwargs):
             try:
                 for out in fn(*args, **kwargs):
-                    # an empty answer (ui.running.END) changes nothing, the message included
-                    yield out if message is None or not out else {**out, message: ""}
+                    # never an empty dict, which gradio refuses as too few outputs: a run's END ({}) clears the message
+                    yield out if message is None else {**out, message: ""}
             except ValueError as err:
                 yield _said(err, message)
 

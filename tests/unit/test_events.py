@@ -1,6 +1,8 @@
 """ui/events.py: every model event goes through one queue, its ValueErrors reach the browser as gr.Error, gradio
 still hands it the request and the progress bar, and Cancel stops only its own session's work."""
 
+import asyncio
+
 import gradio as gr
 import pytest
 from gradio.helpers import special_args
@@ -36,6 +38,27 @@ def test_teach_passes_a_gr_error_on_unchanged_and_keeps_a_generator_a_generator(
     with pytest.raises(gr.Error) as info:
         list(taught())
     assert info.value.message == "no quotes around me"
+
+
+def test_a_runs_end_that_draws_nothing_still_answers_every_output_gradio_expects():
+    """A streamed run ends on END, answered {} by its tab (ui.running): gradio refuses an empty dict as too few
+    outputs (the run would end in an error), so the taught answer names the message line, and gradio accepts it."""
+    with gr.Blocks() as demo:
+        chart, message = gr.Markdown(), gr.HTML()
+        button = gr.Button()
+
+        def run():
+            yield {chart: "step 1"}
+            yield {}
+
+        button.click(teach(run, message), None, [chart, message])
+    *_, end = teach(run, message)()
+    assert end == {message: ""}
+    fn = next(iter(demo.fns.values()))
+    drawn = asyncio.run(demo.postprocess_data(fn, end, None))
+    assert len(drawn) == 2 and drawn[1] == "" and drawn[0]["__type__"] == "update" and "value" not in drawn[0]
+    with pytest.raises(ValueError, match="didn.t return enough output values"):
+        asyncio.run(demo.postprocess_data(fn, {}, None))
 
 
 def model_events(demo: gr.Blocks) -> list:
