@@ -2,6 +2,7 @@
 still hands it the request and the progress bar, and Cancel stops only its own session's work."""
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 import pytest
@@ -40,6 +41,13 @@ def test_teach_passes_a_gr_error_on_unchanged_and_keeps_a_generator_a_generator(
     assert info.value.message == "no quotes around me"
 
 
+def awaited(coroutine):
+    """The coroutine's result, run on a loop of its own thread: a browser test before this one may have left
+    playwright's loop running in this thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_a_runs_end_that_draws_nothing_still_answers_every_output_gradio_expects():
     """A streamed run ends on END, answered {} by its tab (ui.running): gradio refuses an empty dict as too few
     outputs (the run would end in an error), so the taught answer names the message line, and gradio accepts it."""
@@ -55,10 +63,10 @@ def test_a_runs_end_that_draws_nothing_still_answers_every_output_gradio_expects
     *_, end = teach(run, message)()
     assert end == {message: ""}
     fn = next(iter(demo.fns.values()))
-    drawn = asyncio.run(demo.postprocess_data(fn, end, None))
+    drawn = awaited(demo.postprocess_data(fn, end, None))
     assert len(drawn) == 2 and drawn[1] == "" and drawn[0]["__type__"] == "update" and "value" not in drawn[0]
     with pytest.raises(ValueError, match="didn.t return enough output values"):
-        asyncio.run(demo.postprocess_data(fn, {}, None))
+        awaited(demo.postprocess_data(fn, {}, None))
 
 
 def model_events(demo: gr.Blocks) -> list:
