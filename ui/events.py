@@ -12,6 +12,7 @@ import inspect
 import os
 import tempfile
 import threading
+import time
 from functools import wraps
 from pathlib import Path
 
@@ -21,6 +22,10 @@ from decoding.watch import Watch
 
 PROGRESS = gr.Progress()  # the default of a handler's `progress` argument: gradio fills it in for that handler
 MODEL_QUEUE = "model"
+# how often a long run redraws its progress bar: four times a second moves it smoothly, where a redraw for every token
+# (20-30 a second on a CPU) kept the browser busy beside the model: a Try-this run of 900 tokens cost Chromium 20 s of
+# CPU on a 2-core machine, time a student's laptop (or the server's second core) has better uses for
+PROGRESS_EVERY_S = 0.25
 
 # the options of every model event. With the shared scheduler (decoding.serving) many run at once: their steps
 # are batched into the scheduler's ticks and everything else takes turns on the model. DECODING_LAB_BATCHING=0 runs
@@ -77,6 +82,22 @@ def _said(err: ValueError, message) -> dict:
     return {message: error_html(err)}
 
 
+def paced(progress, every_s: float = PROGRESS_EVERY_S, clock=time.monotonic):
+    """`progress(fraction, desc=...)` passed on at most once every `every_s` seconds (the first call always): what a
+    run reports for every token or round, drawn as often as a person can follow it."""
+    last = None
+
+    def report(fraction, desc: str | None = None) -> None:
+        nonlocal last
+        now = clock()
+        if last is not None and now - last < every_s:
+            return
+        last = now
+        progress(fraction, desc=desc)
+
+    return report
+
+
 def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, **options):
     """Wire `fn` to run the model when a trigger fires: in the model queue, in the server process, with its
     ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener (`button.click`) or a
@@ -106,7 +127,8 @@ class CancelFlags:
         forward passes it calls `between_passes` (to let other sessions use the model)."""
         flag = self._flag(request)
         flag.clear()
-        return Watch(lambda f, msg: progress(f, desc=msg), flag.is_set, between_passes or (lambda: None))
+        report = paced(progress)
+        return Watch(lambda f, msg: report(f, desc=msg), flag.is_set, between_passes or (lambda: None))
 
     def file_for(self, request: gr.Request | None) -> str:
         """The path of this session's flag file for a new measurement (cleared): it exists once Cancel is pressed."""

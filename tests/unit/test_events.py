@@ -9,7 +9,16 @@ import pytest
 from gradio.helpers import special_args
 
 from decoding.watch import Cancelled
-from ui.events import BATCHING, CONCURRENT_MODEL_EVENTS, MODEL_EVENT, MODEL_QUEUE, CancelFlags, model_event, teach
+from ui.events import (
+    BATCHING,
+    CONCURRENT_MODEL_EVENTS,
+    MODEL_EVENT,
+    MODEL_QUEUE,
+    CancelFlags,
+    model_event,
+    paced,
+    teach,
+)
 
 PROGRESS = gr.Progress()
 
@@ -116,3 +125,13 @@ def test_the_watch_reports_to_the_progress_bar():
     watch = CancelFlags().watch(None, lambda fraction, desc: seen.append((fraction, desc)))
     watch.on_progress(0.5, "half way")
     assert seen == [(0.5, "half way")]
+
+
+def test_a_long_run_redraws_its_progress_bar_at_most_four_times_a_second():
+    now, seen = [0.0], []
+    report = paced(lambda fraction, desc: seen.append((fraction, desc)), every_s=0.25, clock=lambda: now[0])
+    for token in range(30):  # thirty tokens, 40 ms apart: 1.2 s
+        report(token / 30, desc=f"token {token + 1}")
+        now[0] += 0.04
+    # the first at once, then one every 0.25 s of the run: at 0, 0.28, 0.56, 0.84 and 1.12 s
+    assert [desc for _, desc in seen] == ["token 1", "token 8", "token 15", "token 22", "token 29"]

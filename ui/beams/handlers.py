@@ -16,7 +16,7 @@ from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui.context import CHAT, AppConfig, get_model, model_turn
-from ui.events import PROGRESS
+from ui.events import PROGRESS, paced
 from ui.sessions import STORE, beam_search_bytes
 from visuals.beams.search import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
@@ -141,9 +141,9 @@ def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) ->
 
 def run_to_end(config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS) -> BeamView:
     sid, search = _search(config, sid, text, template, knobs)
-    max_new = search.settings.max_new_tokens
+    max_new, report = search.settings.max_new_tokens, paced(progress)
     while search.result is None:
-        progress((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
+        report((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
         _advance(config, search)
     return view(sid, search)
 

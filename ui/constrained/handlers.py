@@ -21,7 +21,7 @@ from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, encode_prompt
 from ui.context import AppConfig, get_model, scheduler_for
-from ui.events import PROGRESS
+from ui.events import PROGRESS, paced
 from ui.sessions import STORE, Entry
 from visuals.constrained import views as draw
 from visuals.glossary import stop_reason, term
@@ -145,8 +145,9 @@ def step(config: AppConfig, run_id, controls: Controls) -> View:
 def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS) -> View:
     settings = sampler_settings(config, controls)
     run_id, run = _run(config, run_id, controls)
+    report = paced(progress)
     for _ in drive(run, advance=lambda: _advance(run, settings)):
-        progress((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
+        report((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
     return view(run_id, run, settings)
 
 

@@ -20,7 +20,7 @@ from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
 from ui import gpu
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
-from ui.events import PROGRESS
+from ui.events import PROGRESS, paced
 from ui.sessions import STORE, spec_run_bytes
 from visuals.glossary import stop_reason
 from visuals.speculative import charts as figs
@@ -170,9 +170,9 @@ def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS) ->
     """The remaining rounds, then plain decoding on the same prompt and settings, timed side by side. On ZeroGPU
     the timing is a GPU call of its own: the whole run again, and plain decoding, on the GPU (`race`)."""
     sid, spec = _current(config, sid, controls)
-    run, lm = spec.run, get_model(config)
+    run, lm, report = spec.run, get_model(config), paced(progress)
     for _ in drive(run, advance=lambda: _round(config, spec)):
-        progress((len(run.generated), run.max_new), desc=f"round {len(run.rounds) + 1}")
+        report((len(run.generated), run.max_new), desc=f"round {len(run.rounds) + 1}")
     progress(0.99, desc="plain decoding, for comparison")
     if gpu.ZEROGPU:
         job = gpu.Job(raced, (spec.key,), config, cancel_file=gpu.NO_CANCEL, seconds=GPU_SECONDS)
