@@ -10,8 +10,16 @@ import torch
 
 def kl_divergence(ref_logits: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
     """KL(p_ref || p) per position (...,), in nats, computed in float64."""
-    log_p_ref = torch.log_softmax(ref_logits.double(), dim=-1)  # (..., V)
-    log_p = torch.log_softmax(logits.double(), dim=-1)
+    return kl_of_log_probs(log_probs(ref_logits), log_probs(logits))
+
+
+def log_probs(logits: torch.Tensor) -> torch.Tensor:
+    """log softmax in float64 (..., V): what the KL and the perplexity are computed from."""
+    return torch.log_softmax(logits.double(), dim=-1)
+
+
+def kl_of_log_probs(log_p_ref: torch.Tensor, log_p: torch.Tensor) -> torch.Tensor:
+    """KL(p_ref || p) per position (...,) from both log-probabilities (float64), for a reference compared with many."""
     return (log_p_ref.exp() * (log_p_ref - log_p)).sum(dim=-1).clamp(min=0.0)
 
 

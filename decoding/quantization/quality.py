@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from decoding.quantization.compare import kl_divergence, same_top1
+from decoding.quantization.compare import kl_of_log_probs, log_probs, same_top1
 
 HELDOUT = Path(__file__).with_name("heldout.txt")
 
@@ -46,12 +46,13 @@ def measure_quality(reference, models: dict, ids: list[int], window: int = 512) 
         chunk = torch.tensor([ids[start : start + window + 1]], device=device)  # (1, T + 1)
         inputs, targets = chunk[:, :-1], chunk[0, 1:]  # (1, T), (T,)
         ref = _logits(reference, inputs)  # (T, V)
+        log_p_ref = log_probs(ref)  # once per window, for every model compared with it
         positions += targets.numel()
         for name, model in models.items():
             logits = ref if model is reference else _logits(model, inputs)
-            nll = -torch.log_softmax(logits.double(), dim=-1).gather(-1, targets[:, None]).sum()
-            sums[name][0] += float(nll)
-            sums[name][1] += float(kl_divergence(ref, logits).sum())
+            log_p = log_p_ref if model is reference else log_probs(logits)
+            sums[name][0] += float(-log_p.gather(-1, targets[:, None]).sum())  # the text's negative log-likelihood
+            sums[name][1] += float(kl_of_log_probs(log_p_ref, log_p).sum())
             sums[name][2] += int(same_top1(ref, logits).sum())
     return {
         name: Quality(math.exp(nll / positions), kl / positions, agree / positions, positions)
