@@ -135,9 +135,6 @@ def run_repetition_experiment(
     return exp
 
 
-# the old name, still imported by ui/beams/repetition.py
-
-
 def _tick(watch: Watch, label: str, offset: float, share: float, max_new_tokens: int, step: int) -> None:
     """Before each token: stop if asked, then report the whole experiment's progress."""
     watch.check()
