@@ -127,8 +127,7 @@ class CancelFlags:
         forward passes it calls `between_passes` (to let other sessions use the model)."""
         flag = self._flag(request)
         flag.clear()
-        report = paced(progress)
-        return Watch(lambda f, msg: report(f, desc=msg), flag.is_set, between_passes or (lambda: None))
+        return Watch(paced(progress), flag.is_set, between_passes or (lambda: None))
 
     def file_for(self, request: gr.Request | None) -> str:
         """The path of this session's flag file for a new measurement (cleared): it exists once Cancel is pressed."""

@@ -55,7 +55,7 @@ def start_app(port: int, timeout_s: float = 600, attempts: int = 3, **env_vars: 
             raise RuntimeError(f"the app did not answer on port {port} within {timeout_s} s")
         if NOT_STARTED_IN_TIME not in tail or attempt == attempts:
             raise RuntimeError(f"the app exited with code {proc.returncode} before answering:\n{tail}")
-    raise AssertionError("unreachable")
+    raise ValueError(f"attempts must be at least 1, got {attempts}")  # each attempt above returns or raises
 
 
 def _answers(proc: subprocess.Popen, port: int, deadline: float) -> bool:

@@ -90,6 +90,11 @@ class SpecPage:
     exit_lens: tuple = ()  # the early-exit draft beside the logit lens (ui/speculative/lens.py)
 
 
+def _knob(field: str, value: float, info: str) -> gr.Slider:
+    """A sampler knob of this tab, its element id the field's with the tab's prefix (`spec-top_p`)."""
+    return knob(field, value, info, elem_id=f"spec-{field}")
+
+
 def _controls(p: Preset) -> dict:
     """The left column: the preset, the prompt, the draft and the samplers."""
     preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="spec-preset")
@@ -103,13 +108,11 @@ def _controls(p: Preset) -> dict:
     max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="spec-max-new")
     with gr.Accordion("Samplers (as in Step by step)", open=False):
         knobs = Knobs(
-            temperature=knob(TEMPERATURE.field, p.temperature, "0 = greedy", elem_id=f"spec-{TEMPERATURE.field}"),
+            temperature=_knob(TEMPERATURE.field, p.temperature, "0 = greedy"),
             # a box, not a slider: a slider's own box puts a typed -4 back to 0 without a word
             top_k=whole_number_box(p.top_k, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="spec-top_k"),
-            top_p=knob(TOP_P.field, p.top_p, "1 = off", elem_id=f"spec-{TOP_P.field}"),
-            repetition_penalty=knob(
-                REPETITION.field, p.repetition_penalty, "1 = off", elem_id=f"spec-{REPETITION.field}"
-            ),
+            top_p=_knob(TOP_P.field, p.top_p, "1 = off"),
+            repetition_penalty=_knob(REPETITION.field, p.repetition_penalty, "1 = off"),
             order=gr.Dropdown(list(ORDERS), value="transformers", label=ORDER_LABEL),
         )
         seed = whole_number_box(0, label="Seed", elem_id="spec-seed")
