@@ -20,6 +20,7 @@ while it holds the lock would keep it (`stop` then waits `SETTLE_S`, not forever
 """
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import TypeVar
 
@@ -30,6 +31,7 @@ _ENDED = object()
 # how long `stop` waits for a step under way to hand on its view: a step takes well under a second; past this the
 # page is not left waiting (a page that went away leaves its run suspended, holding the lock)
 SETTLE_S = 10
+VIEW_EVERY_S = 0.25  # a streamed run's views, at most four a second (as its progress bar: ui.events.PROGRESS_EVERY_S)
 
 
 class Running:
@@ -37,15 +39,31 @@ class Running:
         self._held = threading.Lock()
         self.stopped = False
 
-    def views(self, steps: Iterator[T]) -> Iterator[T | None]:
-        """Each view of `steps` (taking one runs its step), made and yielded while the lock is held, until `steps`
-        ends or the run is stopped; then `END`, either way: the completion message's copy of the last value must
-        draw nothing even when the run ended by itself, as another answer may have come in between."""
+    def views(self, steps: Iterator[T], every_s: float = VIEW_EVERY_S, clock=time.monotonic) -> Iterator[T | None]:
+        """The views of `steps` (taking one runs its step), each made while the lock is held, until `steps` ends or
+        the run is stopped; then `END`, either way: the completion message's copy of the last value must draw nothing
+        even when the run ended by itself, as another answer may have come in between.
+
+        A view is yielded (holding the lock) at most once every `every_s` seconds: the first, then the newest one
+        when its time comes, and the last one a run made. Each view shows the whole run so far, so a view not sent
+        loses nothing; sending every token's (25 a second on a CPU, hundreds on a GPU) would have a browser redraw
+        the chart more often than a person can follow, and fall behind the run. A run stopped drops the views it has
+        not sent: the stopping answer is drawn last."""
+        last, unsent = None, _ENDED
         while True:
             with self._held:
                 view = _ENDED if self.stopped else next(steps, _ENDED)
-                if view is _ENDED or self.stopped:  # stopped while this step ran: its view would come after the answer
+                if self.stopped:  # stopped while this step ran: its view would come after the answer
                     break
+                if view is _ENDED:
+                    if unsent is not _ENDED:
+                        yield unsent
+                    break
+                now = clock()
+                if last is not None and now - last < every_s:
+                    unsent = view
+                    continue
+                last, unsent = now, _ENDED
                 yield view
         yield END
 

@@ -48,3 +48,23 @@ def test_stop_with_nothing_running_returns_at_once_and_a_run_after_it_takes_no_s
     running = Running()
     running.stop()
     assert list(running.views(iter([1]))) == [END]
+
+
+def test_views_are_sent_at_most_once_every_quarter_second_the_newest_and_the_last_always():
+    ticks = iter([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6])  # the clock as each of views 1 to 7 is made
+    sent = list(Running().views(iter(range(1, 8)), every_s=0.25, clock=lambda: next(ticks)))
+    assert sent == [1, 4, 7, END]  # 1 at 0.0, 4 at 0.3, 7 at 0.6; and no view twice
+    ticks = iter([0.0, 0.1])
+    assert list(Running().views(iter([1, 2]), every_s=0.25, clock=lambda: next(ticks))) == [1, 2, END]
+
+
+def test_a_run_stopped_between_sent_views_drops_the_ones_it_had_not_sent():
+    running, ticks = Running(), iter([0.0, 0.1, 0.2])
+
+    def steps():
+        yield 1
+        yield 2  # made 0.1 s after 1: kept back
+        running.stopped = True  # as `stop` does while step 3 is under way
+        yield 3
+
+    assert list(running.views(steps(), every_s=0.25, clock=lambda: next(ticks))) == [1, END]

@@ -158,9 +158,9 @@ def force(run_id, force_id, mode, knobs: Mapping) -> View:
 
 
 def run_steps(run_id, n, mode, knobs: Mapping):
-    """Run N / Run to end: a generator, so the page updates after every token and Stop can cancel. Reset or a new
-    Prefill stops it, their answer drawn after its last view (ui.running). On a finished run it shows the run as it is
-    (the view says it is finished), never a blank page."""
+    """Run N / Run to end: a generator, so the page follows the run (at most four views a second) and Stop can
+    cancel. Reset or a new Prefill stops it, their answer drawn after its last view (ui.running). On a finished run it
+    shows the run as it is (the view says it is finished), never a blank page."""
     entry = STORE.get(run_id)
     limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
     if _finished(entry):
