@@ -28,8 +28,8 @@ from tests.helpers.pages import (
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
-def open_app(browser, app_url, width: int, height: int = 720, scale: float = 1):
-    page = new_page(browser, {"width": width, "height": height}, device_scale_factor=scale)
+def open_app(browser, app_url, width: int, height: int = 720):
+    page = new_page(browser, {"width": width, "height": height})
     page.goto(f"{app_url}?tab=step")  # the app opens on Start here; these tests begin with a step
     page.locator("#step-buttons").wait_for(timeout=120_000)
     return page

@@ -1,6 +1,10 @@
 """What a page of the app draws, read the way the browser tests read it: a chart's data and layout from plotly's own
 graph div, and the controls driven as a person drives them (pick from a dropdown, type a number and press Enter)."""
 
+import itertools
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from ui.launch import ROOT
 
 ARTIFACTS = ROOT / "artifacts"  # the browser tests' screenshots
@@ -74,14 +78,14 @@ def set_number(page, elem_id: str, value, *, holds: bool = True) -> None:
 def until(page, check, timeout_s: float = 60, what: str = "the page to show it"):
     """Poll `check()` (it reads the page) until it returns something truthy, and return that: the page redraws when
     the server answers, and a loaded machine answers late. Fails naming `what` after `timeout_s`."""
-    for _ in range(int(timeout_s * 5)):
+    for _ in range(int(timeout_s * 10)):
         try:
             found = check()
         except (StopIteration, KeyError, TypeError, AttributeError):
             found = None  # not drawn yet
         if found:
             return found
-        page.wait_for_timeout(200)
+        page.wait_for_timeout(100)
     raise AssertionError(f"waited {timeout_s:.0f} s for {what}")
 
 
@@ -95,17 +99,29 @@ BUSY = """() =>
   || document.getAnimations().some(a => a instanceof CSSTransition && a.playState === 'running')"""
 
 
+# true once BUSY has been false at every poll for `ms` in a row (the polls run in the page, so a renderer stalled by a
+# loaded machine stalls them too, rather than counting as quiet); `token` starts a new count for each wait
+QUIET_FOR = f"""([ms, token]) => {{
+  const s = window.__labIdle || (window.__labIdle = {{}});
+  if (s.token !== token) {{ s.token = token; s.since = null; }}
+  if (({BUSY})()) {{ s.since = null; return false; }}
+  const now = performance.now();
+  if (s.since === null) s.since = now;
+  return now - s.since >= ms;
+}}"""
+QUIET_MS = 200  # an event chained after another starts within a few ms of its end; a click is pending within a frame
+_waits = itertools.count(1)  # each idle() its own token
+
+
 def idle(page, timeout_s: float = 300) -> None:
-    """Wait until no gradio event is at work, and none started in between, for two polls in a row (200 ms): an
-    event chained after another (`.then`, a `.change` its outputs fire) starts within a few ms of the last one's end,
-    and a click becomes a pending event a moment after it lands. Call it before reading what an event could change."""
-    quiet = []
-
-    def still() -> bool:
-        quiet.append(not page.evaluate(BUSY))
-        return quiet[-2:] == [True, True]
-
-    until(page, still, timeout_s, "every event on the page to finish")
+    """Wait until no gradio event is at work, and none started in between, for QUIET_MS in a row, polled every 50 ms
+    in the page: an event chained after another (`.then`, a `.change` its outputs fire) starts within a few ms of the
+    last one's end, and a click becomes a pending event a moment after it lands. Call it before reading what an event
+    could change."""
+    try:
+        page.wait_for_function(QUIET_FOR, arg=[QUIET_MS, next(_waits)], polling=50, timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        raise AssertionError(f"waited {timeout_s:.0f} s for every event on the page to finish") from None
 
 
 PROJECTOR = {"width": 1280, "height": 720}  # the size every lesson is checked at
@@ -115,12 +131,45 @@ PROJECTOR = {"width": 1280, "height": 720}  # the size every lesson is checked a
 ACTION_MS = 120_000
 
 
-def new_page(browser, viewport: dict | None = None, **options):
+class LentPage:
+    """The browser's one reused tab, lent to a test as a fresh page. A new tab starts a new renderer process, which
+    parses and compiles gradio's scripts again (~3.5 s of the 2-core machine's CPU a page); a page loaded again in
+    the same tab takes ~1.3 s. Each load is still its own gradio session. Everything a page is asked for is the
+    tab's; `close()` clears what the app keeps in the browser (projector mode in localStorage) and leaves the app
+    (about:blank), which ends the session as closing the tab would, and hands the tab back."""
+
+    def __init__(self, page):
+        self._page = page
+        self.lent = False
+
+    def __getattr__(self, name):
+        return getattr(self._page, name)
+
+    def close(self) -> None:
+        if self._page.url.startswith("http"):
+            self._page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        self._page.goto("about:blank")
+        self.lent = False
+
+
+_TABS: dict[int, LentPage] = {}  # each browser's reused tab, by id(browser)
+
+
+def new_page(browser, viewport: dict | None = None):
     """A fresh page (its own session) at `viewport` (the projector's size unless given), whose actions wait
-    ACTION_MS."""
-    page = browser.new_page(viewport=viewport or PROJECTOR, **options)
-    page.set_default_timeout(ACTION_MS)
-    return page
+    ACTION_MS: the browser's reused tab, or a new tab while that one is lent. The caller closes it."""
+    tab = _TABS.get(id(browser))
+    if tab is None or tab.lent:
+        page = browser.new_page()
+        page.set_default_timeout(ACTION_MS)
+        if tab is None:
+            tab = _TABS[id(browser)] = LentPage(page)
+        else:
+            page.set_viewport_size(viewport or PROJECTOR)
+            return page
+    tab.lent = True
+    tab.set_viewport_size(viewport or PROJECTOR)
+    return tab
 
 
 def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
