@@ -19,14 +19,10 @@ from pathlib import Path
 import gradio as gr
 
 from decoding.watch import Watch
+from ui.running import REDRAW_EVERY_S, Pace
 
 PROGRESS = gr.Progress()  # the default of a handler's `progress` argument: gradio fills it in for that handler
 MODEL_QUEUE = "model"
-# how often a long run redraws its progress bar: four times a second moves it smoothly, where a redraw for every token
-# (20-30 a second on a CPU) kept the browser busy beside the model: a Try-this run of 900 tokens cost Chromium 20 s of
-# CPU on a 2-core machine, time a student's laptop (or the server's second core) has better uses for
-PROGRESS_EVERY_S = 0.25
-
 # the options of every model event. With the shared scheduler (decoding.serving) many run at once: their steps
 # are batched into the scheduler's ticks and everything else takes turns on the model. DECODING_LAB_BATCHING=0 runs
 # each request on its own, one at a time (the classroom benchmark's baseline).
@@ -82,18 +78,14 @@ def _said(err: ValueError, message) -> dict:
     return {message: error_html(err)}
 
 
-def paced(progress, every_s: float = PROGRESS_EVERY_S, clock=time.monotonic):
+def paced(progress, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
     """`progress(fraction, desc=...)` passed on at most once every `every_s` seconds (the first call always): what a
     run reports for every token or round, drawn as often as a person can follow it."""
-    last = None
+    pace = Pace(every_s, clock)
 
     def report(fraction, desc: str | None = None) -> None:
-        nonlocal last
-        now = clock()
-        if last is not None and now - last < every_s:
-            return
-        last = now
-        progress(fraction, desc=desc)
+        if pace.due():
+            progress(fraction, desc=desc)
 
     return report
 

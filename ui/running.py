@@ -31,7 +31,25 @@ _ENDED = object()
 # how long `stop` waits for a step under way to hand on its view: a step takes well under a second; past this the
 # page is not left waiting (a page that went away leaves its run suspended, holding the lock)
 SETTLE_S = 10
-VIEW_EVERY_S = 0.25  # a streamed run's views, at most four a second (as its progress bar: ui.events.PROGRESS_EVERY_S)
+# how often a run redraws the page as it goes, its views and its progress bar alike: four times a second follows the
+# run smoothly, where a redraw for every token (20-30 a second on a CPU, hundreds on a GPU) kept the browser busy
+# beside the model and behind the run: a Try-this run of 900 tokens cost Chromium 20 s of CPU on a 2-core machine,
+# time a student's laptop (or the server's second core) has better uses for
+REDRAW_EVERY_S = 0.25
+
+
+class Pace:
+    """`due()` is true at most once every `every_s` seconds, the first time always."""
+
+    def __init__(self, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
+        self.every_s, self.clock, self.last = every_s, clock, None
+
+    def due(self) -> bool:
+        now = self.clock()
+        if self.last is not None and now - self.last < self.every_s:
+            return False
+        self.last = now
+        return True
 
 
 class Running:
@@ -39,7 +57,7 @@ class Running:
         self._held = threading.Lock()
         self.stopped = False
 
-    def views(self, steps: Iterator[T], every_s: float = VIEW_EVERY_S, clock=time.monotonic) -> Iterator[T | None]:
+    def views(self, steps: Iterator[T], every_s: float = REDRAW_EVERY_S, clock=time.monotonic) -> Iterator[T | None]:
         """The views of `steps` (taking one runs its step), each made while the lock is held, until `steps` ends or
         the run is stopped; then `END`, either way: the completion message's copy of the last value must draw nothing
         even when the run ended by itself, as another answer may have come in between.
@@ -49,7 +67,7 @@ class Running:
         loses nothing; sending every token's (25 a second on a CPU, hundreds on a GPU) would have a browser redraw
         the chart more often than a person can follow, and fall behind the run. A run stopped drops the views it has
         not sent: the stopping answer is drawn last."""
-        last, unsent = None, _ENDED
+        pace, unsent = Pace(every_s, clock), _ENDED
         while True:
             with self._held:
                 view = _ENDED if self.stopped else next(steps, _ENDED)
@@ -59,11 +77,10 @@ class Running:
                     if unsent is not _ENDED:
                         yield unsent
                     break
-                now = clock()
-                if last is not None and now - last < every_s:
+                if not pace.due():
                     unsent = view
                     continue
-                last, unsent = now, _ENDED
+                unsent = _ENDED
                 yield view
         yield END
 

@@ -145,6 +145,10 @@ class LentPage:
     def __getattr__(self, name):
         return getattr(self._page, name)
 
+    def lend(self) -> "LentPage":
+        self.lent = True
+        return self
+
     def close(self) -> None:
         if self._page.url.startswith("http"):
             self._page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
@@ -155,21 +159,22 @@ class LentPage:
 _TABS: dict[int, LentPage] = {}  # each browser's reused tab, by id(browser)
 
 
+def _opened(browser):
+    """A new tab, whose actions wait ACTION_MS."""
+    page = browser.new_page()
+    page.set_default_timeout(ACTION_MS)
+    return page
+
+
 def new_page(browser, viewport: dict | None = None):
     """A fresh page (its own session) at `viewport` (the projector's size unless given), whose actions wait
     ACTION_MS: the browser's reused tab, or a new tab while that one is lent. The caller closes it."""
     tab = _TABS.get(id(browser))
-    if tab is None or tab.lent:
-        page = browser.new_page()
-        page.set_default_timeout(ACTION_MS)
-        if tab is None:
-            tab = _TABS[id(browser)] = LentPage(page)
-        else:
-            page.set_viewport_size(viewport or PROJECTOR)
-            return page
-    tab.lent = True
-    tab.set_viewport_size(viewport or PROJECTOR)
-    return tab
+    if tab is None:
+        tab = _TABS[id(browser)] = LentPage(_opened(browser))
+    page = _opened(browser) if tab.lent else tab.lend()
+    page.set_viewport_size(viewport or PROJECTOR)
+    return page
 
 
 def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
