@@ -99,7 +99,7 @@ def run_repetition_experiment(
     message: str,
     keys=DEFAULT_SETTINGS,
     *,
-    max_new_tokens: int = 150,
+    max_new_tokens: int = 100,
     seed: int = 0,
     n_seeds: int = 1,
     chat: bool = True,

@@ -24,7 +24,7 @@ repetition penalty also forbids words that *should* repeat. Here the same prompt
 seed for all) and the repetition is measured: the **share of repeated n-grams** (of all n-token windows, the share
 that had already appeared earlier in the text) and the **loop start** (the first token where a span of 4 or more
 tokens is followed at once by itself)."""
-TRY_THIS = """1. Press **Run** with the defaults (about a minute on a CPU; the progress bar names each setting).
+TRY_THIS = """1. Press **Run** with the defaults (about half a minute on a CPU; the progress bar names each setting).
 2. In the chart, compare **greedy** with **temperature 1.0** and **top-p 0.9**: which repeats more, and where does
    greedy's loop start? Find the ⟳ marker in greedy's text below.
 3. Compare the penalties: does **repetition 1.3** or **presence 1.0** stop greedy's loop?
@@ -47,8 +47,10 @@ PRESETS = {
     "a song about friendship": Preset("Write a song about friendship.", ""),
     "a story about Mia and Max": Preset("Write a short story about a girl named Mia and her dog Max.", "Mia, Max"),
 }
-DEFAULT_PRESET = "a song about friendship"  # greedy loops from about token 50 on the bundled model
-DEFAULT_TOKENS = 150  # six settings × 150 tokens ≈ a minute at ~20 tokens/s (two CPU cores)
+DEFAULT_PRESET = "a song about friendship"  # greedy loops from token 50 on the bundled model, every 17 tokens
+# enough for greedy's loop to come round three times: six settings × 100 tokens ≈ half a minute at ~20 tokens/s (two
+# CPU cores), where 150 took a minute of a class's time to show the same loop
+DEFAULT_TOKENS = 100
 CANCEL = CancelFlags()
 # the controls the Run button reads, named as on the panel and as run_settings' arguments
 RUN_INPUTS = ("prompt", "chat", "words", "keys", "tokens", "n_seeds", "seed")
@@ -112,8 +114,8 @@ def layout(config: AppConfig) -> RepetitionPanel:
         n_seeds = knob_slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting", elem_id="rep-seeds")
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
-        "Stops only at the end-of-sequence token or the token limit. Six settings × 150 tokens take about a minute "
-        "on two CPU cores; each extra seed adds one run per sampled setting.",
+        "Stops only at the end-of-sequence token or the token limit. Six settings × 100 tokens take about half a "
+        "minute on two CPU cores; each extra seed adds one run per sampled setting.",
         elem_classes=["hint"],
     )
     with gr.Row():
