@@ -93,7 +93,8 @@ def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     if device.type == "cpu":
-        return f"{_cpu_model()} CPU, {torch.get_num_threads()} threads"
+        threads = torch.get_num_threads()
+        return f"{_cpu_model()} CPU, {threads} thread{'s' if threads > 1 else ''}"
     return str(device)
 
 

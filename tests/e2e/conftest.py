@@ -22,7 +22,10 @@ def app_url():
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (make browser)")
     port = free_port()
-    proc = start_app(port)
+    # the server runs the model on one CPU thread: here the browser shares its two cores (a Space's visitors' browsers
+    # run on their own machines), and torch's second thread, waiting for the core the browser held, made a decode step
+    # in the app slower (78 ms a token against 58 ms); on a machine to itself a step takes 56 ms on one thread or two
+    proc = start_app(port, OMP_NUM_THREADS="1")
     yield f"http://127.0.0.1:{port}/"
     proc.terminate()
     proc.wait(timeout=20)
