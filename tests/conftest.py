@@ -16,6 +16,23 @@ settings.load_profile("suite")
 DEVICE = os.environ.get("DECODING_LAB_TEST_DEVICE", "cpu")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--lanes",
+        action="store_true",
+        help="with -n 2: the browser tests in one worker, every other test file in the other (tests/helpers/lanes.py)",
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("lanes"):
+        from tests.helpers.lanes import Lanes  # only where pytest-xdist runs the suite
+
+        return Lanes(config, log)
+    return None
+
+
 @pytest.fixture(scope="session")
 def tiny():
     return load_model(TINY, device=DEVICE, dtype="float32")
