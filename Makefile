@@ -33,8 +33,11 @@ browser:
 run: setup
 	$(PY) app.py $(ARGS)
 
+# two xdist workers: the browser tests in one, everything else in the other (tests/helpers/lanes.py)
+LANES ?= -n 2 --lanes
+
 test: setup-dev browser
-	$(PY) -m pytest -q --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=25 $(LANES) $(PYTEST_ARGS)
 
 lint: setup-dev
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
