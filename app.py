@@ -96,9 +96,11 @@ CSS = f"""
 /* and the one-line title alone: the subtitle's height goes to the lesson */
 .projector #app-title p {{ display: none; }}
 /* a lesson's row of buttons stays one row in it (each label is a word or two) */
-.projector :is(#spec-buttons, #beam-buttons, #cd-buttons, #q-buttons) > button {{ min-width: 96px !important; }}
+.projector :is(#speculative-buttons, #beams-buttons, #constrained-buttons, #quantization-buttons) > button {{
+  min-width: 96px !important;
+}}
 /* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
-.projector .spec-round {{ line-height: 2; }}
+.projector .speculative-round {{ line-height: 2; }}
 {LESSON_CSS}
 {GLOSSARY_CSS}"""
 TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)

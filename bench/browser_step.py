@@ -23,7 +23,7 @@ WARMUP = 3
 CLICK_AND_WAIT_JS = """
 async (k) => {
   const t0 = performance.now();
-  document.querySelector('#btn-step').click();
+  document.querySelector('#step-step').click();
   await new Promise((resolve) => {
     const check = () => {
       const title = document.querySelector('#step-dist .gtitle');
@@ -63,8 +63,8 @@ def main() -> dict:
             page.locator("#step-buttons").wait_for()
             # open the accordion that holds max new tokens
             page.get_by_role("button", name=re.compile("^Penalties, seed, length")).click()
-            page.fill("#knob-max-new input[type=number]", "200")
-            page.click("#btn-prefill")
+            page.fill("#step-max-new input[type=number]", "200")
+            page.click("#step-prefill")
             page.wait_for_selector("#step-dist .gtitle", timeout=120_000)
             samples = [page.evaluate(CLICK_AND_WAIT_JS, k) for k in range(1, CLICKS + WARMUP + 1)][WARMUP:]
             browser.close()

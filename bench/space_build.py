@@ -73,9 +73,9 @@ def prefill_and_step(url: str) -> str:
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.set_default_timeout(300_000)
         page.goto(f"{url}?tab=step")  # the app opens on Start here
-        page.click("#btn-prefill")
+        page.click("#step-prefill")
         page.wait_for_selector("#step-chips .tok.prompt")
-        page.click("#btn-step")
+        page.click("#step-step")
         page.wait_for_selector("#step-chips .tok.gen")
         token = page.locator("#step-chips .tok.gen").first.inner_text()
         browser.close()

@@ -16,15 +16,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 # Start here's is its first class plan's first link
 MAIN = {
     "start": "#start-plans a",
-    "step": "#btn-prefill",
+    "step": "#step-prefill",
     "sandbox": "#sandbox-temperature",
     "timing": "#timing-measure",
     "serving": "#serving-open",
     "batching": "#batching-run",
-    "beams": "#beam-step",
-    "speculative": "#spec-round",
-    "constrained": "#cd-step",
-    "quantization": "#q-step",
+    "beams": "#beams-step",
+    "speculative": "#speculative-round",
+    "constrained": "#constrained-step",
+    "quantization": "#quantization-step",
 }
 
 # the box of the first visible element matching each selector, as [top, bottom, left, right], and the viewport's size

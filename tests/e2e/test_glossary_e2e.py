@@ -68,12 +68,12 @@ OPENED = """
 # each tab's main action: the buttons pressed in turn, each once the events before it have ended. Left out: serving
 # (its students keep stepping until stopped) and batching (several minutes of batches on a CPU)
 ACTIONS = {
-    "step": ["#btn-prefill", "#btn-step"],
+    "step": ["#step-prefill", "#step-step"],
     "timing": ["#timing-measure"],
-    "beams": ["#beam-step"],
-    "speculative": ["#spec-prefill", "#spec-round"],
-    "constrained": ["#cd-step"],
-    "quantization": ["#q-step"],
+    "beams": ["#beams-step"],
+    "speculative": ["#speculative-prefill", "#speculative-round"],
+    "constrained": ["#constrained-step"],
+    "quantization": ["#quantization-step"],
 }
 
 

@@ -69,7 +69,7 @@ def test_every_tab_meets_wcag_aa_contrast_as_it_opens_and_at_800_px_is_reachable
     """One page: every tab opened at 1280x720 and checked for contrast, then the window narrowed to 800 px and every
     tab opened again, its own button visible (none behind a menu), no chart text over another or over a plot area."""
     page = open_app(browser, app_url, 1280)
-    page.click("#btn-prefill")  # the step tab with its chart, chips and panels drawn
+    page.click("#step-prefill")  # the step tab with its chart, chips and panels drawn
     page.wait_for_selector("#step-dist .js-plotly-plot .bars path", timeout=120_000)
     titles, problems = tab_titles(page), {}
     for title in titles:
@@ -94,7 +94,7 @@ def test_every_tab_meets_wcag_aa_contrast_as_it_opens_and_at_800_px_is_reachable
 def two_steps(page) -> None:
     """The JSON preset's first Step is all forced (no chart); the second samples."""
     for _ in range(2):
-        page.click("#cd-step")
+        page.click("#constrained-step")
         idle(page)
 
 
@@ -106,9 +106,9 @@ def one_batch_run(page) -> None:
 
 
 def round_after_prefill(page) -> None:
-    page.click("#spec-prefill")
+    page.click("#speculative-prefill")
     idle(page)
-    page.click("#spec-round")
+    page.click("#speculative-round")
 
 
 def cooler(page) -> None:
@@ -119,15 +119,20 @@ def cooler(page) -> None:
 # it has one): after the action both share the 1280x720 screen, scrolled to the control, with "Try this" open or
 # closed, in projector mode too
 ONE_SCREEN = {
-    "step": (lambda page: page.click("#btn-prefill"), "#btn-prefill", "#step-dist", "#step-try"),
+    "step": (lambda page: page.click("#step-prefill"), "#step-prefill", "#step-dist", "#step-try"),
     "sandbox": (cooler, "#sandbox-temperature", "#sandbox-strategies", None),
     "timing": (lambda page: page.click("#timing-measure"), "#timing-measure", "#timing-roofline", None),
     "serving": (lambda page: page.click("#serving-open"), "#serving-open", "#serving-ticks", None),
     "batching": (one_batch_run, "#batching-run", "#batching-noise", "#batching-try"),
-    "beams": (lambda page: page.click("#beam-step"), "#beam-step", "#beam-tree", "#beam-try"),
-    "speculative": (round_after_prefill, "#spec-round", "#spec-verify", "#spec-try"),
-    "constrained": (two_steps, "#cd-step", "#cd-chart", "#cd-try"),
-    "quantization": (lambda page: page.click("#q-step"), "#q-step", "#q-dist", "#q-try"),
+    "beams": (lambda page: page.click("#beams-step"), "#beams-step", "#beams-tree", "#beams-try"),
+    "speculative": (round_after_prefill, "#speculative-round", "#speculative-verify", "#speculative-try"),
+    "constrained": (two_steps, "#constrained-step", "#constrained-chart", "#constrained-try"),
+    "quantization": (
+        lambda page: page.click("#quantization-step"),
+        "#quantization-step",
+        "#quantization-dist",
+        "#quantization-try",
+    ),
 }
 
 # the chart holds data (an empty figure, a message in place of its data, has an empty plot area too)
@@ -220,7 +225,7 @@ def test_after_its_main_action_a_lesson_fits_1280x720_in_both_modes_and_is_drawn
 def test_projector_mode_keeps_the_tab_bar_on_one_row_and_outlives_a_reload(browser, app_url):
     page = new_page(browser, PROJECTOR)
     page.goto(f"{app_url}?tab=step")
-    page.locator("#btn-prefill").wait_for()
+    page.locator("#step-prefill").wait_for()
     page.locator("#projector input").check()
     page.wait_for_function("document.body.classList.contains('projector')")
     tab_height = page.get_by_role("tab").first.bounding_box()["height"]
@@ -228,10 +233,10 @@ def test_projector_mode_keeps_the_tab_bar_on_one_row_and_outlives_a_reload(brows
     tabs = page.get_by_role("tab").all()
     assert all(t.bounding_box()["height"] == tab_height for t in tabs), "no title wraps inside its tab"
     page.reload()
-    page.locator("#btn-prefill").wait_for()
+    page.locator("#step-prefill").wait_for()
     assert page.evaluate("document.documentElement.classList.contains('projector')")
     expect(page.locator("#projector input")).to_be_checked()
     page.goto(f"{app_url}?tab=step&projector=0")  # a link's choice wins over the stored one
-    page.locator("#btn-prefill").wait_for()
+    page.locator("#step-prefill").wait_for()
     assert not page.evaluate("document.documentElement.classList.contains('projector')")
     page.close()

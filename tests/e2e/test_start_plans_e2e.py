@@ -20,9 +20,9 @@ ACTION_S = 600
 DROPDOWN = {
     "step": "step-preset",
     "sandbox": "sandbox-preset",
-    "beams": "beam-preset",
-    "speculative": "spec-preset",
-    "constrained": "cd-preset",
+    "beams": "beams-preset",
+    "speculative": "speculative-preset",
+    "constrained": "constrained-preset",
 }
 # what a step leaves running on the server, stopped once its notice is checked (the plan's words say to stop it)
 STOP = {"serving": "#serving-stop"}
@@ -98,10 +98,10 @@ def test_a_links_preset_applies_as_picking_it_does_and_an_unknown_one_is_said(br
     expect(page.locator("#sandbox-measured")).to_contain_text("On these logits (1,000 tokens)", timeout=120_000)
     # a tab whose pick applies on .change: the preset's prompt is in place
     page.goto(f"{app_url}?tab=beams&preset=name-a-color")
-    expect(page.locator("#beam-preset input")).to_have_value("name a color: the safe refusal", timeout=120_000)
+    expect(page.locator("#beams-preset input")).to_have_value("name a color: the safe refusal", timeout=120_000)
     expect(page.get_by_label("Prompt", exact=True)).to_have_value("Name a color.", timeout=120_000)
     # an unknown name: the default stays, and the message line says which names there are
     page.goto(f"{app_url}?tab=beams&preset=nope")
-    expect(page.locator("#beam-message")).to_contain_text("is not one of 2-2, open-ended-story", timeout=120_000)
-    assert page.locator("#beam-preset input").input_value() == "2 + 2: a more probable answer"
+    expect(page.locator("#beams-message")).to_contain_text("is not one of 2-2, open-ended-story", timeout=120_000)
+    assert page.locator("#beams-preset input").input_value() == "2 + 2: a more probable answer"
     page.close()

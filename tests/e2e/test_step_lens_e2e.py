@@ -45,7 +45,7 @@ def model_probability(page) -> dict[int, float]:
 def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     # 1) Prefill, then open the panel: every layer's guess at the distribution on the chart
     assert "31 rows" in TRY_THIS and "␣Paris at 77%" in TRY_THIS and "Step** twice" in TRY_THIS
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     idle(page)
     page.locator("#step-lens").get_by_text("What each layer would have said").click()
     table = until(page, lambda: len(rows(page)) == 31 and rows(page), 240, "the lens table's 31 rows")
@@ -62,10 +62,10 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     page.locator("#step-lens").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "step-lens-prefill.png"))
     # 2) Step: the step chooses from that very distribution, and the panel keeps to the chart
-    page.click("#btn-step")
+    page.click("#step-step")
     idle(page)
     until(page, lambda: page.locator("#step-chips .tok.gen").count() == 1, 120, "the first token")
-    page.click("#btn-step")
+    page.click("#step-step")
     idle(page)
     table, chart = rows(page), model_probability(page)
     assert len(table) == 31 and chart[table[-1][0][0]] == table[-1][0][1]
@@ -82,14 +82,14 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     # a token forced at rank 12: the headline names the token the step took, not the final layer's top-1
     page.click("#step-candidate input")
     page.get_by_role("option", name=re.compile(r"^#12 ")).click()
-    page.click("#btn-force")
+    page.click("#step-force")
     until(page, lambda: page.locator("#step-chips .tok.gen.forced").count() == 1, 120, "the forced token")
     idle(page)
     summary = page.locator("#step-lens-summary").inner_text()
     assert re.match(r"The step took \S+ \(forced, rank 12 in the final row", summary), summary
     assert "not the final layer's top-1" in summary
     # 4) a new run with the panel left open reads its lens at once
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     idle(page)
     fresh = "Step with this panel open"
     until(page, lambda: fresh in figure(page, "step-lens-agree")["annotations"][0], 120, "the new run's empty curve")
@@ -100,12 +100,12 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
 def test_try_this_run_to_end_the_curve_covers_the_whole_run(page):
     # 3) with the panel open, Run to end: when the run stops, one more pass reads the curve over all its steps
     assert "Run to end" in TRY_THIS and "below 100% here" in TRY_THIS
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     idle(page)
     page.locator("#step-lens").get_by_text("What each layer would have said").click()
     until(page, lambda: len(rows(page)) == 31, 240, "the lens table's 31 rows")
     idle(page)
-    page.click("#btn-run-end")
+    page.click("#step-run-end")
     whole = "over the whole run"
     curve = until(
         page,
@@ -128,7 +128,7 @@ def test_try_this_run_to_end_the_curve_covers_the_whole_run(page):
     page.locator("#step-lens-agree").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "step-lens-whole-run.png"))
     # Back: another run now, the curve is the steps' own again (each read with the panel open)
-    page.click("#btn-back")
+    page.click("#step-back")
     idle(page)
     until(page, lambda: whole not in figure(page, "step-lens-agree")["title"], 120, "the steps' own curve")
     assert f"over {steps - 1} steps" in figure(page, "step-lens-agree")["title"]

@@ -53,7 +53,7 @@ def wait_chips(page, n: int) -> None:
 
 
 def prefill(page) -> None:
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     page.wait_for_function(
         "() => { const t = document.querySelector('#step-dist .gtitle');"
         " return t && t.textContent.includes('not chosen yet')"
@@ -65,7 +65,7 @@ def prefill(page) -> None:
 def step(page, times: int = 1) -> None:
     for _ in range(times):
         n = len(chips(page)) + 1
-        page.click("#btn-step")
+        page.click("#step-step")
         wait_chips(page, n)
         # the chart is drawn apart from the chips, a moment later: its title names the step once it is this one's
         page.wait_for_function(
@@ -76,7 +76,7 @@ def step(page, times: int = 1) -> None:
 
 
 def run_to_end(page) -> None:
-    page.click("#btn-run-end")
+    page.click("#step-run-end")
     expect(page.locator("#step-stop")).to_contain_text("finished", timeout=LONG)
     idle(page)  # the chips and the chart come with the stop reason: read once the run's event has ended
 
@@ -97,7 +97,7 @@ def test_the_first_screen_starts_the_lesson(page):
     # focus order: from the prompt, Tab reaches Prefill first
     page.click("#step-prompt textarea")
     page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.id") == "btn-prefill"
+    assert page.evaluate("document.activeElement.id") == "step-prefill"
 
 
 def test_try_this_1_confident_one_bar_holds_most_then_three_steps(page):
@@ -117,14 +117,14 @@ def test_try_this_1_confident_one_bar_holds_most_then_three_steps(page):
 def test_try_this_2_back_and_temperature_2_flattens_the_same_logits(page):
     prefill(page)
     step(page, 3)
-    page.click("#btn-back")
+    page.click("#step-back")
     wait_chips(page, 2)
     page.wait_for_function(
         "document.querySelector('#step-dist .gtitle').textContent.includes('not chosen yet')", timeout=LONG
     )
     before, marks = max(filled_bars(page).values()), model_marks(page)
     assert before == pytest.approx(0.36, abs=0.01)
-    set_number(page, "knob-temperature", "2")
+    set_number(page, "step-temperature", "2")
     page.wait_for_function(
         "() => Math.max(...document.querySelector('#step-dist .js-plotly-plot').data"
         ".filter((t) => t.type === 'bar').flatMap((t) => t.y)) < 0.1",
@@ -142,7 +142,7 @@ def test_try_this_3_forcing_a_short_bar_branches_the_run(page):
     prefill(page)
     step(page)
     pick(page, "step-candidate", re.compile(r"^#20 "))
-    page.click("#btn-force")
+    page.click("#step-force")
     page.wait_for_function("document.querySelector('#step-chips .tok.gen.forced') !== null", timeout=LONG)
     assert len(chips(page)) == 1 and "forced" in title(page) and "rank 20" in title(page)
 
@@ -154,7 +154,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     looped = "".join(chips(page)).replace("␣", " ")
     assert looped.count("I'm a cat.") >= 3
     # a finished run keeps its view when Run to end is pressed again
-    page.click("#btn-run-end")
+    page.click("#step-run-end")
     expect(page.locator("#step-stop")).to_contain_text("press Prefill to run again with the new settings", timeout=LONG)
     idle(page)  # the press's event has ended: what it drew is all it will draw
     assert "".join(chips(page)).replace("␣", " ") == looped
@@ -162,7 +162,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     # "Open Penalties, seed, length… below these steps, set Repetition penalty to 1.3, press Prefill"
     assert "set **Repetition penalty** to 1.3, press **Prefill**" in WALKTHROUGH
     open_advanced(page)
-    set_number(page, "knob-rep", "1.3")
+    set_number(page, "step-rep", "1.3")
     # the note beside the knobs is drawn from the values the page will send: Prefill after it reads 1.3
     expect(page.locator("#step-why")).to_contain_text("Penalties on", timeout=LONG)
     prefill(page)
@@ -193,7 +193,7 @@ def test_preset_open_no_bar_holds_a_quarter_and_seed_1_starts_another_way(page, 
     page.goto(f"{app_url}?tab=step&preset={slug}&seed=1")
     expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[OPEN].prompt, timeout=LONG)
     open_advanced(page)
-    expect(page.locator("#knob-seed input")).to_have_value("1", timeout=LONG)
+    expect(page.locator("#step-seed input")).to_have_value("1", timeout=LONG)
     prefill(page)
     step(page)
     assert chips(page)[0] != first
@@ -208,7 +208,7 @@ def test_preset_high_temperature_draws_unlikely_tokens_until_min_p(page):
     prefill(page)
     run_to_end(page)
     assert len(chips(page)) == 40 and unlikely() > 20  # "most of the 40 tokens"
-    set_number(page, "knob-min-p", "0.1")
+    set_number(page, "step-min-p", "0.1")
     prefill(page)
     run_to_end(page)
     assert unlikely() <= 5  # "such draws become rare"
@@ -217,7 +217,7 @@ def test_preset_high_temperature_draws_unlikely_tokens_until_min_p(page):
 def test_the_loop_fits_one_screen_at_1280x720_with_try_this_open_or_closed(page):
     prefill(page)
     for _ in range(2):
-        for elem in ("#btn-prefill", "#btn-step", "#btn-back", "#knob-temperature", "#step-dist .bars"):
+        for elem in ("#step-prefill", "#step-step", "#step-back", "#step-temperature", "#step-dist .bars"):
             box = page.locator(elem).first.bounding_box()
             assert box and box["y"] >= 0 and box["y"] + box["height"] <= 720, elem
         page.get_by_text("Try this (five steps)").click()  # opened by its label: open the 2nd time round
@@ -226,10 +226,10 @@ def test_the_loop_fits_one_screen_at_1280x720_with_try_this_open_or_closed(page)
 
 def test_an_error_is_one_message_in_the_words_of_the_page(page):
     page.locator("#step-prompt textarea").fill("")
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     expect(page.locator("#step-message")).to_contain_text("the prompt is empty", timeout=LONG)
     assert page.locator(".error, .toast-body").count() == 0  # no "Error" stamped on the panels, no toast
-    set_number(page, "knob-top-p", "5", holds=False)
+    set_number(page, "step-top-p", "5", holds=False)
     expect(page.locator("#step-message")).to_contain_text(
         "Top-p must be between 0.01 and 1 (1 = off), got 5", timeout=LONG
     )
@@ -237,8 +237,8 @@ def test_an_error_is_one_message_in_the_words_of_the_page(page):
 
 
 def test_greedy_says_it_skips_top_p(page):
-    set_number(page, "knob-top-p", "0.5")
-    set_number(page, "knob-temperature", "0")
+    set_number(page, "step-top-p", "0.5")
+    set_number(page, "step-temperature", "0")
     expect(page.locator("#step-why")).to_contain_text("takes the argmax, so top-p 0.5 is skipped", timeout=LONG)
 
 
@@ -261,7 +261,7 @@ def test_keys_step_and_go_back_but_not_while_typing(page):
     assert len(chips(page)) == 1
     assert len(page.locator("#step-prompt textarea").input_value()) == typed  # the key went to the box
     # an arrow key on the temperature slider redraws the chart, as letting go of the mouse does
-    page.locator("#knob-temperature input[type=range]").focus()
+    page.locator("#step-temperature input[type=range]").focus()
     page.keyboard.press("End")  # temperature 3
     page.wait_for_function(
         "() => document.querySelector('#step-dist .js-plotly-plot').data"
@@ -274,9 +274,9 @@ def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url)
     page = new_page(browser)
     page.goto(f"{app_url}?tab=step&preset=greedy-loop&temperature=0.7&projector=1")
     expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[GREEDY].prompt, timeout=LONG)
-    assert page.locator("#knob-temperature input[type=number]").input_value() == "0.7"
+    assert page.locator("#step-temperature input[type=number]").input_value() == "0.7"
     assert page.evaluate("document.body.classList.contains('projector')")
-    page.click("#btn-copy-link")
+    page.click("#step-copy-link")
     expect(page.locator("#step-link textarea")).to_have_value(re.compile("preset=greedy-loop"), timeout=LONG)
     link = page.locator("#step-link textarea").input_value()
     assert "tab=step" in link and "temperature=0.7" in link and "projector=1" in link
@@ -313,17 +313,17 @@ def test_reset_or_prefill_during_run_to_end_stops_it_and_its_views_stay_stopped(
     page.goto(f"{app_url}?tab=step&preset=open")
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("story"), timeout=LONG)
     chips = page.locator("#step-chips")
-    for then in ("#btn-reset", "#btn-prefill"):
-        page.click("#btn-prefill")
+    for then in ("#step-reset", "#step-prefill"):
+        page.click("#step-prefill")
         idle(page)
         prompt_only = chips.inner_text()
-        page.click("#btn-run-end")
+        page.click("#step-run-end")
         page.wait_for_function(  # a few tokens in: the run is under way (the open story runs for 100)
             "n => document.querySelector('#step-chips').innerText.length > n", arg=len(prompt_only) + 20, timeout=LONG
         )
         page.click(then)
         idle(page)
-        if then == "#btn-reset":
+        if then == "#step-reset":
             expect(page.locator("#step-dist")).to_contain_text("Press Prefill", timeout=LONG)
             assert chips.inner_text().strip() == ""
         else:  # the new run's prompt alone: the old run's tokens are gone, and none of its views came after

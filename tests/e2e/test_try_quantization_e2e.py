@@ -22,18 +22,18 @@ PROGRESS_SHOWN = """ids => ids.filter(id => {
 TALLY = re.compile(r"Same top-1 at (\d+) of (\d+) steps?, mean KL ([\d.]+)")
 
 
-TAB = ("Quantization", "#q-step")  # the module's page (tests/e2e/conftest.py)
+TAB = ("Quantization", "#quantization-step")  # the module's page (tests/e2e/conftest.py)
 
 
 def status(page) -> str:
-    return page.locator("#q-status").inner_text()
+    return page.locator("#quantization-status").inner_text()
 
 
 def run(page, fmt: str, button: str, steps: int, part: str = "layers and head") -> tuple[int, int, float]:
     """Pick the format and part, press the button and wait until the tally counts `steps` steps: (same top-1, steps,
     mean KL)."""
-    pick(page, "q-format", fmt)
-    tick(page, "q-part", part)
+    pick(page, "quantization-format", fmt)
+    tick(page, "quantization-part", part)
     page.click(f"#{button}")
     until(page, lambda: TALLY.search(status(page)), RUN_S, f"{fmt}'s tally")
     until(page, lambda: fmt in status(page) and int(TALLY.search(status(page))[2]) == steps, RUN_S, f"{steps} steps")
@@ -43,106 +43,114 @@ def run(page, fmt: str, button: str, steps: int, part: str = "layers and head") 
 
 
 def test_the_tab_opens_with_what_the_file_holds_read_from_it(page):
-    text = page.locator("#q-file").inner_text()
+    text = page.locator("#quantization-file").inner_text()
     assert "SmolLM2-135M-Instruct.Q4_1.gguf holds 96.6 MB" in text and "reads 538 MB a token" in text
-    rows = page.locator("#q-file tr").all_inner_texts()
+    rows = page.locator("#quantization-file tr").all_inner_texts()
     assert re.search(r"layer matrices \(210\)\s+Q4_1.*\s5\s+66\.4", rows[1])
     assert re.search(r"tied to the LM head\)\s+Q8_0.*\s8\.5\s+30\.1", rows[2])
-    assert explained(page, "#q-file", "Q4_1") == "Q4_1" and explained(page, "#q-file", "Q8_0") == "Q8_0"
+    assert (
+        explained(page, "#quantization-file", "Q4_1") == "Q4_1"
+        and explained(page, "#quantization-file", "Q8_0") == "Q8_0"
+    )
     # the intro's unit, on hover, once its closed section is opened as a student does
-    how = page.locator("#q-how").get_by_text("How float32 and a rounded copy are compared")
+    how = page.locator("#quantization-how").get_by_text("How float32 and a rounded copy are compared")
     how.click()
-    until(page, lambda: page.locator("#q-how abbr.lab-term").first.is_visible(), 30, "the opened intro")
-    assert explained(page, "#q-how", "nats") == "nats"
+    until(page, lambda: page.locator("#quantization-how abbr.lab-term").first.is_visible(), 30, "the opened intro")
+    assert explained(page, "#quantization-how", "nats") == "nats"
     how.click()
     for name in ("GEMV", "fbgemm", "_weight_int8pack_mm", "wikitext-2", "simulated"):
         explained(page, ".gradio-container", name)
     # Try this sits under the controls: opened, it cannot push Format down
-    assert page.locator("#q-format").bounding_box()["y"] < page.locator("#q-try").bounding_box()["y"]
+    assert (
+        page.locator("#quantization-format").bounding_box()["y"] < page.locator("#quantization-try").bounding_box()["y"]
+    )
 
 
 def test_the_run_button_says_the_steps_it_takes(page):
-    assert page.locator("#q-run").inner_text() == f"Run {RUN_N}"
-    set_number(page, "q-steps", 5)
-    until(page, lambda: page.locator("#q-run").inner_text() == "Run 5", 30, "Run 5 on the button")
-    set_number(page, "q-steps", RUN_N)
-    until(page, lambda: page.locator("#q-run").inner_text() == f"Run {RUN_N}", 30, f"Run {RUN_N} again")
+    assert page.locator("#quantization-run").inner_text() == f"Run {RUN_N}"
+    set_number(page, "quantization-steps", 5)
+    until(page, lambda: page.locator("#quantization-run").inner_text() == "Run 5", 30, "Run 5 on the button")
+    set_number(page, "quantization-steps", RUN_N)
+    until(page, lambda: page.locator("#quantization-run").inner_text() == f"Run {RUN_N}", 30, f"Run {RUN_N} again")
 
 
 def test_step_1_as_stored_is_float32_at_every_step(page):
     assert "Format **as stored**" in TRY_THIS
-    same, steps, kl = run(page, "as stored", "q-run", RUN_N)
+    same, steps, kl = run(page, "as stored", "quantization-run", RUN_N)
     assert (same, steps, kl) == (RUN_N, RUN_N, 0.0)
     assert "as stored (simulated" in status(page)
 
 
 def test_a_format_switched_clears_the_old_run_and_says_what_the_next_step_starts(page):
-    page.click("#q-run")  # as stored goes on from step 20; switched mid-run, its steps stop coming
+    page.click("#quantization-run")  # as stored goes on from step 20; switched mid-run, its steps stop coming
     # a step past 21 shown: the run is under way (on a quiet machine it may already have ended; a switch then
     # clears the finished run, and the same is asserted)
     shown = lambda: [int(n) for n in re.findall(r"step (\d+)", status(page))]
     until(page, lambda: any(n >= 22 for n in shown()), RUN_S, "the run under way")
-    pick(page, "q-format", "int4")
+    pick(page, "quantization-format", "int4")
     until(page, lambda: "Now int4" in status(page), 120, "the switch said")
     idle(page)
-    assert page.locator("#q-streams .q-chip").count() == 0 and "∅" in page.locator("#q-streams").inner_text()
+    assert (
+        page.locator("#quantization-streams .quantization-chip").count() == 0
+        and "∅" in page.locator("#quantization-streams").inner_text()
+    )
 
 
 def test_step_2_int4_swaps_float32s_close_top_two_at_step_1(page):
-    run(page, "int4", "q-step", 1)
+    run(page, "int4", "quantization-step", 1)
     said = re.search(r"First greedy divergence at step 1.*top two were ([\d.]+) points apart there, (.*)", status(page))
     assert said and float(said[1]) < 1 and "a small change swapped them" in said[2]
-    assert page.locator("#q-streams .q-split").count() == 2  # outlined on both streams
+    assert page.locator("#quantization-streams .quantization-split").count() == 2  # outlined on both streams
 
 
 def test_step_3_int4_on_the_layers_changes_nothing_and_its_drift_is_the_heads(page):
-    same, steps, kl = run(page, "int4", "q-run", RUN_N, "layers only")
+    same, steps, kl = run(page, "int4", "quantization-run", RUN_N, "layers only")
     assert (same, steps, kl) == (RUN_N, RUN_N, 0.0) and "int4 on the layers only" in status(page)
-    same, steps, kl = run(page, "int4", "q-step", 1, "head only")
+    same, steps, kl = run(page, "int4", "quantization-step", 1, "head only")
     assert steps == 1 and kl > 0 and "int4 on the head only" in status(page)
     assert "**int4, head kept**" in TRY_THIS
 
 
 def test_step_4_int8_activations_loses_the_top_token_at_about_half_the_steps(page):
-    same, steps, _ = run(page, "int8-activations", "q-run", RUN_N)
+    same, steps, _ = run(page, "int8-activations", "quantization-run", RUN_N)
     assert RUN_N // 4 <= same <= 3 * RUN_N // 4
 
 
 def test_an_empty_prompt_says_what_to_type_and_no_preset_this_tab_lacks(page):
-    prompt = page.locator("#q-prompt textarea")
+    prompt = page.locator("#quantization-prompt textarea")
     prompt.fill("")
-    page.click("#q-step")
-    message = page.locator("#q-message")
+    page.click("#quantization-step")
+    message = page.locator("#quantization-message")
     until(page, lambda: "empty" in message.inner_text(), 60, "the empty prompt said")
     assert "type some text" in message.inner_text() and "preset" not in message.inner_text()
     prompt.fill("Write a short poem about the sea.")
 
 
 def test_raw_text_that_ends_at_once_points_to_the_chat_template(page):
-    tick(page, "q-template", "raw text")
-    run(page, "int8", "q-step", 1)
+    tick(page, "quantization-template", "raw text")
+    run(page, "int8", "quantization-step", 1)
     shown = status(page)  # the chat model ends its turn at step 1 on raw text
     assert "float32 stopped (eos); this chat model was trained to answer inside its chat template" in shown
-    page.click("#q-run")  # and Run says why it does nothing
-    until(page, lambda: "has stopped" in page.locator("#q-message").inner_text(), 60, "Run refused")
-    assert "pick chat template as Prompt format" in page.locator("#q-message").inner_text()
-    tick(page, "q-template", "chat template")
+    page.click("#quantization-run")  # and Run says why it does nothing
+    until(page, lambda: "has stopped" in page.locator("#quantization-message").inner_text(), 60, "Run refused")
+    assert "pick chat template as Prompt format" in page.locator("#quantization-message").inner_text()
+    tick(page, "quantization-template", "chat template")
 
 
 def test_step_5_score_per_part_with_its_own_formats_and_its_messages_beside_it(page):
-    box = page.locator("#q-tokens input[type=number]")
-    message = page.locator("#q-score-message")
+    box = page.locator("#quantization-tokens input[type=number]")
+    message = page.locator("#quantization-score-message")
     for bad in ("-5", "0", "100000"):
         box.fill(bad)
-        page.click("#q-score")
+        page.click("#quantization-score")
         said = f"got {bad}"
         until(page, lambda said=said: said in message.inner_text(), 60, f"{bad} said")
         assert "Held-out tokens to score" in message.inner_text()
         # said under Score, where the person looks (both read on the same scroll)
-        assert 0 < message.bounding_box()["y"] - page.locator("#q-score").bounding_box()["y"] < 150
+        assert 0 < message.bounding_box()["y"] - page.locator("#quantization-score").bounding_box()["y"] < 150
     box.fill("128")
-    page.click("#q-score")
-    quality = page.locator("#q-quality")
+    page.click("#quantization-score")
+    quality = page.locator("#quantization-quality")
     until(page, lambda: "head only" in quality.inner_text(), RUN_S, "the quality table per part")
     idle(page, RUN_S)
     rows = {tuple(r.split("\t")[:2]): r for r in quality.locator("tr").all_inner_texts()}
@@ -151,32 +159,32 @@ def test_step_5_score_per_part_with_its_own_formats_and_its_messages_beside_it(p
     assert not rows[("int4", "head only")].endswith("100.0%")
     # Score's own Cancel stops it between two rows, and says so under Score
     box.fill("200")
-    page.click("#q-score")
-    until(page, lambda: page.evaluate(PROGRESS_SHOWN, ["#q-quality"]), 60, "Score at work")
-    page.click("#q-score-cancel")
+    page.click("#quantization-score")
+    until(page, lambda: page.evaluate(PROGRESS_SHOWN, ["#quantization-quality"]), 60, "Score at work")
+    page.click("#quantization-score-cancel")
     until(page, lambda: "scoring cancelled" in message.inner_text(), RUN_S, "the cancel said")
     idle(page, RUN_S)
     for name in ("as stored", "int4"):
-        page.locator("#q-score-formats").get_by_label(name, exact=True).uncheck()
-    page.click("#q-score")
+        page.locator("#quantization-score-formats").get_by_label(name, exact=True).uncheck()
+    page.click("#quantization-score")
     until(page, lambda: "Nothing to score" in quality.inner_text(), 60, "the table cleared")
 
 
 def test_step_6_the_measurement_and_the_kernels_say_why_int8_and_int4_run_simulated(page):
-    page.locator("#q-time-formats").get_by_label("int8", exact=True).uncheck()  # int8-activations alone
-    page.click("#q-measure")
-    outputs = ["#q-speed", "#q-gained", "#q-speed-table"]
+    page.locator("#quantization-time-formats").get_by_label("int8", exact=True).uncheck()  # int8-activations alone
+    page.click("#quantization-measure")
+    outputs = ["#quantization-speed", "#quantization-gained", "#quantization-speed-table"]
     until(page, lambda: page.evaluate(PROGRESS_SHOWN, outputs), 60, "Measure's progress")
     assert page.evaluate(PROGRESS_SHOWN, outputs) == 1  # one progress line, not one per output
-    said = page.locator("#q-gained")
+    said = page.locator("#quantization-gained")
     until(page, lambda: "gained more" in said.inner_text(), RUN_S, "the sentence on which phase gained")
     assert re.search(r"int8-activations.*(decode|prefill) gained more", said.inner_text(), re.S)
-    assert "fbgemm" in page.locator("#q-speed-table").inner_text()
-    page.click("#q-kernels-btn")
-    table = page.locator("#q-kernels")
+    assert "fbgemm" in page.locator("#quantization-speed-table").inner_text()
+    page.click("#quantization-kernels-btn")
+    table = page.locator("#quantization-kernels")
     until(page, lambda: "F.linear float32" in table.inner_text(), RUN_S, "the kernel table")
     idle(page)
-    text, said = table.inner_text(), page.locator("#q-kernels-said").inner_text()
+    text, said = table.inner_text(), page.locator("#quantization-kernels-said").inner_text()
     assert "GB/s" in text and "fbgemm" in text  # a row per real kernel, float32's first
     assert text.index("F.linear float32") < text.index("fbgemm")
     # which formats run simulated is the app's choice on this device, said beside the measured numbers

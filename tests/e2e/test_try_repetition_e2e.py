@@ -14,33 +14,33 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 600  # six settings x 100 tokens on a shared 2-core CPU
 
 
-TAB = ("Beam search & repetition", "#rep-run")  # the module's page (tests/e2e/conftest.py)
+TAB = ("Beam search & repetition", "#repetition-run")  # the module's page (tests/e2e/conftest.py)
 
 
 def labels(page) -> list[str]:
-    return page.locator("#rep-texts .rep-card .rep-head b").all_inner_texts()
+    return page.locator("#repetition-texts .repetition-card .repetition-head b").all_inner_texts()
 
 
 def run(page, settings: list[str]) -> dict[str, dict]:
     """Press Run; once the cards of these `settings` are drawn and the run has ended, each card's numbers:
     {label: {rep4, loop, words}}."""
-    page.click("#rep-run")
+    page.click("#repetition-run")
     until(page, lambda: labels(page) == settings, RUN_S, f"the cards of {settings}")
     idle(page, RUN_S)  # the cards are drawn as each setting ends: the numbers are read once the run has
     cards = {}
-    for card in page.locator("#rep-texts .rep-card").all():
-        label = card.locator(".rep-head b").inner_text()
-        nums = card.locator(".rep-nums").inner_text()
+    for card in page.locator("#repetition-texts .repetition-card").all():
+        label = card.locator(".repetition-head b").inner_text()
+        nums = card.locator(".repetition-nums").inner_text()
         cards[label] = {
             "rep4": int(re.search(r"4-grams repeated (\d+)%", nums)[1]),
-            "loop": card.locator(".rep-loop").count() > 0,
+            "loop": card.locator(".repetition-loop").count() > 0,
             "words": {w: int(n) for w, n in re.findall(r"“([^”]+)” ×(\d+)", nums)},
         }
     return cards
 
 
 def tick_only(page, labels: list[str]) -> None:
-    boxes = page.locator("#rep-settings label")
+    boxes = page.locator("#repetition-settings label")
     for k in range(boxes.count()):
         box = boxes.nth(k)
         box.locator("input").set_checked(box.inner_text().strip() in labels)
@@ -59,32 +59,34 @@ def test_the_repetition_try_this_steps_do_what_they_say(page):
     # 4. Mia and Max: every card counts both names; repetition 2.0 writes them less often than greedy
     # (greedy names Max twice in 80 tokens and repetition 2.0 never: 80 tokens per run instead of 100 keep the suite
     # quick)
-    pick(page, "rep-preset", "a story about Mia and Max")
-    until(page, lambda: page.locator("#rep-words textarea").input_value() == "Mia, Max", 30, "the preset's words")
-    set_number(page, "rep-tokens", 80)
+    pick(page, "repetition-preset", "a story about Mia and Max")
+    until(
+        page, lambda: page.locator("#repetition-words textarea").input_value() == "Mia, Max", 30, "the preset's words"
+    )
+    set_number(page, "repetition-tokens", 80)
     tick_only(page, ["greedy", "repetition 2.0"])
     cards = run(page, ["greedy", "repetition 2.0"])
     assert all(set(c["words"]) == {"Mia", "Max"} for c in cards.values())
     assert sum(cards["repetition 2.0"]["words"].values()) < sum(cards["greedy"]["words"].values())
     # 5. three seeds: the sampled bars are the mean of three runs, with whiskers from the lowest to the highest
     # (true at any length: 30 tokens per run instead of 100 keep the suite quick)
-    set_number(page, "rep-tokens", 30)
+    set_number(page, "repetition-tokens", 30)
     tick_only(page, ["temperature 1.0", "top-p 0.9"])
-    set_number(page, "rep-seeds", 3)
+    set_number(page, "repetition-seeds", 3)
     run(page, ["temperature 1.0", "top-p 0.9"])
-    bars = figure(page, "rep-chart")["data"]
+    bars = figure(page, "repetition-chart")["data"]
     assert all(t["error_y"]["visible"] for t in bars)
     assert all(c == [3] for t in bars for c in t["customdata"])
-    assert "(mean of 3 seeds)" in page.locator("#rep-findings").inner_text()
+    assert "(mean of 3 seeds)" in page.locator("#repetition-findings").inner_text()
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_each_repetition_preset_fills_its_prompt_and_the_words_to_count(page, preset):
     # the song (the default) and Mia and Max carry claims, checked by the steps above; each preset's name is its prompt
-    pick(page, "rep-preset", preset)
+    pick(page, "repetition-preset", preset)
     message, words = PRESETS[preset]
     until(page, lambda: page.get_by_label("Prompt (open-ended prompts loop more)").input_value() == message, 30, preset)
-    assert page.locator("#rep-words textarea").input_value() == words
+    assert page.locator("#repetition-words textarea").input_value() == words
 
 
 def test_the_repetition_panel_text_and_charts_meet_wcag_aa_contrast(page):

@@ -68,7 +68,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
     page.screenshot(path=str(ARTIFACTS / "e2e-serving.png"), full_page=True)
     # 3. on Step by step, a Step says how many other sessions shared its pass (press Step a few times)
     page.get_by_role("tab", name="Step by step").click()
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)
     step_until(page, "other session", 5)
     assert re.search(r"computed with \d+ other sessions?: batch \d+", pass_line(page))
@@ -108,11 +108,11 @@ def test_the_prefix_cache_try_this_steps_show_the_blocks_the_server_shares(page)
     page.get_by_role("tab", name="Step by step").click()
     pick(page, "step-preset", "Open: tell me a story")
     idle(page)  # the preset's own events (a reset, the template applied) have ended before Prefill is pressed
-    page.click("#btn-prefill")
+    page.click("#step-prefill")
     page.wait_for_selector("#step-chips .tok.prompt")
     idle(page)  # a Step pressed while Prefill is at work would be dropped
     made = page.locator("#step-chips .tok.gen").count()
-    page.click("#btn-step")
+    page.click("#step-step")
     # the students' steps share the server's ticks with this one: on a loaded machine a tick takes seconds
     chips = page.locator("#step-chips .tok.gen")
     until(page, lambda: chips.count() == made + 1, 300, "the Step after Prefill")
@@ -162,7 +162,7 @@ def step_until(page, words: str, tries: int) -> None:
     """Press Step (each time waiting for its token) until the pass line has `words`, at most `tries` times."""
     for _ in range(tries):
         made = page.locator("#step-chips .tok.gen").count()
-        page.click("#btn-step")
+        page.click("#step-step")
         page.wait_for_function(
             f"document.querySelectorAll('#step-chips .tok.gen').length === {made + 1}", timeout=60_000
         )

@@ -25,19 +25,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 300  # a speculative run and the plain run beside it, on a shared 2-core CPU
 
 
-TAB = ("Speculative decoding", "#spec-buttons")  # the module's page (tests/e2e/conftest.py)
+TAB = ("Speculative decoding", "#speculative-buttons")  # the module's page (tests/e2e/conftest.py)
 
 
 def status(page) -> str:
-    return page.locator("#spec-status").inner_text()
+    return page.locator("#speculative-status").inner_text()
 
 
 def chips(page, style: str) -> int:
-    return page.locator(f"#spec-chips .spec-chip.{style}").count()
+    return page.locator(f"#speculative-chips .speculative-chip.{style}").count()
 
 
 def press_round(page, n: int) -> str:
-    page.click("#spec-round")
+    page.click("#speculative-round")
     until(page, lambda: f"Round {n}." in status(page), 120, f"round {n}")
     idle(page)  # the chips and charts of the round are drawn by the same event, read once it has ended
     return status(page)
@@ -47,10 +47,12 @@ def run_to_end(page, press: bool = True) -> str:
     """Run to end (pressed here unless `press` is False), then plain decoding beside it: returns the run's caption once
     the speed-up is on the page."""
     if press:
-        page.click("#spec-end")
-    until(page, lambda: "Plain decoding" in page.locator("#spec-speed").inner_text(), RUN_S, "the side-by-side run")
+        page.click("#speculative-end")
+    until(
+        page, lambda: "Plain decoding" in page.locator("#speculative-speed").inner_text(), RUN_S, "the side-by-side run"
+    )
     idle(page, RUN_S)
-    return page.locator("#spec-run-text").inner_text()
+    return page.locator("#speculative-run-text").inner_text()
 
 
 def per_pass(caption: str) -> float:
@@ -58,58 +60,63 @@ def per_pass(caption: str) -> float:
 
 
 COLOURS = [  # (the word in step 1, the chip's class, the CSS property that shows it, the colour drawn)
-    ("yellow", "spec-match", "backgroundColor", "rgba(240, 228, 66"),
-    ("purple-outlined", "spec-source", "borderTopColor", "rgb(204, 121, 167)"),
-    ("Blue", "spec-ok", "borderTopColor", "rgb(0, 114, 178)"),
-    ("vermillion", "spec-no", "borderTopColor", "rgb(213, 94, 0)"),
-    ("orange", "spec-bonus", "borderTopColor", "rgb(230, 159, 0)"),
+    ("yellow", "speculative-match", "backgroundColor", "rgba(240, 228, 66"),
+    ("purple-outlined", "speculative-source", "borderTopColor", "rgb(204, 121, 167)"),
+    ("Blue", "speculative-ok", "borderTopColor", "rgb(0, 114, 178)"),
+    ("vermillion", "speculative-no", "borderTopColor", "rgb(213, 94, 0)"),
+    ("orange", "speculative-bonus", "borderTopColor", "rgb(230, 159, 0)"),
 ]
 
 
 def samplers(page) -> None:
     """Open the Samplers accordion (closed by default), where the seed and the knobs are."""
-    if not page.locator("#spec-seed input").is_visible():
+    if not page.locator("#speculative-seed input").is_visible():
         page.get_by_text("Samplers (as in Step by step)").click()
-        page.locator("#spec-seed input").wait_for()
+        page.locator("#speculative-seed input").wait_for()
 
 
 def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
     assert "Round** three times" in TRY_THIS and "keeps all eight guesses" in TRY_THIS
-    page.click("#spec-reset")
-    page.click("#spec-prefill")
+    page.click("#speculative-reset")
+    page.click("#speculative-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
     assert "0 of 8 kept" in press_round(page, 1)  # guesses copied from the system prompt
     assert texts_over_texts(page) == []  # seven "not checked" bars side by side, each word on its own bar
     # the words a student cannot decode are explained where they appear, and a count of one reads as one
-    assert explained(page, "#spec-status", "kept") == "0 of 8 kept"
-    assert explained(page, "#spec-status", "KV cache") == "KV cache" and "cropped back to" in status(page)
+    assert explained(page, "#speculative-status", "kept") == "0 of 8 kept"
+    assert explained(page, "#speculative-status", "KV cache") == "KV cache" and "cropped back to" in status(page)
     assert "wrote 1 token for one pass" in status(page)
-    assert "1 token in 1 target pass:" in page.locator("#spec-run-text").inner_text()
+    assert "1 token in 1 target pass:" in page.locator("#speculative-run-text").inner_text()
     assert "proposed nothing" in press_round(page, 2)
-    assert explained(page, "#spec-status", "kept") == "0 of 0 kept"
-    assert chips(page, "spec-bonus") == 1  # a round that kept nothing still adds the target's own token
+    assert explained(page, "#speculative-status", "kept") == "0 of 0 kept"
+    assert chips(page, "speculative-bonus") == 1  # a round that kept nothing still adds the target's own token
     press_round(page, 3)
     # the matched token and its earlier occurrence, the copied guesses: 5 kept, the misspelt one rejected, 2 unseen
-    assert chips(page, "spec-match") >= 2 and chips(page, "spec-source") >= 1
-    assert (chips(page, "spec-ok"), chips(page, "spec-no"), chips(page, "spec-skip")) == (5, 1, 2)
-    assert chips(page, "spec-bonus") == 1 and "+1 target" in page.locator("#spec-chips .spec-bonus").inner_text()
+    assert chips(page, "speculative-match") >= 2 and chips(page, "speculative-source") >= 1
+    assert (chips(page, "speculative-ok"), chips(page, "speculative-no"), chips(page, "speculative-skip")) == (5, 1, 2)
+    assert (
+        chips(page, "speculative-bonus") == 1
+        and "+1 target" in page.locator("#speculative-chips .speculative-bonus").inner_text()
+    )
     # the colour words of step 1 are the colours drawn, each naming one kind of chip
     step_1 = TRY_THIS.split("\n2. ")[0]
     for word, style, prop, colour in COLOURS:
         assert step_1.count(word) == 1, word
-        drawn = page.locator(f"#spec-chips .spec-chip.{style}").first.evaluate(f"e => getComputedStyle(e).{prop}")
+        drawn = page.locator(f"#speculative-chips .speculative-chip.{style}").first.evaluate(
+            f"e => getComputedStyle(e).{prop}"
+        )
         assert colour in drawn, (word, drawn)
     assert "proposed nothing" in press_round(page, 4)
     assert "8 of 8 kept" in press_round(page, 5)
-    before = page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()
+    before = page.locator("#speculative-chips").inner_text(), page.locator("#speculative-text").inner_text()
     page.screenshot(path=str(ARTIFACTS / "try-speculative-round5.png"), full_page=True)
-    assert texts_over_plots(page, "#spec-run") == []  # the right panel's axis title clear of the left's bars
-    page.click("#spec-back")
+    assert texts_over_plots(page, "#speculative-run") == []  # the right panel's axis title clear of the left's bars
+    page.click("#speculative-back")
     until(page, lambda: "Round 4." in status(page), 60, "round 4 again after Back")
-    assert page.locator("#spec-text").inner_text() != before[1]
-    assert len(figure(page, "spec-run")["data"][0]["x"]) == 4  # the per-round chart holds four rounds again
+    assert page.locator("#speculative-text").inner_text() != before[1]
+    assert len(figure(page, "speculative-run")["data"][0]["x"]) == 4  # the per-round chart holds four rounds again
     press_round(page, 5)
-    assert (page.locator("#spec-chips").inner_text(), page.locator("#spec-text").inner_text()) == before
+    assert (page.locator("#speculative-chips").inner_text(), page.locator("#speculative-text").inner_text()) == before
 
 
 # each progress indicator on screen: its kind (a bar, or its text) and the id of the output it covers
@@ -127,34 +134,36 @@ def with_a_bar(page) -> list | None:
 
 def test_step_3_run_to_end_writes_more_than_6_tokens_a_pass_and_the_same_text(page):
     assert "more than 6 tokens per pass" in TRY_THIS
-    page.click("#spec-end")
+    page.click("#speculative-end")
     # one progress bar, over the round's chips, while the rounds run (not one per output drawn on the chips)
     shown = until(page, lambda: with_a_bar(page), 120, "the run's progress bar")
-    assert [kind for kind, _ in shown].count("bar") == 1 and {where for _, where in shown} == {"spec-chips"}, shown
+    assert [kind for kind, _ in shown].count("bar") == 1 and {where for _, where in shown} == {"speculative-chips"}, (
+        shown
+    )
     caption = run_to_end(page, press=False)
     assert per_pass(caption) > 6
     # greedy: the speculative text is plain decoding's, token for token, and the page says so beside the timing
-    assert "same tokens" in page.locator("#spec-speed").inner_text()
-    assert len(figure(page, "spec-timeline")["data"]) == 5  # prefill, draft, verify, accept, plain passes
+    assert "same tokens" in page.locator("#speculative-speed").inner_text()
+    assert len(figure(page, "speculative-timeline")["data"]) == 5  # prefill, draft, verify, accept, plain passes
     page.screenshot(path=str(ARTIFACTS / "try-speculative-run.png"), full_page=True)
 
 
 def test_step_4_an_open_story_gives_lookup_little_to_copy(page):
-    choose_preset(page, "spec-preset", "Open story: nothing to copy", "spec-status")
+    choose_preset(page, "speculative-preset", "Open story: nothing to copy", "speculative-status")
     caption = run_to_end(page)
     assert per_pass(caption) < 1.2
-    assert "same tokens" in page.locator("#spec-speed").inner_text()
+    assert "same tokens" in page.locator("#speculative-speed").inner_text()
 
 
 def test_step_5_early_exit_guesses_badly(page):
-    choose_preset(page, "spec-preset", "Early exit: cheap, mostly wrong", "spec-status")
+    choose_preset(page, "speculative-preset", "Early exit: cheap, mostly wrong", "speculative-status")
     caption = run_to_end(page)
     kept = int(re.search(r"\((\d+)%\)", caption).group(1))
     assert kept < 10 and per_pass(caption) < 1.2
     assert "no earlier occurrence" not in status(page)  # that is prompt lookup's reason, never early exit's
     # a round with nothing to guess gives early exit's own reason: one token left, the target writes it alone
-    set_number(page, "spec-max-new", 1)
-    page.click("#spec-prefill")
+    set_number(page, "speculative-max-new", 1)
+    page.click("#speculative-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
     said = press_round(page, 1)
     assert "proposed nothing (one token was left before max new tokens" in said
@@ -163,15 +172,15 @@ def test_step_5_early_exit_guesses_badly(page):
 
 def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_three_rounds(page):
     assert "(temperature 1, seed 4)" in TRY_THIS and "**Round** three times" in TRY_THIS
-    choose_preset(page, "spec-preset", "Sampling: the accept rule", "spec-status")
+    choose_preset(page, "speculative-preset", "Sampling: the accept rule", "speculative-status")
     samplers(page)
-    assert page.locator("#spec-seed input").input_value() == "4"
-    page.click("#spec-prefill")
+    assert page.locator("#speculative-seed input").input_value() == "4"
+    page.click("#speculative-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")
     kept = rejected = 0
     for n in (1, 2, 3):
         press_round(page, n)
-        data = {t["name"]: t for t in figure(page, "spec-verify")["data"]}
+        data = {t["name"]: t for t in figure(page, "speculative-verify")["data"]}
         if "uniform u (keep if below)" not in data:
             continue  # a round with no guess
         u, bar = data["uniform u (keep if below)"], data["chance to keep"]
@@ -187,23 +196,23 @@ def test_step_6_sampling_keeps_a_guess_below_the_bar_and_rejects_one_within_thre
 @pytest.mark.parametrize(
     ("box", "value", "said"),
     [
-        ("spec-top_k", "-4", "Top-k must be a whole number in [0, 200] (0 = off), got -4"),
-        ("spec-seed", "-4", "Seed must be a whole number in [0, 4294967295], got -4"),
+        ("speculative-top_k", "-4", "Top-k must be a whole number in [0, 200] (0 = off), got -4"),
+        ("speculative-seed", "-4", "Seed must be a whole number in [0, 4294967295], got -4"),
         (
-            "spec-l",
+            "speculative-l",
             "",
             "Exit layer L (early exit) must be a whole number in [1, 29] (the model has 30 layers), got an empty box",
         ),
     ],
 )
 def test_a_value_out_of_range_is_refused_in_the_apps_words_and_kept_as_typed(page, box, value, said):
-    choose_preset(page, "spec-preset", "Early exit: cheap, mostly wrong", "spec-status")
+    choose_preset(page, "speculative-preset", "Early exit: cheap, mostly wrong", "speculative-status")
     samplers(page)
     field = page.locator(f"#{box} input")
     field.fill(value)
     field.press("Tab")
-    page.click("#spec-prefill")
-    until(page, lambda: said in page.locator("#spec-message").inner_text(), 120, f"the message {said!r}")
+    page.click("#speculative-prefill")
+    until(page, lambda: said in page.locator("#speculative-message").inner_text(), 120, f"the message {said!r}")
     idle(page)
     assert field.input_value() == value  # nothing changed it silently
     assert page.locator(".error").count() == 0  # no "Error" badge on an output: the message line says it

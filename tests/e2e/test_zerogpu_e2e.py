@@ -58,13 +58,13 @@ def no_error(page) -> None:
 def test_a_step_after_prefill_continues_the_same_run(browser, space):
     url, log = space
     before = len(calls(log))
-    page = opened(browser, url, "step", "#btn-prefill")
-    page.click("#btn-prefill")
+    page = opened(browser, url, "step", "#step-prefill")
+    page.click("#step-prefill")
     drawn(page, "#step-dist", "the first distribution")
     for n in (1, 2, 3):
-        page.click("#btn-step")
+        page.click("#step-step")
         until(page, lambda n=n: page.locator("#step-chips .tok.gen").count() == n, 120, f"{n} generated tokens")
-    page.click("#btn-back")
+    page.click("#step-back")
     until(page, lambda: page.locator("#step-chips .tok.gen").count() == 2, 120, "Back to two tokens")
     idle(page)
     no_error(page)
@@ -79,14 +79,18 @@ IN_THE_SERVER = {
         "#sandbox-temperature",
         "#sandbox-strategies",
     ),
-    "beams": (lambda page: page.click("#beam-step"), "#beam-step", "#beam-tree"),
+    "beams": (lambda page: page.click("#beams-step"), "#beams-step", "#beams-tree"),
     "speculative": (
-        lambda page: (page.click("#spec-prefill"), idle(page), page.click("#spec-round")),
-        "#spec-round",
-        "#spec-verify",
+        lambda page: (page.click("#speculative-prefill"), idle(page), page.click("#speculative-round")),
+        "#speculative-round",
+        "#speculative-verify",
     ),
-    "constrained": (lambda page: (page.click("#cd-step"), idle(page), page.click("#cd-step")), "#cd-step", "#cd-chart"),
-    "quantization": (lambda page: page.click("#q-step"), "#q-step", "#q-dist"),
+    "constrained": (
+        lambda page: (page.click("#constrained-step"), idle(page), page.click("#constrained-step")),
+        "#constrained-step",
+        "#constrained-chart",
+    ),
+    "quantization": (lambda page: page.click("#quantization-step"), "#quantization-step", "#quantization-dist"),
 }
 
 
@@ -124,9 +128,9 @@ def test_the_measurements_run_in_a_worker_as_plain_data(browser, space):
     assert "No run yet" not in page.locator("#batching-headline").inner_text()
     no_error(page)
     page.close()
-    page = opened(browser, url, "quantization", "#q-kernels-btn")
-    page.click("#q-kernels-btn")
-    expect(page.locator("#q-kernels")).to_contain_text("float32", timeout=300_000)
+    page = opened(browser, url, "quantization", "#quantization-kernels-btn")
+    page.click("#quantization-kernels-btn")
+    expect(page.locator("#quantization-kernels")).to_contain_text("float32", timeout=300_000)
     idle(page)
     no_error(page)
     page.close()
@@ -152,10 +156,10 @@ def test_cancel_stops_a_measurement_in_its_worker(browser, space):
 def test_the_speculative_speed_up_is_measured_in_a_worker(browser, space):
     url, log = space
     before = len(calls(log))
-    page = opened(browser, url, "speculative", "#spec-end")
-    set_number(page, "spec-max-new", 8)
-    page.click("#spec-end")
-    expect(page.locator("#spec-speed")).to_contain_text("Plain decoding", timeout=300_000)
+    page = opened(browser, url, "speculative", "#speculative-end")
+    set_number(page, "speculative-max-new", 8)
+    page.click("#speculative-end")
+    expect(page.locator("#speculative-speed")).to_contain_text("Plain decoding", timeout=300_000)
     idle(page)
     no_error(page)
     page.close()

@@ -42,7 +42,7 @@ def test_a_step_run_back_and_reset_answer_the_whole_view():
     assert end is END and all(len(n) == 1 for n in shown) and all(a < b for a, b in zip(shown, shown[1:]))
     assert shown[-1] == [4]
     view = views[-1]  # the streams grow as Run goes
-    assert "step 4" in view.status and view.streams.count("q-chip") == 8
+    assert "step 4" in view.status and view.streams.count("quantization-chip") == 8
     view = h.back(view.sid)
     assert "step 3" in view.status
     assert h.reset(view.sid).sid is None

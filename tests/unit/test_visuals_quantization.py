@@ -20,7 +20,7 @@ def test_the_kl_chart_marks_changed_steps_and_the_divergence():
 
 def test_the_streams_outline_the_first_divergence_on_both_rows():
     html = q.streams_html(["The", " sea"], ["In", " the"], 0, "int4")
-    assert html.count("q-split") == 2 and html.count("q-after") == 2 and "␣sea" in html
+    assert html.count("quantization-split") == 2 and html.count("quantization-after") == 2 and "␣sea" in html
 
 
 def test_the_speed_chart_draws_simulated_formats_hollow_beside_float32s_bandwidth():
@@ -79,7 +79,7 @@ def test_the_file_table_shows_each_part_in_its_stored_type_beside_what_float32_r
     )
     out = files.stored_html(Stored("m.gguf", 30_000, kinds))
     assert "<b>m.gguf</b> holds <b>0.0 MB</b>" in out and "layer matrices (210)" in out
-    assert ">Q4_1</abbr>" in out and "<td class='q-right'>5</td>" in out  # 20 bytes per 32 weights: 5 bits
+    assert ">Q4_1</abbr>" in out and "<td class='quantization-right'>5</td>" in out  # 20 bytes per 32 weights: 5 bits
     assert "all of it, as run here" in out and "as stored" in out
 
 

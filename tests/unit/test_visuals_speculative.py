@@ -73,9 +73,9 @@ def a_round(accepted=1, sampled=False) -> Round:
 
 def test_round_html_marks_the_match_the_source_and_each_guess_verdict():
     out = round_html(["a", " b", " c", " d", "a", " b"], a_round(accepted=1))
-    assert out.count("spec-match") == 4  # the n-gram where it was found, and the same n-gram ending the context
-    assert out.count("spec-source") == 2  # the two tokens copied (positions 2, 3)
-    assert "spec-ok" in out and "spec-no" in out and "spec-skip" in out and "+1 target" in out
+    assert out.count("speculative-match") == 4  # the n-gram where it was found, and the same n-gram ending the context
+    assert out.count("speculative-source") == 2  # the two tokens copied (positions 2, 3)
+    assert "speculative-ok" in out and "speculative-no" in out and "speculative-skip" in out and "+1 target" in out
 
 
 def test_verify_figure_draws_p_beside_q_and_the_uniform_when_sampling():

@@ -87,11 +87,13 @@ def parse_words(text: str) -> tuple[str, ...]:
 
 def layout(config: AppConfig) -> RepetitionPanel:
     """The panel's components, below the beam search in the caller's gr.Tab. `config` is unused at layout."""
-    style(CSS, "rep-css")
+    style(CSS, "repetition-css")
     gr.Markdown(INTRO)
-    try_this(TRY_THIS, 5, "rep-try")
+    try_this(TRY_THIS, 5, "repetition-try")
     with gr.Row():
-        preset = gr.Dropdown(list(PRESETS), value=DEFAULT_PRESET, label="Prompt preset", scale=2, elem_id="rep-preset")
+        preset = gr.Dropdown(
+            list(PRESETS), value=DEFAULT_PRESET, label="Prompt preset", scale=2, elem_id="repetition-preset"
+        )
         chat = gr.Checkbox(True, label="wrap in the chat template", scale=1)
     first = PRESETS[DEFAULT_PRESET]
     prompt = gr.Textbox(first.message, label="Prompt (open-ended prompts loop more)", lines=2)
@@ -99,19 +101,21 @@ def layout(config: AppConfig) -> RepetitionPanel:
         first.words,
         label="Words the text should repeat (comma-separated, optional)",
         placeholder="e.g. Mia, Max: each card counts them",
-        elem_id="rep-words",
+        elem_id="repetition-words",
     )
     keys = gr.CheckboxGroup(
         [(s.label, k) for k, s in SETTINGS.items()],
         value=list(DEFAULT_SETTINGS),
         label="Settings (the penalties run on greedy: T = 0)",
-        elem_id="rep-settings",
+        elem_id="repetition-settings",
     )
     with gr.Row():  # knob sliders: a typed value out of range reaches the handler's check, which names the control
         tokens = knob_slider(
-            *TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting", elem_id="rep-tokens"
+            *TOKENS_RANGE, value=DEFAULT_TOKENS, step=10, label="Tokens per setting", elem_id="repetition-tokens"
         )
-        n_seeds = knob_slider(*SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting", elem_id="rep-seeds")
+        n_seeds = knob_slider(
+            *SEEDS_RANGE, value=1, step=1, label="Seeds per sampled setting", elem_id="repetition-seeds"
+        )
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
         "Stops only at the end-of-sequence token or the token limit. Six settings × 100 tokens take about half a "
@@ -119,15 +123,17 @@ def layout(config: AppConfig) -> RepetitionPanel:
         elem_classes=["hint"],
     )
     with gr.Row():
-        run_btn = gr.Button("Run", variant="primary", elem_id="rep-run")
+        run_btn = gr.Button("Run", variant="primary", elem_id="repetition-run")
         cancel_btn = gr.Button("Cancel", variant="stop")
-    message = message_line("rep-message")
-    summary = gr.Markdown("*No run yet: press **Run**.*", elem_id="rep-summary")
+    message = message_line("repetition-message")
+    summary = gr.Markdown("*No run yet: press **Run**.*", elem_id="repetition-summary")
     chart = gr.Plot(
-        value=empty_figure("Press Run to measure each setting's repetition"), show_label=False, elem_id="rep-chart"
+        value=empty_figure("Press Run to measure each setting's repetition"),
+        show_label=False,
+        elem_id="repetition-chart",
     )
-    findings = gr.Markdown(elem_id="rep-findings")
-    texts = gr.HTML(texts_html([]), elem_id="rep-texts")
+    findings = gr.Markdown(elem_id="repetition-findings")
+    texts = gr.HTML(texts_html([]), elem_id="repetition-texts")
     return RepetitionPanel(
         preset=preset,
         chat=chat,

@@ -103,7 +103,7 @@ EARLY_CHOICES = [
     ("never: stop only when no beam could win at max length", "never"),
 ]
 CSS = """
-#beam-buttons button { min-width: 90px; }
+#beams-buttons button { min-width: 90px; }
 """
 
 
@@ -146,18 +146,18 @@ def shown(c: BeamPage, view: h.BeamView) -> dict:
 
 def layout(config: AppConfig) -> BeamPage:
     """The beam search's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
-    style(CSS, "beam-css")
+    style(CSS, "beams-css")
     lesson(LESSON, "Beam search, step by step")
     with gr.Row(equal_height=False):
-        with gr.Accordion("How beam search scores a hypothesis", open=False, elem_id="beam-how"):
+        with gr.Accordion("How beam search scores a hypothesis", open=False, elem_id="beams-how"):
             gr.Markdown(INTRO)
-        try_this(TRY_THIS, 5, "beam-try")
+        try_this(TRY_THIS, 5, "beams-try")
     sid = gr.State(None, delete_callback=h.release_search)
     first = PRESETS[DEFAULT]
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             preset = gr.Dropdown(
-                list(PRESETS), value=DEFAULT, label="Preset", info="each one shows one thing", elem_id="beam-preset"
+                list(PRESETS), value=DEFAULT, label="Preset", info="each one shows one thing", elem_id="beams-preset"
             )
             preset_note = gr.Markdown(f"*{first.note}*")
             prompt = gr.Textbox(first.prompt, label="Prompt", lines=2)
@@ -169,17 +169,17 @@ def layout(config: AppConfig) -> BeamPage:
             )
             knobs = _knobs()
         with gr.Column(scale=3, min_width=560):
-            with gr.Row(elem_id="beam-buttons"):
-                step_btn = gr.Button("Step", variant="primary", elem_id="beam-step")
-                end_btn = gr.Button("Run to end", elem_id="beam-end")
-                reset_btn = gr.Button("Reset", elem_id="beam-reset")
-            message = message_line("beam-message")
-            status = gr.Markdown(elem_id="beam-status")
-            tree = gr.Plot(empty_figure(h.TREE_BLANK, 380), show_label=False, elem_id="beam-tree")
-            table = gr.Markdown(beams_markdown([]), elem_id="beam-table")
+            with gr.Row(elem_id="beams-buttons"):
+                step_btn = gr.Button("Step", variant="primary", elem_id="beams-step")
+                end_btn = gr.Button("Run to end", elem_id="beams-end")
+                reset_btn = gr.Button("Reset", elem_id="beams-reset")
+            message = message_line("beams-message")
+            status = gr.Markdown(elem_id="beams-status")
+            tree = gr.Plot(empty_figure(h.TREE_BLANK, 380), show_label=False, elem_id="beams-tree")
+            table = gr.Markdown(beams_markdown([]), elem_id="beams-table")
     gr.Markdown("### Greedy beside beam search")
-    compare_md = gr.Markdown(elem_id="beam-compare-text")
-    compare_plot = gr.Plot(empty_figure(h.COMPARE_BLANK, 300), show_label=False, elem_id="beam-compare")
+    compare_md = gr.Markdown(elem_id="beams-compare-text")
+    compare_plot = gr.Plot(empty_figure(h.COMPARE_BLANK, 300), show_label=False, elem_id="beams-compare")
     gr.Markdown("---")
     view = h.BeamView(sid=sid, tree=tree, table=table, status=status, compare_plot=compare_plot, compare_md=compare_md)
     return BeamPage(
@@ -201,14 +201,14 @@ def _knobs() -> BeamKnobs:
     low, high = h.PENALTY_RANGE
     return BeamKnobs(
         num_beams=knob_slider(
-            1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beam-k"
+            1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beams-k"
         ),
         length_penalty=knob_slider(
-            low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beam-penalty"
+            low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beams-penalty"
         ),
-        early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beam-early"),
+        early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beams-early"),
         max_new_tokens=knob_slider(
-            1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beam-max-new"
+            1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beams-max-new"
         ),
     )
 

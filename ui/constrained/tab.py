@@ -90,23 +90,33 @@ class ConstrainedPage:
 def _controls() -> dict:
     """The left column: the preset, the prompt, the grammar and the samplers."""
     first = PRESETS[DEFAULT]
-    preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="cd-preset")
+    preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="constrained-preset")
     note = gr.Markdown(f"*What to watch:* {first.watch}")
-    prompt = gr.Textbox(first.prompt, label="Prompt (one chat turn)", lines=2, elem_id="cd-prompt")
-    kind = gr.Radio(list(h.KINDS), value=first.constraint.label, label="Constraint", elem_id="cd-kind")
-    text = gr.Code(first.constraint.text, label="Grammar", lines=6, elem_id="cd-text")
+    prompt = gr.Textbox(first.prompt, label="Prompt (one chat turn)", lines=2, elem_id="constrained-prompt")
+    kind = gr.Radio(list(h.KINDS), value=first.constraint.label, label="Constraint", elem_id="constrained-kind")
+    text = gr.Code(first.constraint.text, label="Grammar", lines=6, elem_id="constrained-text")
     with gr.Row():
-        order = gr.Radio(list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="cd-order")
+        order = gr.Radio(
+            list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="constrained-order"
+        )
     with gr.Row():
         temperature = knob(TEMPERATURE.field, TEMPERATURE.neutral, "0 = greedy")
-        top_k = whole_number_box(TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="cd-topk")
+        top_k = whole_number_box(
+            TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="constrained-topk"
+        )
         top_p = knob(TOP_P.field, TOP_P.neutral, "1 = off")
     with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
-        seed = whole_number_box(0, label="Seed", elem_id="cd-seed", scale=1)
+        seed = whole_number_box(0, label="Seed", elem_id="constrained-seed", scale=1)
         max_new = knob_slider(
-            1, h.MAX_NEW_UI, first.max_new_tokens, step=1, label="Max new tokens", scale=2, elem_id="cd-max-new"
+            1,
+            h.MAX_NEW_UI,
+            first.max_new_tokens,
+            step=1,
+            label="Max new tokens",
+            scale=2,
+            elem_id="constrained-max-new",
         )
-    ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="cd-ff")
+    ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
     return dict(
         preset=preset, note=note, prompt=prompt, kind=kind, text=text, knobs=knobs, seed=seed, max_new=max_new, ff=ff
@@ -115,24 +125,26 @@ def _controls() -> dict:
 
 def _run_panel() -> tuple[dict, dict]:
     """The right column: the buttons and the message line; and the run's outputs drawn there."""
-    with gr.Row(elem_id="cd-buttons"):
+    with gr.Row(elem_id="constrained-buttons"):
         buttons = dict(
-            step=gr.Button("Step", variant="primary", elem_id="cd-step"),
-            end=gr.Button("Run to end", elem_id="cd-end"),
-            back=gr.Button("Back", elem_id="cd-back"),
-            reset=gr.Button("Reset", elem_id="cd-reset"),
+            step=gr.Button("Step", variant="primary", elem_id="constrained-step"),
+            end=gr.Button("Run to end", elem_id="constrained-end"),
+            back=gr.Button("Back", elem_id="constrained-back"),
+            reset=gr.Button("Reset", elem_id="constrained-reset"),
         )
     message = message_line("constrained-message")
     shown = dict(
-        status=gr.Markdown(elem_id="cd-status"),
-        answer=gr.HTML(answer_html([]), elem_id="cd-answer"),
-        chart=gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="cd-chart"),
-        rows=gr.Markdown(elem_id="cd-rows"),
+        status=gr.Markdown(elem_id="constrained-status"),
+        answer=gr.HTML(answer_html([]), elem_id="constrained-answer"),
+        chart=gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="constrained-chart"),
+        rows=gr.Markdown(elem_id="constrained-rows"),
     )
     # under the chart, so that Step and the chart share the screen (1280x720)
     with gr.Row():
-        token = gr.Textbox(label="Force a token", placeholder="one token, e.g. yes", scale=3, elem_id="cd-token")
-        force = gr.Button("Force", scale=1, elem_id="cd-force")
+        token = gr.Textbox(
+            label="Force a token", placeholder="one token, e.g. yes", scale=3, elem_id="constrained-token"
+        )
+        force = gr.Button("Force", scale=1, elem_id="constrained-force")
     return dict(**buttons, token=token, force=force, message=message), shown
 
 
@@ -142,23 +154,23 @@ def layout(config: AppConfig) -> ConstrainedPage:
     with gr.Row():
         with gr.Column(scale=2, min_width=320):
             # in the controls' column (as the step tab): opening them never pushes the chart down
-            with gr.Accordion("How the grammar's mask works", open=False, elem_id="cd-how"):
+            with gr.Accordion("How the grammar's mask works", open=False, elem_id="constrained-how"):
                 gr.Markdown(INTRO)
-            try_this(TRY_THIS, 5, "cd-try")
+            try_this(TRY_THIS, 5, "constrained-try")
             controls = _controls()
         with gr.Column(scale=3, min_width=560):
             buttons, shown = _run_panel()
-    view = h.View(run_id=run_id, **shown, orders=gr.Markdown(elem_id="cd-orders"))
+    view = h.View(run_id=run_id, **shown, orders=gr.Markdown(elem_id="constrained-orders"))
     gr.Markdown("### The same prompt, N times, without and with the constraint")
     with gr.Row():
         # a box, not a slider: a slider's own box puts a typed 999 back to 50 without a word
         seeds = f"1 to {MAX_SAMPLES}; seeds seed .. seed + N - 1"
-        n = whole_number_box(20, label="Samples", info=seeds, scale=3, elem_id="cd-samples")
-        measure = gr.Button("Sample 20 times", variant="primary", scale=1, elem_id="cd-measure")
+        n = whole_number_box(20, label="Samples", info=seeds, scale=3, elem_id="constrained-samples")
+        measure = gr.Button("Sample 20 times", variant="primary", scale=1, elem_id="constrained-measure")
         cancel = gr.Button("Cancel", scale=1)
     measured = m.Measured(
-        plot=gr.Plot(empty_figure(m.MEASURE_BLANK, 300), show_label=False, elem_id="cd-measure-plot"),
-        text=gr.Markdown(elem_id="cd-measure-md"),
+        plot=gr.Plot(empty_figure(m.MEASURE_BLANK, 300), show_label=False, elem_id="constrained-measure-plot"),
+        text=gr.Markdown(elem_id="constrained-measure-md"),
     )
     return ConstrainedPage(
         run_id=run_id, **controls, **buttons, view=view, n=n, measure=measure, cancel=cancel, measured=measured

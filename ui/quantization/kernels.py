@@ -36,10 +36,12 @@ def layout() -> KernelsPage:
         "model's own matrices, one token at a time."
     )
     with gr.Row():
-        said = gr.Markdown(elem_id="q-kernels-said")
-        button = gr.Button("Time the kernels", variant="primary", scale=0, min_width=170, elem_id="q-kernels-btn")
-    message = message_line("q-kernels-message")
-    table = gr.Markdown(elem_id="q-kernels")
+        said = gr.Markdown(elem_id="quantization-kernels-said")
+        button = gr.Button(
+            "Time the kernels", variant="primary", scale=0, min_width=170, elem_id="quantization-kernels-btn"
+        )
+    message = message_line("quantization-kernels-message")
+    table = gr.Markdown(elem_id="quantization-kernels")
     return KernelsPage(button, table, said, message)
 
 

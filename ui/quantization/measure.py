@@ -65,31 +65,41 @@ def layout(model_id: str) -> MeasurePage:
         # two by default: each ticked format is a ~540 MB copy while the model is held alone from the class
         first = [name for name in MEASURED_FIRST if name in offered]
         formats = gr.CheckboxGroup(
-            offered, value=first, label="Formats to time (float32 always is)", scale=4, elem_id="q-time-formats"
+            offered,
+            value=first,
+            label="Formats to time (float32 always is)",
+            scale=4,
+            elem_id="quantization-time-formats",
         )
-        measure = gr.Button("Measure", variant="primary", scale=1, min_width=110, elem_id="q-measure")
-        cancel = gr.Button("Cancel", variant="stop", scale=1, min_width=100, elem_id="q-cancel")
-    message = message_line("q-measure-message")
+        measure = gr.Button("Measure", variant="primary", scale=1, min_width=110, elem_id="quantization-measure")
+        cancel = gr.Button("Cancel", variant="stop", scale=1, min_width=100, elem_id="quantization-cancel")
+    message = message_line("quantization-measure-message")
     with gr.Row():
-        figure = gr.Plot(draw.speed_figure([], ""), show_label=False, elem_id="q-speed", scale=1)
-        said = gr.Markdown(elem_id="q-gained")
-    table = gr.Markdown(elem_id="q-speed-table")
+        figure = gr.Plot(draw.speed_figure([], ""), show_label=False, elem_id="quantization-speed", scale=1)
+        said = gr.Markdown(elem_id="quantization-gained")
+    table = gr.Markdown(elem_id="quantization-speed-table")
     gr.Markdown(
         f"### Quality on the held-out text\n{term('perplexity', 'Perplexity')}, mean {term('KL')} against float32 and "
         f"{term('top-1')} agreement over every position of a text written for the project (no model has seen it), in "
         "windows of 512 tokens; each format applied to the layers and the LM head, or to one of them with the other "
         "kept float32."
     )
-    with gr.Row(elem_id="q-score-row"):
+    with gr.Row(elem_id="quantization-score-row"):
         first = [name for name in SCORED_FIRST if name in offered]
-        score_formats = gr.CheckboxGroup(offered, value=first, label=SCORE_FORMATS, scale=4, elem_id="q-score-formats")
-        parts = gr.CheckboxGroup(list(PARTS), value=list(PARTS), label=SCORE_PARTS, scale=3, elem_id="q-parts")
+        score_formats = gr.CheckboxGroup(
+            offered, value=first, label=SCORE_FORMATS, scale=4, elem_id="quantization-score-formats"
+        )
+        parts = gr.CheckboxGroup(
+            list(PARTS), value=list(PARTS), label=SCORE_PARTS, scale=3, elem_id="quantization-parts"
+        )
     with gr.Row():
-        tokens = whole_number_box(TOKENS_DEFAULT, label=TOKENS_LABEL, scale=2, elem_id="q-tokens")
-        score = gr.Button("Score", variant="primary", scale=1, min_width=110, elem_id="q-score")
-        score_cancel = gr.Button("Cancel", variant="stop", scale=1, min_width=100, elem_id="q-score-cancel")
-    score_message = message_line("q-score-message")  # under Score: its errors are said where the person looks
-    quality = gr.Markdown(draw.llama_cpp_note(), elem_id="q-quality")
+        tokens = whole_number_box(TOKENS_DEFAULT, label=TOKENS_LABEL, scale=2, elem_id="quantization-tokens")
+        score = gr.Button("Score", variant="primary", scale=1, min_width=110, elem_id="quantization-score")
+        score_cancel = gr.Button("Cancel", variant="stop", scale=1, min_width=100, elem_id="quantization-score-cancel")
+    score_message = message_line(
+        "quantization-score-message"
+    )  # under Score: its errors are said where the person looks
+    quality = gr.Markdown(draw.llama_cpp_note(), elem_id="quantization-quality")
     return MeasurePage(
         formats,
         measure,

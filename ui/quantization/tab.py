@@ -81,34 +81,38 @@ class QuantPage:
 def layout(config: AppConfig) -> QuantPage:
     """One screen at 1280x720: the controls on the left, the buttons, both streams and both charts on the right;
     the measurements below."""
-    style(CSS + files.CSS, "q-css")
+    style(CSS + files.CSS, "quantization-css")
     lesson(LESSON, "Quantization: which tensors you round matters more than the bit width")
-    with gr.Accordion("How float32 and a rounded copy are compared", open=False, elem_id="q-how"):
+    with gr.Accordion("How float32 and a rounded copy are compared", open=False, elem_id="quantization-how"):
         gr.Markdown(INTRO)
-    gr.HTML(file_panel(config), elem_id="q-file")
+    gr.HTML(file_panel(config), elem_id="quantization-file")
     blank = h.blank()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            prompt = gr.Textbox("Write a short poem about the sea.", label="Prompt", lines=2, elem_id="q-prompt")
-            template = gr.Radio([RAW, CHAT], value=CHAT, label="Prompt format", elem_id="q-template")
-            fmt = gr.Dropdown(h.choices(config.model_id), value=h.DEFAULT_FORMAT, label="Format", elem_id="q-format")
-            part = gr.Radio(list(PARTS), value=BOTH, label="Rounded", elem_id="q-part")
-            steps = whole_number_box(h.RUN_N, label=h.STEPS_LABEL, elem_id="q-steps")
+            prompt = gr.Textbox(
+                "Write a short poem about the sea.", label="Prompt", lines=2, elem_id="quantization-prompt"
+            )
+            template = gr.Radio([RAW, CHAT], value=CHAT, label="Prompt format", elem_id="quantization-template")
+            fmt = gr.Dropdown(
+                h.choices(config.model_id), value=h.DEFAULT_FORMAT, label="Format", elem_id="quantization-format"
+            )
+            part = gr.Radio(list(PARTS), value=BOTH, label="Rounded", elem_id="quantization-part")
+            steps = whole_number_box(h.RUN_N, label=h.STEPS_LABEL, elem_id="quantization-steps")
             # under the controls: opened, it pushes nothing a teacher needs below the fold
-            try_this(TRY_THIS, 6, "q-try")
+            try_this(TRY_THIS, 6, "quantization-try")
         with gr.Column(scale=3, min_width=560):
-            with gr.Row(elem_id="q-buttons"):
-                step = gr.Button("Step", variant="primary", elem_id="q-step")
-                run = gr.Button(run_label(h.RUN_N), elem_id="q-run")
-                back = gr.Button("Back", elem_id="q-back")
-                reset = gr.Button("Reset", elem_id="q-reset")
-            message = message_line("q-message")
-            status = gr.Markdown(blank.status, elem_id="q-status")
+            with gr.Row(elem_id="quantization-buttons"):
+                step = gr.Button("Step", variant="primary", elem_id="quantization-step")
+                run = gr.Button(run_label(h.RUN_N), elem_id="quantization-run")
+                back = gr.Button("Back", elem_id="quantization-back")
+                reset = gr.Button("Reset", elem_id="quantization-reset")
+            message = message_line("quantization-message")
+            status = gr.Markdown(blank.status, elem_id="quantization-status")
             with gr.Row():
-                dist = gr.Plot(blank.dist, show_label=False, elem_id="q-dist", scale=3)
-                kl = gr.Plot(blank.kl, show_label=False, elem_id="q-kl", scale=2)
+                dist = gr.Plot(blank.dist, show_label=False, elem_id="quantization-dist", scale=3)
+                kl = gr.Plot(blank.kl, show_label=False, elem_id="quantization-kl", scale=2)
             # under the charts: the streams grow with every step, the charts stay where they are
-            streams = gr.HTML(blank.streams, elem_id="q-streams")
+            streams = gr.HTML(blank.streams, elem_id="quantization-streams")
     sid = gr.State(None, delete_callback=h.release)
     view = h.View(sid=sid, status=status, streams=streams, dist=dist, kl=kl)
     return QuantPage(

@@ -33,7 +33,7 @@ MAX_K_UI, MAX_NEW_UI, LABEL = 12, 160, "speculative decoding"
 GPU_SECONDS = 60  # ZeroGPU's estimate for the speed-up: 160 tokens at most, twice
 MAX_PROMPT_TOKENS = 2048  # a run's caches stay under ~100 MiB (the bundled model: 45 KiB per token in float32)
 K_LABEL, LAYER_LABEL = f"Draft tokens K (1-{MAX_K_UI})", "Exit layer L (early exit)"  # as the boxes are labelled
-ROUND_BLANK = "<p class='spec-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
+ROUND_BLANK = "<p class='speculative-gap'>Press <b>Prefill</b>, then <b>Round</b>: the guesses appear here.</p>"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from visuals import lens as visuals
 
 
 def layout() -> tuple[gr.HTML, gr.Markdown]:
-    return gr.HTML(elem_id="spec-exit-lens"), gr.Markdown(elem_id="spec-exit-agree")
+    return gr.HTML(elem_id="speculative-exit-lens"), gr.Markdown(elem_id="speculative-exit-agree")
 
 
 def draw(sid) -> tuple[str, str]:

@@ -91,31 +91,33 @@ class SpecPage:
 
 
 def _knob(field: str, value: float, info: str) -> gr.Slider:
-    """A sampler knob of this tab, its element id the field's with the tab's prefix (`spec-top_p`)."""
-    return knob(field, value, info, elem_id=f"spec-{field}")
+    """A sampler knob of this tab, its element id the field's with the tab's prefix (`speculative-top_p`)."""
+    return knob(field, value, info, elem_id=f"speculative-{field}")
 
 
 def _controls(p: Preset) -> dict:
     """The left column: the preset, the prompt, the draft and the samplers."""
-    preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="spec-preset")
+    preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="speculative-preset")
     note = gr.Markdown(f"*{p.note}*")
     prompt = gr.Textbox(p.prompt, label="Prompt", lines=3)
     template = gr.Radio([RAW, CHAT], value=p.template, label="Prompt format")
-    source = gr.Radio(list(h.SOURCES), value=p.source, label="Draft", elem_id="spec-source")
+    source = gr.Radio(list(h.SOURCES), value=p.source, label="Draft", elem_id="speculative-source")
     with gr.Row():
-        k = whole_number_box(p.k, label=h.K_LABEL, elem_id="spec-k")
-        layer = whole_number_box(p.layer, label=h.LAYER_LABEL, elem_id="spec-l")
-    max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="spec-max-new")
+        k = whole_number_box(p.k, label=h.K_LABEL, elem_id="speculative-k")
+        layer = whole_number_box(p.layer, label=h.LAYER_LABEL, elem_id="speculative-l")
+    max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="speculative-max-new")
     with gr.Accordion("Samplers (as in Step by step)", open=False):
         knobs = Knobs(
             temperature=_knob(TEMPERATURE.field, p.temperature, "0 = greedy"),
             # a box, not a slider: a slider's own box puts a typed -4 back to 0 without a word
-            top_k=whole_number_box(p.top_k, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="spec-top_k"),
+            top_k=whole_number_box(
+                p.top_k, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="speculative-top_k"
+            ),
             top_p=_knob(TOP_P.field, p.top_p, "1 = off"),
             repetition_penalty=_knob(REPETITION.field, p.repetition_penalty, "1 = off"),
             order=gr.Dropdown(list(ORDERS), value="transformers", label=ORDER_LABEL),
         )
-        seed = whole_number_box(0, label="Seed", elem_id="spec-seed")
+        seed = whole_number_box(0, label="Seed", elem_id="speculative-seed")
     return dict(
         preset=preset,
         note=note,
@@ -134,41 +136,41 @@ def layout(config: AppConfig) -> SpecPage:
     """One screen at 1280x720 (as the step tab): "Try this" in the controls' column, so opening it never pushes the
     round down; the buttons, the round's chips and its verify chart together, the round's words under them; then
     the whole run, its tokens per pass beside its timing."""
-    style(CSS, "spec-css")
+    style(CSS, "speculative-css")
     lesson(LESSON, "Speculative decoding: guess several tokens, check them in one pass")
     sid = gr.State(None, delete_callback=h.release_spec)
     blank = h.blank()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            with gr.Accordion("Why one pass can check several guesses", open=False, elem_id="spec-how"):
+            with gr.Accordion("Why one pass can check several guesses", open=False, elem_id="speculative-how"):
                 gr.Markdown(INTRO)
-            try_this(TRY_THIS, 6, "spec-try")
+            try_this(TRY_THIS, 6, "speculative-try")
             controls = _controls(PRESETS[DEFAULT])
         with gr.Column(scale=3, min_width=560):
-            with gr.Row(elem_id="spec-buttons"):
+            with gr.Row(elem_id="speculative-buttons"):
                 buttons = dict(
-                    prefill=gr.Button("Prefill", elem_id="spec-prefill"),
-                    round=gr.Button("Round", variant="primary", elem_id="spec-round"),
-                    back=gr.Button("Back", elem_id="spec-back"),
-                    end=gr.Button("Run to end", elem_id="spec-end"),
-                    reset=gr.Button("Reset", elem_id="spec-reset"),
+                    prefill=gr.Button("Prefill", elem_id="speculative-prefill"),
+                    round=gr.Button("Round", variant="primary", elem_id="speculative-round"),
+                    back=gr.Button("Back", elem_id="speculative-back"),
+                    end=gr.Button("Run to end", elem_id="speculative-end"),
+                    reset=gr.Button("Reset", elem_id="speculative-reset"),
                 )
-            message = message_line("spec-message")
-            chips = gr.HTML(blank.chips, elem_id="spec-chips")
+            message = message_line("speculative-message")
+            chips = gr.HTML(blank.chips, elem_id="speculative-chips")
             with gr.Row():
-                verify = gr.Plot(blank.verify, show_label=False, elem_id="spec-verify")
-                decisive = gr.Plot(blank.decisive, show_label=False, elem_id="spec-decisive")
-            status = gr.Markdown(elem_id="spec-status")
-            written = gr.Markdown(elem_id="spec-text")
+                verify = gr.Plot(blank.verify, show_label=False, elem_id="speculative-verify")
+                decisive = gr.Plot(blank.decisive, show_label=False, elem_id="speculative-decisive")
+            status = gr.Markdown(elem_id="speculative-status")
+            written = gr.Markdown(elem_id="speculative-text")
             exit_lens = speculative_lens.layout()
     gr.Markdown("### Over the whole run")
     with gr.Row():
         with gr.Column(min_width=400):
-            run_md = gr.Markdown(elem_id="spec-run-text")
-            run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="spec-run")
+            run_md = gr.Markdown(elem_id="speculative-run-text")
+            run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="speculative-run")
         with gr.Column(min_width=400):
-            speed = gr.Markdown(elem_id="spec-speed")
-            timeline = gr.Plot(blank.timeline, show_label=False, elem_id="spec-timeline")
+            speed = gr.Markdown(elem_id="speculative-speed")
+            timeline = gr.Plot(blank.timeline, show_label=False, elem_id="speculative-timeline")
     with gr.Accordion("Which settings keep the output exact", open=False):
         gr.Markdown(EXACTNESS)
     view = h.View(

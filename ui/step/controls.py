@@ -84,14 +84,14 @@ def lesson_controls():
 def buttons() -> Buttons:
     with gr.Row(elem_id="step-buttons"):
         return Buttons(
-            prefill=gr.Button("Prefill", variant="primary", elem_id="btn-prefill"),
-            step=gr.Button("Step", variant="primary", elem_id="btn-step"),
-            back=gr.Button("Back", elem_id="btn-back"),
-            run_n=gr.Button("Run N", elem_id="btn-run-n"),
-            n_steps=validate.whole_number_box(5, container=False, min_width=64, scale=0, elem_id="run-n"),
-            run_end=gr.Button("Run to end", elem_id="btn-run-end"),
-            stop=gr.Button("Stop", variant="stop", elem_id="btn-stop"),
-            reset=gr.Button("Reset", elem_id="btn-reset"),
+            prefill=gr.Button("Prefill", variant="primary", elem_id="step-prefill"),
+            step=gr.Button("Step", variant="primary", elem_id="step-step"),
+            back=gr.Button("Back", elem_id="step-back"),
+            run_n=gr.Button("Run N", elem_id="step-run-n"),
+            n_steps=validate.whole_number_box(5, container=False, min_width=64, scale=0, elem_id="step-n-steps"),
+            run_end=gr.Button("Run to end", elem_id="step-run-end"),
+            stop=gr.Button("Stop", variant="stop", elem_id="step-stop-button"),
+            reset=gr.Button("Reset", elem_id="step-reset"),
         )
 
 
@@ -103,7 +103,7 @@ def knob_column(config: AppConfig) -> dict:
         TEMPERATURE.field,
         preset.temperature,
         "0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
-        elem_id="knob-temperature",
+        elem_id="step-temperature",
     )
     why = gr.Markdown(elem_id="step-why")
     try_this(WALKTHROUGH, 5, "step-try", elem_classes="step-walk")
@@ -112,13 +112,13 @@ def knob_column(config: AppConfig) -> dict:
         TOP_P.field,
         TOP_P.neutral,
         "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
-        elem_id="knob-top-p",
+        elem_id="step-top-p",
     )
     min_p = knob(
         MIN_P.field,
         MIN_P.neutral,
         "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1",
-        elem_id="knob-min-p",
+        elem_id="step-min-p",
     )
     with gr.Accordion("Penalties, seed, length, stop strings, engine order", open=False, elem_id="step-advanced"):
         advanced = advanced_controls()
@@ -136,7 +136,7 @@ def advanced_controls() -> dict:
             REPETITION.field,
             REPETITION.neutral,
             "divides the logits of tokens already seen; 1 = off; usual 1.1-1.3",
-            elem_id="knob-rep",
+            elem_id="step-rep",
         ),
         presence_penalty=knob(
             PRESENCE.field, PRESENCE.neutral, "subtracts once from every token generated so far; 0 = off; usual 0-1"
@@ -145,12 +145,12 @@ def advanced_controls() -> dict:
             FREQUENCY.field, FREQUENCY.neutral, "subtracts per repeat of a generated token; 0 = off; usual 0-1"
         ),
         seed=validate.whole_number_box(
-            0, label="Seed", info=f"same seed and settings give the same tokens; 0 to {SEED_MAX:,}", elem_id="knob-seed"
+            0, label="Seed", info=f"same seed and settings give the same tokens; 0 to {SEED_MAX:,}", elem_id="step-seed"
         ),
         max_new=validate.whole_number_box(
             PRESETS[DEFAULT_PRESET].max_new_tokens,
             label="Max new tokens",
-            elem_id="knob-max-new",
+            elem_id="step-max-new",
             info="stop after this many; 1-4096",
         ),
         stops=gr.Textbox(
@@ -197,6 +197,6 @@ def link_controls() -> dict:
         "your own, bit-exact with generate()",
         elem_id="step-alone",
     )
-    copy = gr.Button("Copy a link to this setup", size="sm", elem_id="btn-copy-link")
+    copy = gr.Button("Copy a link to this setup", size="sm", elem_id="step-copy-link")
     link = gr.Textbox(label="Link", interactive=False, visible=True, elem_id="step-link", max_lines=2)
     return dict(alone=alone, copy=copy, link=link)

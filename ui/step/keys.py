@@ -17,10 +17,10 @@ document.addEventListener('click', (ev) => {
   const label = labels[Math.round(lo + (ev.clientX - box.left) / box.width * (hi - lo))];
   const trace = plot.data.find((t) => t.type === 'bar' && t.customdata && t.x.includes(label));
   if (!trace) return;
-  const input = document.querySelector('#force-click textarea, #force-click input');
+  const input = document.querySelector('#step-force-click textarea, #step-force-click input');
   input.value = String(trace.customdata[trace.x.indexOf(label)][0]);
   input.dispatchEvent(new Event('input', {bubbles: true}));
-  setTimeout(() => document.querySelector('#force-click-btn').click(), 50);
+  setTimeout(() => document.querySelector('#step-force-click-btn').click(), 50);
 }, true);
 """
 
@@ -29,7 +29,7 @@ document.addEventListener('click', (ev) => {
 # and letting go of an arrow key on the slider sends the pointerup a mouse would have.
 KEYS = """
 const typing = (t) => t && (['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) || t.isContentEditable);
-const SHORTCUTS = {ArrowRight: '#btn-step', ArrowLeft: '#btn-back', p: '#btn-prefill', P: '#btn-prefill'};
+const SHORTCUTS = {ArrowRight: '#step-step', ArrowLeft: '#step-back', p: '#step-prefill', P: '#step-prefill'};
 const SLIDER_KEYS = ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home', 'End'];
 document.addEventListener('keydown', (ev) => {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;

@@ -128,8 +128,8 @@ def chart_column(run_id: gr.State) -> dict:
     stop = gr.HTML(elem_id="step-stop")
     with gr.Row(equal_height=True):
         mode, candidate, force = force_row()
-    click_box = gr.Textbox(visible="hidden", elem_id="force-click")
-    click = gr.Button(visible="hidden", elem_id="force-click-btn")
+    click_box = gr.Textbox(visible="hidden", elem_id="step-force-click")
+    click = gr.Button(visible="hidden", elem_id="step-force-click-btn")
     orders = gr.Markdown(elem_id="step-orders")
     with gr.Accordion("Same logits, each strategy alone", open=True) as strategies_panel:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
@@ -188,4 +188,4 @@ def force_row():
         info="the step shown picks this instead; the run branches",
         elem_id="step-candidate",
     )
-    return mode, candidate, gr.Button("Force", scale=0, min_width=80, elem_id="btn-force")
+    return mode, candidate, gr.Button("Force", scale=0, min_width=80, elem_id="step-force")

@@ -71,7 +71,7 @@ def _percent(x: float) -> str:
 def texts_html(rows: list[dict]) -> str:
     """One card per setting: its numbers, then its text with repeated spans shaded and the loop start marked."""
     if not rows:
-        return '<div class="rep-empty">The texts appear here after a run.</div>'
+        return '<div class="repetition-empty">The texts appear here after a run.</div>'
     cards = []
     for r in rows:
         loop = r["loop"]
@@ -84,17 +84,18 @@ def texts_html(rows: list[dict]) -> str:
         ]
         seeds = f" · first of {r['runs']} seeds shown" if r["runs"] > 1 else ""
         stop = "then end-of-sequence" if r["stop_reason"] == "eos" else "stopped at the limit"
-        head = (
-            f'<div class="rep-head"><b>{html.escape(r["label"])}</b> · {len(r["tokens"])} tokens, {stop}{seeds}</div>'
-        )
+        label = html.escape(r["label"])
+        head = f'<div class="repetition-head"><b>{label}</b> · {len(r["tokens"])} tokens, {stop}{seeds}</div>'
         body = _marked_text(r["tokens"], r["mask"], loop.start if loop else None)
-        cards.append(f'<div class="rep-card">{head}<div class="rep-nums">{" · ".join(numbers)}</div>{body}</div>')
+        cards.append(
+            f'<div class="repetition-card">{head}<div class="repetition-nums">{" · ".join(numbers)}</div>{body}</div>'
+        )
     legend = (
-        f'<div class="rep-legend"><mark class="rep" style="background:{REPEAT}">shaded, underlined</mark> = part of a '
-        '4-gram that had already appeared · <span class="rep-loop">⟳ loop</span> = where the text starts repeating '
-        "itself back to back</div>"
+        f'<div class="repetition-legend"><mark class="rep" style="background:{REPEAT}">shaded, underlined</mark> = '
+        'part of a 4-gram that had already appeared · <span class="repetition-loop">⟳ loop</span> = where the text '
+        "starts repeating itself back to back</div>"
     )
-    return f'<div class="rep-cards">{legend}{"".join(cards)}</div>'
+    return f'<div class="repetition-cards">{legend}{"".join(cards)}</div>'
 
 
 def _marked_text(tokens: list[str], mask: list[bool], loop_start: int | None) -> str:
@@ -104,11 +105,11 @@ def _marked_text(tokens: list[str], mask: list[bool], loop_start: int | None) ->
             parts.append(f'<mark class="rep" style="background:{REPEAT}">' if repeated else "</mark>")
             open_mark = repeated
         if i == loop_start:
-            parts.append('<span class="rep-loop">⟳ loop</span>')
+            parts.append('<span class="repetition-loop">⟳ loop</span>')
         parts.append(html.escape(token))
     if open_mark:
         parts.append("</mark>")
-    return f'<div class="rep-text">{"".join(parts)}</div>'
+    return f'<div class="repetition-text">{"".join(parts)}</div>'
 
 
 def findings_markdown(rows: list[dict], words: tuple[str, ...] = ()) -> str:
@@ -154,13 +155,13 @@ def _sentence(r: dict) -> str:
 
 
 CSS = """
-.rep-cards { display:flex; flex-direction:column; gap:10px; }
-.rep-card { border:1px solid rgba(128,128,128,.45); border-radius:8px; padding:8px 12px; }
-.rep-head { font-size:17px; }
-.rep-nums { font-size:15px; opacity:.85; margin:2px 0 6px; }
-.rep-text { white-space:pre-wrap; font-size:16px; line-height:1.6; max-height:260px; overflow-y:auto; }
+.repetition-cards { display:flex; flex-direction:column; gap:10px; }
+.repetition-card { border:1px solid rgba(128,128,128,.45); border-radius:8px; padding:8px 12px; }
+.repetition-head { font-size:17px; }
+.repetition-nums { font-size:15px; opacity:.85; margin:2px 0 6px; }
+.repetition-text { white-space:pre-wrap; font-size:16px; line-height:1.6; max-height:260px; overflow-y:auto; }
 mark.rep { color:inherit; text-decoration:underline dotted; text-underline-offset:3px; padding:0; }
-.rep-loop { font-size:13px; font-weight:bold; border:1px solid currentColor; border-radius:4px; padding:0 3px;
+.repetition-loop { font-size:13px; font-weight:bold; border:1px solid currentColor; border-radius:4px; padding:0 3px;
             margin:0 3px; white-space:nowrap; }
-.rep-legend { font-size:14px; opacity:.85; }
+.repetition-legend { font-size:14px; opacity:.85; }
 """

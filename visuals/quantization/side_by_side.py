@@ -98,14 +98,18 @@ def streams_html(reference: list[str], own: list[str], divergence: int | None, f
     """The two greedy streams as chips, one row each; the first divergence outlined on both, later chips dashed."""
     rows = []
     for name, tokens in ((f"{REFERENCE}", reference), (fmt, own)):
-        chips = "".join(_chip(t, i, divergence) for i, t in enumerate(tokens)) or "<span class='q-none'>∅</span>"
-        rows.append(f"<div class='q-row'><span class='q-name'>{html.escape(name)}</span>{chips}</div>")
-    return f"<div class='q-streams' id='q-streams-body'>{''.join(rows)}</div>"
+        chips = (
+            "".join(_chip(t, i, divergence) for i, t in enumerate(tokens)) or "<span class='quantization-none'>∅</span>"
+        )
+        rows.append(
+            f"<div class='quantization-row'><span class='quantization-name'>{html.escape(name)}</span>{chips}</div>"
+        )
+    return f"<div class='quantization-streams' id='quantization-streams-body'>{''.join(rows)}</div>"
 
 
 def _chip(text: str, i: int, divergence: int | None) -> str:
     after = divergence is not None and i > divergence
-    cls = "q-chip" + (" q-split" if i == divergence else " q-after" if after else "")
+    cls = "quantization-chip" + (" quantization-split" if i == divergence else " quantization-after" if after else "")
     title = f"step {i + 1}" + (": the first greedy divergence" if i == divergence else "")
     return f"<span class='{cls}' title='{title}'>{html.escape(visible_token(text))}</span>"
 
@@ -129,14 +133,17 @@ def divergence_line(divergence: int | None, gap: float | None, fmt: str) -> str:
 
 
 CSS = f"""
-.q-streams {{ font-family: ui-monospace, monospace; font-size: 15px; }}
-.q-row {{ display: flex; flex-wrap: wrap; gap: 3px; align-items: center; margin: 2px 0; }}
-.q-name {{ font-family: var(--font); font-weight: 700; min-width: 90px; color: {TEXT}; }}
-.q-chip {{ border: 1px solid {OTHER}; border-radius: 4px; padding: 0 4px; }}
-.q-split {{ border: 3px solid {DIVERGED}; color: {ink(DIVERGED)}; font-weight: 700; }}
-.q-after {{ border-style: dashed; }}
-#q-kernels table, #q-speed-table table, #q-quality table {{ display: block; overflow-x: auto; max-width: 100%; }}
-#q-kernels td, #q-kernels th, #q-speed-table td, #q-speed-table th, #q-quality td, #q-quality th {{
+.quantization-streams {{ font-family: ui-monospace, monospace; font-size: 15px; }}
+.quantization-row {{ display: flex; flex-wrap: wrap; gap: 3px; align-items: center; margin: 2px 0; }}
+.quantization-name {{ font-family: var(--font); font-weight: 700; min-width: 90px; color: {TEXT}; }}
+.quantization-chip {{ border: 1px solid {OTHER}; border-radius: 4px; padding: 0 4px; }}
+.quantization-split {{ border: 3px solid {DIVERGED}; color: {ink(DIVERGED)}; font-weight: 700; }}
+.quantization-after {{ border-style: dashed; }}
+#quantization-kernels table, #quantization-speed-table table, #quantization-quality table {{
+  display: block; overflow-x: auto; max-width: 100%;
+}}
+#quantization-kernels td, #quantization-kernels th, #quantization-speed-table td, #quantization-speed-table th,
+#quantization-quality td, #quantization-quality th {{
   white-space: nowrap;
 }}
 """

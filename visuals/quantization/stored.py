@@ -31,47 +31,57 @@ def stored_html(stored) -> str:
     rows.append(_row("all of it, as run here", "float32", "dequantized, 4 bytes a weight", 32, run, widest, KEPT))
     ratio = stored.float32_bytes / stored.tensor_bytes
     said = (
-        f"<p class='q-said'><b>{html.escape(stored.name)}</b> holds <b>{stored.tensor_bytes / MB:.1f} MB</b> of "
-        f"weights; the lab runs it dequantized to float32 and reads <b>{stored.float32_bytes / MB:.0f} MB</b> a "
-        f"token, {ratio:.1f}× as much. Its layers are already int4 in groups of 32, so rounding them to int4 again "
-        f"changes no weight, and the format <b>as stored</b> holds exactly what runs in these "
-        f"{stored.tensor_bytes / MB:.1f} MB.</p>"
+        f"<p class='quantization-said'><b>{html.escape(stored.name)}</b> holds "
+        f"<b>{stored.tensor_bytes / MB:.1f} MB</b> of weights; the lab runs it dequantized to float32 and reads "
+        f"<b>{stored.float32_bytes / MB:.0f} MB</b> a token, {ratio:.1f}× as much. Its layers are already int4 in "
+        f"groups of 32, so rounding them to int4 again changes no weight, and the format <b>as stored</b> holds "
+        f"exactly what runs in these {stored.tensor_bytes / MB:.1f} MB.</p>"
     )
     head = "<tr><th>part</th><th>stored as</th><th>what that holds</th><th>bits a weight</th><th>MB</th></tr>"
-    return f"<div id='q-file-body'>{said}<table class='q-file'>{head}{''.join(rows)}</table></div>"
+    return (
+        f"<div id='quantization-file-body'>{said}<table class='quantization-file'>{head}{''.join(rows)}</table></div>"
+    )
 
 
 def _row(part_html: str, kind: str, words: str, bits: float, nbytes: int, widest: int, colour: str) -> str:
     width = max(1.0, 100 * nbytes / widest)  # of a track of fixed width beside the number
-    bar = f"<span class='q-track'><span class='q-bar' style='width:{width:.1f}%; background:{colour}'></span></span>"
+    bar = (
+        f"<span class='quantization-track'><span class='quantization-bar' style='width:{width:.1f}%; "
+        f"background:{colour}'></span></span>"
+    )
     return (
-        f"<tr><td>{part_html}</td><td>{kind}</td><td>{words}</td><td class='q-right'>{bits:g}</td>"
-        f"<td class='q-bytes'><span class='q-mb'>{nbytes / MB:.1f}</span>{bar}</td></tr>"
+        f"<tr><td>{part_html}</td><td>{kind}</td><td>{words}</td><td class='quantization-right'>{bits:g}</td>"
+        f"<td class='quantization-bytes'><span class='quantization-mb'>{nbytes / MB:.1f}</span>{bar}</td></tr>"
     )
 
 
 def reference_html(model_id: str) -> str:
     """For a model that is not the bundled file: what the float32 reference is, and why no "as stored"."""
     return (
-        f"<div id='q-file-body'><p class='q-said'>The reference: <b>{html.escape(model_id)}</b>'s weights as "
-        "published, run in float32. They are not a file this lab rounded to blocks, so there is no <b>as stored</b> "
-        "format here: every format rounds from these weights, and its drift is all rounding.</p></div>"
+        f"<div id='quantization-file-body'><p class='quantization-said'>The reference: "
+        f"<b>{html.escape(model_id)}</b>'s weights as published, run in float32. They are not a file this lab rounded "
+        "to blocks, so there is no <b>as stored</b> format here: every format rounds from these weights, and its "
+        "drift is all rounding.</p></div>"
     )
 
 
 CSS = f"""
-#q-file .q-file {{
+#quantization-file .quantization-file {{
   border-collapse: collapse; font-size: 14px; line-height: 1.3; width: 100%; margin: 0; border: none !important;
 }}
-#q-file .q-file th, #q-file .q-file td {{
+#quantization-file .quantization-file th, #quantization-file .quantization-file td {{
   text-align: left; padding: 1px 12px 1px 0 !important; border: none !important; background: none !important;
   color: {TEXT};
 }}
-#q-file .q-file th {{ border-bottom: 1px solid {OTHER} !important; }}
-#q-file .q-file td:nth-child(2), #q-file .q-file td:last-child {{ white-space: nowrap; }}
-#q-file .q-file .q-right {{ text-align: right; font-variant-numeric: tabular-nums; }}
-#q-file .q-mb {{ display: inline-block; min-width: 3.2em; text-align: right; font-variant-numeric: tabular-nums; }}
-.q-track {{ display: inline-block; width: 7em; margin-left: 6px; vertical-align: middle; }}
-.q-bar {{ display: block; height: 10px; }}
-.q-said {{ margin: 0 0 4px 0; }}
+#quantization-file .quantization-file th {{ border-bottom: 1px solid {OTHER} !important; }}
+#quantization-file .quantization-file td:nth-child(2), #quantization-file .quantization-file td:last-child {{
+  white-space: nowrap;
+}}
+#quantization-file .quantization-file .quantization-right {{ text-align: right; font-variant-numeric: tabular-nums; }}
+#quantization-file .quantization-mb {{
+  display: inline-block; min-width: 3.2em; text-align: right; font-variant-numeric: tabular-nums;
+}}
+.quantization-track {{ display: inline-block; width: 7em; margin-left: 6px; vertical-align: middle; }}
+.quantization-bar {{ display: block; height: 10px; }}
+.quantization-said {{ margin: 0 0 4px 0; }}
 """

@@ -24,8 +24,9 @@ def _esc(text: str) -> str:
 
 
 def _chip(text: str, style: str, title: str = "", note: str = "") -> str:
-    note_html = f"<span class='spec-note'>{_esc(note)}</span>" if note else ""
-    return f"<span class='spec-chip {style}' title='{html.escape(title)}'>{_esc(visible_token(text))}{note_html}</span>"
+    note_html = f"<span class='speculative-note'>{_esc(note)}</span>" if note else ""
+    chip = f"<span class='speculative-chip {style}' title='{html.escape(title)}'>"
+    return f"{chip}{_esc(visible_token(text))}{note_html}</span>"
 
 
 def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
@@ -35,11 +36,11 @@ def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
     if rnd.match is not None:
         m = rnd.match
         for i in range(m.start, m.start + m.size):
-            marks[i] = "spec-match"
+            marks[i] = "speculative-match"
         for i in range(m.follow, min(m.follow + len(rnd.drafted), len(context))):
-            marks[i] = "spec-source"
+            marks[i] = "speculative-source"
         for i in range(len(context) - m.size, len(context)):
-            marks[i] = "spec-match"
+            marks[i] = "speculative-match"
     shown = set(range(max(0, len(context) - CONTEXT_TAIL), len(context)))
     if rnd.match is not None:
         lo = max(0, rnd.match.start - MATCH_AROUND)
@@ -47,42 +48,48 @@ def round_html(context: list[str], rnd, exit_layer: int | None = None) -> str:
     parts, last = [], -1
     for i in sorted(shown):
         if i != last + 1:
-            parts.append("<span class='spec-gap'>…</span>")
-        parts.append(_chip(context[i], marks.get(i, "spec-ctx"), f"position {i}"))
+            parts.append("<span class='speculative-gap'>…</span>")
+        parts.append(_chip(context[i], marks.get(i, "speculative-ctx"), f"position {i}"))
         last = i
     guesses = []
     for c in rnd.checks:
         if c.draft_id is None:
             continue
-        style = {True: "spec-ok", False: "spec-no", None: "spec-skip"}[c.accepted]
+        style = {True: "speculative-ok", False: "speculative-no", None: "speculative-skip"}[c.accepted]
         mark = {True: "✓", False: "✗", None: "·"}[c.accepted]
         note = f"{mark} p {c.p:.2f}" + (f" q {c.q:.2f}" if exit_layer else "")
         guesses.append(
-            _chip(c.draft_text, f"spec-ghost {style}", f"guess {c.index + 1}: target argmax {c.target_text!r}", note)
+            _chip(
+                c.draft_text,
+                f"speculative-ghost {style}",
+                f"guess {c.index + 1}: target argmax {c.target_text!r}",
+                note,
+            )
         )
     source = f"first {exit_layer} layers" if exit_layer else ("lookup: no match" if rnd.match is None else "lookup")
-    bonus = _chip(rnd.bonus_text, "spec-bonus", f"the target's own token ({rnd.bonus_from})", "+1 target")
+    bonus = _chip(rnd.bonus_text, "speculative-bonus", f"the target's own token ({rnd.bonus_from})", "+1 target")
     return (
-        f"<div class='spec-round'><div class='spec-line'>{''.join(parts)}</div>"
-        f"<div class='spec-line'><span class='spec-label'>{_esc(source)} →</span>"
-        f"{''.join(guesses) or '<span class=spec-gap>no guesses</span>'}<span class='spec-label'>then</span>{bonus}"
+        f"<div class='speculative-round'><div class='speculative-line'>{''.join(parts)}</div>"
+        f"<div class='speculative-line'><span class='speculative-label'>{_esc(source)} →</span>"
+        f"{''.join(guesses) or '<span class=speculative-gap>no guesses</span>'}"
+        f"<span class='speculative-label'>then</span>{bonus}"
         f"</div></div>"
     )
 
 
 CSS = f"""
-.spec-round {{ font-size: 1.05rem; line-height: 2.4; }}
-.spec-line {{ display: flex; flex-wrap: wrap; align-items: center; gap: 4px; }}
-.spec-chip {{ display: inline-block; padding: 0 6px; border-radius: 6px; border: 1px solid rgba(128,128,128,.35);
+.speculative-round {{ font-size: 1.05rem; line-height: 2.4; }}
+.speculative-line {{ display: flex; flex-wrap: wrap; align-items: center; gap: 4px; }}
+.speculative-chip {{ display: inline-block; padding: 0 6px; border-radius: 6px; border: 1px solid rgba(128,128,128,.35);
   font-family: ui-monospace, monospace; white-space: pre; line-height: 1.7; }}
-.spec-note {{ display: block; font-size: 12px; line-height: 1.1; opacity: .85; text-align: center; }}
-.spec-ctx {{ opacity: .8; }}
-.spec-match {{ background: {_tint(MATCH, 0.55)}; border-color: #C8B400; }}
-.spec-source {{ border: 2px solid {DRAFT}; }}
-.spec-ghost {{ border: 2px dashed {DRAFT}; }}
-.spec-ok {{ background: {_tint(KEPT, 0.25)}; border-color: {KEPT}; }}
-.spec-no {{ background: {_tint(REJECTED, 0.25)}; border-color: {REJECTED}; text-decoration: line-through; }}
-.spec-skip {{ opacity: .45; }}
-.spec-bonus {{ background: {_tint(CHOSEN, 0.45)}; border: 2px solid {CHOSEN}; font-weight: 700; }}
-.spec-label, .spec-gap {{ opacity: .7; padding: 0 4px; }}
+.speculative-note {{ display: block; font-size: 12px; line-height: 1.1; opacity: .85; text-align: center; }}
+.speculative-ctx {{ opacity: .8; }}
+.speculative-match {{ background: {_tint(MATCH, 0.55)}; border-color: #C8B400; }}
+.speculative-source {{ border: 2px solid {DRAFT}; }}
+.speculative-ghost {{ border: 2px dashed {DRAFT}; }}
+.speculative-ok {{ background: {_tint(KEPT, 0.25)}; border-color: {KEPT}; }}
+.speculative-no {{ background: {_tint(REJECTED, 0.25)}; border-color: {REJECTED}; text-decoration: line-through; }}
+.speculative-skip {{ opacity: .45; }}
+.speculative-bonus {{ background: {_tint(CHOSEN, 0.45)}; border: 2px solid {CHOSEN}; font-weight: 700; }}
+.speculative-label, .speculative-gap {{ opacity: .7; padding: 0 4px; }}
 """
