@@ -42,7 +42,9 @@ class Pace:
     """`due()` is true at most once every `every_s` seconds, the first time always."""
 
     def __init__(self, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
-        self.every_s, self.clock, self.last = every_s, clock, None
+        self.every_s = every_s
+        self.clock = clock
+        self.last = None  # when due() was last true
 
     def due(self) -> bool:
         now = self.clock()

@@ -7,7 +7,14 @@ from typing import NamedTuple
 import gradio as gr
 
 from decoding import values
-from decoding.beams.repetition import DEFAULT_SETTINGS, SEEDS_RANGE, SETTINGS, TOKENS_RANGE, run_repetition_experiment
+from decoding.beams.repetition import (
+    DEFAULT_SETTINGS,
+    DEFAULT_TOKENS,
+    SEEDS_RANGE,
+    SETTINGS,
+    TOKENS_RANGE,
+    run_repetition_experiment,
+)
 from decoding.knobs import check_seed
 from ui.context import AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS, CancelFlags, message_line, model_event
@@ -48,9 +55,6 @@ PRESETS = {
     "a story about Mia and Max": Preset("Write a short story about a girl named Mia and her dog Max.", "Mia, Max"),
 }
 DEFAULT_PRESET = "a song about friendship"  # greedy loops from token 50 on the bundled model, every 17 tokens
-# enough for greedy's loop to come round three times: six settings × 100 tokens ≈ half a minute at ~20 tokens/s (two
-# CPU cores), where 150 took a minute of a class's time to show the same loop
-DEFAULT_TOKENS = 100
 CANCEL = CancelFlags()
 # the controls the Run button reads, named as on the panel and as run_settings' arguments
 RUN_INPUTS = ("prompt", "chat", "words", "keys", "tokens", "n_seeds", "seed")
@@ -118,8 +122,9 @@ def layout(config: AppConfig) -> RepetitionPanel:
         )
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
-        "Stops only at the end-of-sequence token or the token limit. Six settings × 100 tokens take about half a "
-        "minute on two CPU cores; each extra seed adds one run per sampled setting.",
+        f"Stops only at the end-of-sequence token or the token limit. {len(DEFAULT_SETTINGS)} settings × "
+        f"{DEFAULT_TOKENS} tokens take about half a minute on two CPU cores; each extra seed adds one run per sampled "
+        "setting.",
         elem_classes=["hint"],
     )
     with gr.Row():
