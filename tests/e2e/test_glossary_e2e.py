@@ -1,99 +1,17 @@
-"""One glossary for the whole app, read the way a student meets it: every tab, opened from the tab bar in headless
-Chromium at 1280x720, is read three times (as it opens, with every accordion on it opened, and after its main action
-where that takes under a couple of minutes on the bundled model), and in each reading the FIRST visible use of each
-glossary term (found as visuals.glossary.word finds it: its key as a whole word, a plural "s" and a capital first
-letter allowed; the EVERYDAY words left out) must be marked: inside an `abbr.lab-term` whose hover text is that
-term's explanation.
-
-What is read is the tab's prose: its visible text outside the controls (a label or a hint of a control cannot hold a
-marked term), buttons, charts and code. Later uses of a term may be plain words."""
+"""One glossary for the whole app, read the way a student meets it (tests/helpers/glossary.py): every tab, opened
+from the tab bar in headless Chromium at 1280x720, is read as it opens and again with every accordion on it opened;
+in each reading the first visible use of each glossary term must be marked with its explanation. The third reading,
+after each lesson's main action, is made on the layout test's visit of that lesson (tests/e2e/test_layout_e2e.py),
+which does the action once for both."""
 
 import pytest
 
 from app import TABS
-from tests.helpers.pages import idle, new_page, until
-from visuals.glossary import EVERYDAY, TERMS, word
+from tests.helpers.glossary import open_accordions, unmarked_first_uses, unmarked_on_the_tab
+from tests.helpers.pages import idle, new_page
+from visuals.glossary import TERMS, word
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
-
-MEASURE_S = 400  # the timing tab's quick plan takes about a minute alone on two cores
-
-# the visible text of the open tab in document order, as [text, hover text of the marked term it is inside or null];
-# a " " between two pieces of text in different blocks, so words of two paragraphs do not run together
-PROSE = """
-() => {
-  const panel = [...document.querySelectorAll('#lab-tabs [role=tabpanel]')].find(p => p.getClientRects().length);
-  const skip = '.form, button, input, textarea, select, label, svg, .js-plotly-plot, code, pre, .cm-editor, style, '
-    + 'script, [role=listbox]';
-  const block = e => { while (e && getComputedStyle(e).display.startsWith('inline')) e = e.parentElement; return e; };
-  const walker = document.createTreeWalker(panel, NodeFilter.SHOW_TEXT);
-  const pieces = [];
-  let last = null;
-  for (let n; (n = walker.nextNode()); ) {
-    const e = n.parentElement;
-    if (!n.textContent.trim() || e.closest(skip) || !e.getClientRects().length) continue;
-    if (last && block(e) !== last) pieces.push([' ', null]);
-    last = block(e);
-    const marked = e.closest('abbr.lab-term');
-    pieces.push([n.textContent, marked ? marked.title : null]);
-  }
-  return pieces;
-}
-"""
-
-# every accordion on the open tab that is closed (opened one at a time: one may hold another)
-CLOSED = """
-() => [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
-  .filter(b => b.getClientRects().length).length
-"""
-# opens the first of them, and marks it so that the wait below knows which one it is
-OPEN_ONE = """
-() => {
-  const b = [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
-    .find(b => b.getClientRects().length);
-  b.dataset.opening = '';
-  b.click();
-}
-"""
-# the accordion just clicked is open, its content drawn below its label
-OPENED = """
-() => {
-  const b = document.querySelector('[data-opening]');
-  const done = b.classList.contains('open') && b.nextElementSibling && b.nextElementSibling.getClientRects().length;
-  if (done) delete b.dataset.opening;
-  return done;
-}
-"""
-
-# each tab's main action: the buttons pressed in turn, each once the events before it have ended. Left out: serving
-# (its students keep stepping until stopped) and batching (several minutes of batches on a CPU)
-ACTIONS = {
-    "step": ["#step-prefill", "#step-step"],
-    "timing": ["#timing-measure"],
-    "beams": ["#beams-step"],
-    "speculative": ["#speculative-prefill", "#speculative-round"],
-    "constrained": ["#constrained-step"],
-    "quantization": ["#quantization-step"],
-}
-
-
-# a term's use counts as marked inside its own explanation's abbr, or one whose term contains it ("eos" shown for
-# "stopped: eos")
-MARKED_BY = {name: {TERMS[other] for other in TERMS if name in other} for name in TERMS}
-SCANNED = {name: word(name) for name in TERMS if name not in EVERYDAY}
-
-
-def unmarked_first_uses(pieces: list[list], where: str) -> list[str]:
-    """Each scanned term whose first use in `pieces` (PROSE's reading) is not marked, with the words around it."""
-    text = "".join(t for t, _ in pieces)
-    marks = [m for t, m in pieces for _ in t]
-    out = []
-    for name, pattern in SCANNED.items():
-        found = pattern.search(text)
-        if found and not {marks[found.start()], marks[found.end() - 1]} <= MARKED_BY[name]:
-            around = text[max(0, found.start() - 60) : found.end() + 60].replace("\n", " ")
-            out.append(f"{where}: the first {name!r} is not marked: ...{around}...")
-    return out
 
 
 def open_tab(page, title: str) -> None:
@@ -107,24 +25,6 @@ def open_tab(page, title: str) -> None:
     idle(page)
 
 
-def open_accordions(page) -> None:
-    for _ in range(20):
-        if not page.evaluate(CLOSED):
-            return
-        page.evaluate(OPEN_ONE)
-        page.wait_for_function(OPENED)
-    idle(page)
-
-
-def act(page, tab_id: str) -> None:
-    if tab_id == "step":  # Prefill reads the prompt once the chat template has been applied to it
-        until(page, lambda: page.locator("#step-templated textarea").input_value(), 180, "the templated prompt")
-    for button in ACTIONS[tab_id]:
-        page.locator(button).click()
-        page.wait_for_timeout(500)
-        idle(page, MEASURE_S)
-
-
 def test_every_tab_marks_the_first_use_of_each_glossary_term(browser, app_url):
     page = new_page(browser)
     page.goto(f"{app_url}?projector=0")
@@ -133,12 +33,9 @@ def test_every_tab_marks_the_first_use_of_each_glossary_term(browser, app_url):
     problems = []
     for title, _, tab_id in TABS:
         open_tab(page, title)
-        problems += unmarked_first_uses(page.evaluate(PROSE), f"{tab_id}, as it opens")
+        problems += unmarked_on_the_tab(page, f"{tab_id}, as it opens")
         open_accordions(page)
-        problems += unmarked_first_uses(page.evaluate(PROSE), f"{tab_id}, every accordion open")
-        if tab_id in ACTIONS:
-            act(page, tab_id)
-            problems += unmarked_first_uses(page.evaluate(PROSE), f"{tab_id}, after {' then '.join(ACTIONS[tab_id])}")
+        problems += unmarked_on_the_tab(page, f"{tab_id}, every accordion open")
     page.close()
     assert problems == [], "\n".join(problems)
 

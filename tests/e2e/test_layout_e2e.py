@@ -3,7 +3,9 @@ text) as each tab first opens; at 800 px every tab reachable with no chart title
 at 1280x720, in normal and in projector mode, each lesson's main button and its first chart on one screen after the
 action; at 800 px and at 1280x720 after each action, no chart text cut off or covered; and projector mode's one-row
 tab bar, remembered on reload. Each lesson is visited once and read at every size and mode from that visit, as a
-teacher switches projector mode and a student narrows the window. Screenshots of each tab go to artifacts/."""
+teacher switches projector mode and a student narrows the window; the same visit, back at 1280x720 with every
+accordion opened, reads the glossary's third reading (each term's first use marked after the lesson's main action,
+tests/helpers/glossary.py). Screenshots of each tab go to artifacts/."""
 
 import re
 
@@ -11,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.contrast import contrast_problems
+from tests.helpers.glossary import open_accordions, unmarked_on_the_tab
 from tests.helpers.pages import (
     ARTIFACTS,
     PROJECTOR,
@@ -91,6 +94,13 @@ def test_every_tab_meets_wcag_aa_contrast_as_it_opens_and_at_800_px_is_reachable
     assert overlaps == {title: [] for title in titles}
 
 
+def prefill_then_step(page) -> None:
+    """The step tab's chart after Prefill, then its chips and stop line after a Step."""
+    page.click("#step-prefill")
+    idle(page)
+    page.click("#step-step")
+
+
 def two_steps(page) -> None:
     """The JSON preset's first Step is all forced (no chart); the second samples."""
     for _ in range(2):
@@ -119,7 +129,7 @@ def cooler(page) -> None:
 # it has one): after the action both share the 1280x720 screen, scrolled to the control, with "Try this" open or
 # closed, in projector mode too
 ONE_SCREEN = {
-    "step": (lambda page: page.click("#step-prefill"), "#step-prefill", "#step-dist", "#step-try"),
+    "step": (prefill_then_step, "#step-prefill", "#step-dist", "#step-try"),
     "sandbox": (cooler, "#sandbox-temperature", "#sandbox-strategies", None),
     "timing": (lambda page: page.click("#timing-measure"), "#timing-measure", "#timing-roofline", None),
     "serving": (lambda page: page.click("#serving-open"), "#serving-open", "#serving-ticks", None),
@@ -200,7 +210,8 @@ def test_after_its_main_action_a_lesson_fits_1280x720_in_both_modes_and_is_drawn
     """One visit per lesson: its main action done once, then the page read at 1280x720 (normal, then projector mode
     switched on as a teacher does), then at 800 px (a student's narrow window): the control and its first chart share
     the screen, and no chart text is cut at the chart's edge or drawn over another text or a plot area, and no
-    slider's end is cut off."""
+    slider's end is cut off. Then, back at 1280x720 with every accordion open, the first use of each glossary term on
+    the tab is marked."""
     ARTIFACTS.mkdir(exist_ok=True)
     page = acted(browser, app_url, tab, PROJECTOR)
     shown, drawn_whole = {}, {}
@@ -212,6 +223,10 @@ def test_after_its_main_action_a_lesson_fits_1280x720_in_both_modes_and_is_drawn
     relaid(page)
     drawn_whole["800 px"] = not_drawn_whole(page)
     page.screenshot(path=str(ARTIFACTS / f"e2e-800px-{tab}-after.png"), full_page=True)
+    page.set_viewport_size(PROJECTOR)
+    relaid(page)
+    open_accordions(page)
+    unmarked = unmarked_on_the_tab(page, f"{tab}, after its main action, every accordion open")
     if tab == "serving":
         page.click("#serving-stop")  # the simulated class would load the machine for two minutes
     page.close()
@@ -220,6 +235,7 @@ def test_after_its_main_action_a_lesson_fits_1280x720_in_both_modes_and_is_drawn
         "projector": [],
     }, shown
     assert drawn_whole == {"normal": [], "projector": [], "800 px": []}
+    assert unmarked == [], "\n".join(unmarked)
 
 
 def test_projector_mode_keeps_the_tab_bar_on_one_row_and_outlives_a_reload(browser, app_url):
