@@ -188,7 +188,9 @@ class Run:
             _PREVIEWED.put(self.logits, inputs, step)
         return step
 
-    def step(self, settings: SamplerSettings, force_id: int | None = None) -> Step:
+    def step(self, settings: SamplerSettings, force_id: int | None = None, *, feed: bool = True) -> Step:
+        """Choose the next token and append it; then one forward pass on it, unless `feed` is False: the caller then
+        feeds it with other runs' tokens in one packed pass (`decoding.serving.ragged.feed_together`)."""
         if self.done:
             raise ValueError(f"the run has stopped ({self.trace.stop_reason}); go back or reset")
         if force_id is not None:
@@ -202,9 +204,22 @@ class Run:
         self.trace.steps.append(step)
         self._update_text_and_stop(step.token_id)
         # 4) decode: one forward pass on the new token(s), once none is forced (skipped once the run has stopped)
-        if not self.done and not self.forced():
-            self._feed()
+        if feed and not self.done and not self.forced():
+            self.feed()
         return step
+
+    @property
+    def hungry(self) -> bool:
+        """Whether the run waits for a pass over its unfed tokens before it can choose (after `step(feed=False)`)."""
+        return bool(self.unfed) and not self.done and not self.forced()
+
+    def fed(self, logits: torch.Tensor, passed: Pass) -> None:
+        """The pending distribution from a pass the caller ran over this run's unfed tokens, written into its own
+        cache (`decoding.serving.ragged.feed_together`): `logits` (V,) float32."""
+        if not self.hungry:
+            raise ValueError("the run has no unfed tokens waiting for a pass")
+        self.logits, self.last_pass = logits, passed
+        self._phase, self.unfed = "decode", []
 
     def back(self) -> None:
         """Undo the last step: trim the KV cache and recompute only the last position's logits."""
@@ -229,7 +244,7 @@ class Run:
         rewind(self.cache, keep)
         self.unfed, self.logits = self.ids[keep:], None
         if need_logits:
-            self._feed()
+            self.feed()
 
     def pass_with(self, forward) -> tuple:
         """The pending distribution again, from an eager pass of the caller's over the last position: `forward(lm, ids,
@@ -243,7 +258,7 @@ class Run:
         self.logits, self.unfed, self.last_pass = logits, [], Pass(t.ms, mode="lens")
         return logits, extra
 
-    def _feed(self) -> None:
+    def feed(self) -> None:
         """One forward pass over the tokens not yet fed: the next distribution."""
         self._forward(self.unfed, self.cache, len(self.ids) - len(self.unfed))
         self._phase, self.unfed = "decode", []

@@ -10,13 +10,13 @@ at the edges.
 import os
 import time
 from dataclasses import dataclass, field
-from functools import partial
 
 from decoding.beams.repeats import find_loop, repeated_mask, repeated_ngram_share, reuse_share, word_counts
 from decoding.loop import Run
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
+from decoding.serving.ragged import feed_together
 from decoding.watch import Cancelled, Watch
 
 NGRAM_SIZES = (3, 4)
@@ -112,7 +112,11 @@ def run_repetition_experiment(
 ) -> RepetitionExperiment:
     """Generate from `message` with each setting in `keys`, stopping only at EOS or max_new_tokens.
     Every setting uses the same seed; sampled settings also run seeds seed+1 ... seed+n_seeds-1
-    (greedy ones run once: argmax ignores the seed). A cancel keeps the settings already finished."""
+    (greedy ones run once: argmax ignores the seed).
+
+    The runs go side by side, one token each per packed pass (`decoding.serving.ragged.feed_together`): the weights
+    are read once for all of them, and a token may differ from a run alone by float noise. Each run prefills alone
+    and samples with its own seeded generator. A cancel keeps every run's tokens so far: all of the same length."""
     _check_experiment(keys, max_new_tokens, n_seeds)
     watch = watch or Watch()
     prompt = encode_prompt(lm.tokenizer, message, chat, lm.context_length)
@@ -126,32 +130,33 @@ def run_repetition_experiment(
         must_repeat=tuple(must_repeat),
     )
     start = time.perf_counter()
+    # top_n=1: the experiment needs only the chosen token of each step, not the candidates
+    runs = [Run(lm, prompt, seed=s, max_new_tokens=max_new_tokens, top_n=1) for _, s in plan]
     try:
-        for done, (key, s) in enumerate(plan):
-            label = SETTINGS[key].label + (f", seed {s}" if SETTINGS[key].sampled and n_seeds > 1 else "")
-            tick = partial(_tick, watch, label, done / len(plan), 1 / len(plan), max_new_tokens)
-            exp.runs.setdefault(key, []).append(_generate(lm, prompt, SETTINGS[key].settings, s, max_new_tokens, tick))
+        for k, run in enumerate(runs):
+            watch.check()
+            watch.on_progress(0.0, f"prefill {k + 1} of {len(runs)}")
+            run.prefill()
+        for step in range(max_new_tokens):
+            watch.check()
+            said = f"{len(runs)} runs side by side: token {step + 1} of {max_new_tokens}"
+            watch.on_progress(step / max_new_tokens, said)
+            going = [(run, SETTINGS[key].settings) for run, (key, _) in zip(runs, plan) if not run.done]
+            if not going:
+                break
+            for run, settings in going:
+                run.step(settings, feed=False)
+            feed_together(lm, [run for run, _ in going])
     except Cancelled:
         exp.cancelled = True
-        # a setting with only some of its seeds is not comparable with the others
-        exp.runs = {k: v for k, v in exp.runs.items() if len(v) == (n_seeds if SETTINGS[k].sampled else 1)}
+    if any(run.generated for run in runs):  # a cancel during the prefills leaves nothing to compare
+        for (key, s), run in zip(plan, runs):
+            exp.runs.setdefault(key, []).append(_result(lm, run, s))
     exp.seconds = time.perf_counter() - start
     return exp
 
 
-def _tick(watch: Watch, label: str, offset: float, share: float, max_new_tokens: int, step: int) -> None:
-    """Before each token: stop if asked, then report the whole experiment's progress."""
-    watch.check()
-    watch.on_progress(offset + share * step / max_new_tokens, f"{label}: token {step + 1} of {max_new_tokens}")
-
-
-def _generate(lm, prompt, settings: SamplerSettings, seed: int, max_new_tokens: int, tick) -> RunResult:
-    # top_n=1: the experiment needs only the chosen token of each step, not the candidates
-    run = Run(lm, prompt, seed=seed, max_new_tokens=max_new_tokens, top_n=1)
-    run.prefill()
-    while not run.done:
-        tick(len(run.generated))
-        run.step(settings)
+def _result(lm: LoadedModel, run: Run, seed: int) -> RunResult:
     # the end-of-sequence token is not part of the text; leave it out of the metrics too
     ids = run.generated[:-1] if run.trace.stop_reason == "eos" else run.generated
     return RunResult(

@@ -23,8 +23,10 @@ from transformers import AttentionInterface, DynamicCache
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 
+from decoding.clock import Timer
 from decoding.forward import empty_cache
 from decoding.models import LoadedModel
+from decoding.serving.passes import Pass
 
 NAME = "decoding_lab_ragged"
 
@@ -112,6 +114,25 @@ def packed_forward(lm: LoadedModel, segments: list[Segment]) -> torch.Tensor:
         logits_to_keep=last,
     )
     return out.logits[0].to(dtype=torch.float32)  # (S, V)
+
+
+def feed_together(lm: LoadedModel, runs) -> None:
+    """Feed every run that waits for a pass (`decoding.loop.Run.step(feed=False)`) in one packed pass: the weights
+    are read once for all of their next tokens. A run's logits may then differ from a pass of its own by float noise
+    (the Temperature 0 & batching tab shows why); a lone run gets a pass of its own, bit-exact with `generate()`."""
+    hungry = [run for run in runs if run.hungry]
+    if any(run.static is not None or run.scheduler is not None for run in hungry):
+        raise ValueError("runs fed together decode on their own growing caches (no static cache, no scheduler)")
+    if len(hungry) == 1:
+        hungry[0].feed()
+    if len(hungry) <= 1:
+        return
+    install(lm)
+    segments = [Segment(run.cache, run.unfed, len(run.ids) - len(run.unfed)) for run in hungry]
+    with Timer(lm.device) as t:
+        logits = packed_forward(lm, segments)  # (S, V)
+    for run, row in zip(hungry, logits):
+        run.fed(row, Pass(t.ms, rows=len(hungry), mode="packed"))
 
 
 def new_cache(lm: LoadedModel) -> DynamicCache:

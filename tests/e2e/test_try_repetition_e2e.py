@@ -26,7 +26,7 @@ def run(page, settings: list[str]) -> dict[str, dict]:
     {label: {rep4, loop, words}}."""
     page.click("#repetition-run")
     until(page, lambda: labels(page) == settings, RUN_S, f"the cards of {settings}")
-    idle(page, RUN_S)  # the cards are drawn as each setting ends: the numbers are read once the run has
+    idle(page, RUN_S)  # the numbers are read once the run has ended
     cards = {}
     for card in page.locator("#repetition-texts .repetition-card").all():
         label = card.locator(".repetition-head b").inner_text()

@@ -3,6 +3,8 @@
 import pytest
 
 from decoding.beams import repetition as rep
+from decoding.loop import run_to_end
+from decoding.prompts import encode_prompt
 from decoding.watch import Watch
 
 
@@ -27,12 +29,30 @@ def test_experiment_greedy_is_reproducible(tiny):
     assert a.runs["greedy"][0].ids == b.runs["greedy"][0].ids
 
 
-def test_cancel_keeps_only_finished_settings(tiny):
+def test_cancel_keeps_every_settings_tokens_so_far_all_of_one_length(tiny):
     messages = []
-    # ask to stop as soon as the second setting has started
-    watch = Watch(lambda fraction, message: messages.append(message), lambda: any("presence" in m for m in messages))
+    # ask to stop once the sixth token has been announced: the check before the seventh stops, six tokens each
+    watch = Watch(lambda fraction, message: messages.append(message), lambda: any("token 6 of" in m for m in messages))
     exp = rep.run_repetition_experiment(tiny, "hi", ("greedy", "presence"), max_new_tokens=20, watch=watch)
-    assert exp.cancelled and list(exp.runs) == ["greedy"]
+    assert exp.cancelled and list(exp.runs) == ["greedy", "presence"]
+    assert [len(runs[0].ids) for runs in exp.runs.values()] == [6, 6]
+
+
+def test_a_cancel_during_the_prefills_keeps_nothing(tiny):
+    watch = Watch(lambda fraction, message: None, lambda: True)
+    exp = rep.run_repetition_experiment(tiny, "hi", ("greedy", "presence"), max_new_tokens=20, watch=watch)
+    assert exp.cancelled and exp.runs == {} and exp.summaries() == []
+
+
+def test_the_runs_side_by_side_choose_what_each_would_alone(tiny):
+    """Greedy and a penalty side by side in packed passes, against each setting run alone (its own passes, as
+    `generate()`): the same tokens on the tiny model, where float noise moves no argmax."""
+    exp = rep.run_repetition_experiment(tiny, "hello there", ("greedy", "repetition"), max_new_tokens=20)
+    prompt = encode_prompt(tiny.tokenizer, "hello there", True, tiny.context_length)
+    for key in ("greedy", "repetition"):
+        alone = run_to_end(tiny, prompt, rep.SETTINGS[key].settings, max_new_tokens=20, top_n=1)
+        ids = alone.token_ids[:-1] if alone.stop_reason == "eos" else alone.token_ids
+        assert exp.runs[key][0].ids == ids, key
 
 
 @pytest.mark.parametrize(

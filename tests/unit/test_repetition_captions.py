@@ -20,7 +20,7 @@ def test_headline_gives_the_seed_range_of_the_sampled_settings():
     assert "4 generations" in text and "(seed 3 to 5 for the sampled settings)" in text
 
 
-def test_a_cancelled_run_says_only_the_finished_settings_are_shown():
+def test_a_cancelled_run_says_every_settings_tokens_so_far_are_shown():
     assert headline(experiment(cancelled=True), "tiny, cpu").endswith(
-        " **Cancelled**: the settings that finished are shown."
+        " **Cancelled**: every setting's tokens so far are shown (the same number for each)."
     )

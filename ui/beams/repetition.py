@@ -31,7 +31,7 @@ repetition penalty also forbids words that *should* repeat. Here the same prompt
 seed for all) and the repetition is measured: the **share of repeated n-grams** (of all n-token windows, the share
 that had already appeared earlier in the text) and the **loop start** (the first token where a span of 4 or more
 tokens is followed at once by itself)."""
-TRY_THIS = """1. Press **Run** with the defaults (about half a minute on a CPU; the progress bar names each setting).
+TRY_THIS = """1. Press **Run** with the defaults (about 15 seconds on a CPU; the progress bar counts the tokens).
 2. In the chart, compare **greedy** with **temperature 1.0** and **top-p 0.9**: which repeats more, and where does
    greedy's loop start? Find the ⟳ marker in greedy's text below.
 3. Compare the penalties: does **repetition 1.3** or **presence 1.0** stop greedy's loop?
@@ -122,9 +122,12 @@ def layout(config: AppConfig) -> RepetitionPanel:
         )
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
-        f"Stops only at the end-of-sequence token or the token limit. {len(DEFAULT_SETTINGS)} settings × "
-        f"{DEFAULT_TOKENS} tokens take about half a minute on two CPU cores; each extra seed adds one run per sampled "
-        "setting.",
+        f"Stops only at the end-of-sequence token or the token limit. The settings run side by side: each token of "
+        "every setting comes from one shared (packed) forward pass, which reads the weights once for all of them, so "
+        "a token can differ from a run alone by float noise (the Temperature 0 & batching tab shows why; on the "
+        f"defaults every token is the same). {len(DEFAULT_SETTINGS)} settings × {DEFAULT_TOKENS} tokens take about "
+        "15 seconds on two CPU cores, a third of the settings one after the other; each extra seed adds one run per "
+        "sampled setting.",
         elem_classes=["hint"],
     )
     with gr.Row():
@@ -196,7 +199,7 @@ def run_settings(
             watch=watch,
         )
     if exp.cancelled:
-        gr.Warning(f"Cancelled after {exp.seconds:.0f} s: the settings that finished are shown.")
+        gr.Warning(f"Cancelled after {exp.seconds:.0f} s: every setting's tokens so far are shown.")
     rows = exp.summaries()
     title = f"Repeated n-grams per setting · {lm.label} · {tokens} tokens"
     return RepetitionView(

@@ -16,4 +16,5 @@ def headline(exp: RepetitionExperiment, device: str) -> str:
         f"Measured on **{device}**: {runs} generations of up to {exp.max_new_tokens} tokens in {exp.seconds:.0f} s "
         f"(seed {exp.seeds[0]}" + (f" to {exp.seeds[-1]} for the sampled settings" if len(exp.seeds) > 1 else "") + ")."
     )
-    return text + (" **Cancelled**: the settings that finished are shown." if exp.cancelled else "")
+    cancelled = " **Cancelled**: every setting's tokens so far are shown (the same number for each)."
+    return text + (cancelled if exp.cancelled else "")
