@@ -122,12 +122,11 @@ def layout(config: AppConfig) -> RepetitionPanel:
         )
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
-        f"Stops only at the end-of-sequence token or the token limit. The settings run side by side: each token of "
-        "every setting comes from one shared (packed) forward pass, which reads the weights once for all of them, so "
-        "a token can differ from a run alone by float noise (the Temperature 0 & batching tab shows why; on the "
-        f"defaults every token is the same). {len(DEFAULT_SETTINGS)} settings × {DEFAULT_TOKENS} tokens take about "
-        "15 seconds on two CPU cores, a third of the settings one after the other; each extra seed adds one run per "
-        "sampled setting.",
+        "Stops only at the end-of-sequence token or the token limit. The settings run side by side, one shared "
+        "(packed) forward pass a token for all of them, so a token can differ from a run alone by float noise (the "
+        "Temperature 0 & batching tab shows why; on the defaults, on a CPU, none did). "
+        f"{len(DEFAULT_SETTINGS)} settings × {DEFAULT_TOKENS} tokens take about 15 s on two CPU cores, a third of "
+        "running them one after the other; each extra seed adds one run per sampled setting.",
         elem_classes=["hint"],
     )
     with gr.Row():
