@@ -3,10 +3,15 @@ own cache exactly as a solo step does, and leaves the solo path bit for bit as i
 
 import copy
 
+import pytest
 import torch
 
 from decoding.forward import forward_one
+from decoding.loop import Run
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
 from decoding.serving import ragged
+from decoding.serving.passes import Pass
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3])
 TOLERANCE = 1e-4  # float32: packed and solo sums are ordered differently, by ~1e-6 here
@@ -67,3 +72,41 @@ def test_a_session_cache_written_by_packed_passes_serves_a_later_solo_step(tiny)
     for mine, theirs in zip(cache.layers, reference.layers):
         assert torch.allclose(mine.keys, theirs.keys, atol=TOLERANCE)
         assert torch.allclose(mine.values, theirs.values, atol=TOLERANCE)
+
+
+def _runs(lm, texts=("hello there", "a b c d e", "x")):
+    runs = [Run(lm, encode_prompt(lm.tokenizer, t, False), seed=0, max_new_tokens=8, top_n=1) for t in texts]
+    for run in runs:
+        run.prefill()
+    return runs
+
+
+def test_runs_fed_together_get_their_own_pass_s_logits_within_float_noise_and_their_caches_grow_by_one(tiny):
+    greedy = SamplerSettings(temperature=0)
+    together, alone = _runs(tiny), _runs(tiny)
+    for run in together:
+        run.step(greedy, feed=False)
+    assert all(run.hungry for run in together)
+    ragged.feed_together(tiny, together)
+    for run in alone:
+        run.step(greedy)  # its own pass
+    for a, b in zip(together, alone):
+        assert a.generated == b.generated and not a.hungry
+        assert (a.logits - b.logits).abs().max() < TOLERANCE
+        assert a.last_pass.mode == "packed" and a.last_pass.rows == len(together)
+        assert a.cache.get_seq_length() == len(a.ids) == b.cache.get_seq_length()
+
+
+def test_a_lone_run_fed_together_gets_a_pass_of_its_own_bit_for_bit(tiny):
+    greedy = SamplerSettings(temperature=0)
+    (together,), (alone,) = _runs(tiny, ("hello there",)), _runs(tiny, ("hello there",))
+    together.step(greedy, feed=False)
+    ragged.feed_together(tiny, [together])
+    alone.step(greedy)
+    assert torch.equal(together.logits, alone.logits) and together.last_pass.mode == "solo"
+
+
+def test_feeding_a_run_that_waits_for_no_pass_is_refused(tiny):
+    (run,) = _runs(tiny, ("hello there",))
+    with pytest.raises(ValueError, match="no unfed tokens"):
+        run.fed(run.logits, Pass(0.0))
