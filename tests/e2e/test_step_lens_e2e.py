@@ -85,8 +85,14 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     page.click("#step-force")
     until(page, lambda: page.locator("#step-chips .tok.gen.forced").count() == 1, 120, "the forced token")
     idle(page)
-    summary = page.locator("#step-lens-summary").inner_text()
-    assert re.match(r"The step took \S+ \(forced, rank 12 in the final row", summary), summary
+    # the panel redraws after the chart (its stamp's change, one more event): wait for the headline it draws
+    forced = re.compile(r"The step took \S+ \(forced, rank 12 in the final row")
+
+    def forced_headline():
+        text = page.locator("#step-lens-summary").inner_text()
+        return text if forced.match(text) else None
+
+    summary = until(page, forced_headline, 120, "the lens headline of the forced step")
     assert "not the final layer's top-1" in summary
     # 4) a new run with the panel left open reads its lens at once
     page.click("#step-prefill")
