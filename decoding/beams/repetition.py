@@ -23,8 +23,8 @@ NGRAM_SIZES = (3, 4)
 LOOP_MIN = 4  # a loop is a back-to-back repeat of at least this many tokens
 TOKENS_RANGE = (20, 400)
 # enough for a loop to come round several times: on the bundled model greedy loops on the panel's song from token 50,
-# every 17 tokens (docs/measurements/beams.md); six settings × 100 tokens take about half a minute on two CPU cores,
-# where 150 took a minute of a class's time to show the same loop
+# every 17 tokens (docs/measurements/beams.md); six settings × 100 tokens side by side take about 15 s on two CPU
+# cores, where 150 tokens one setting after another took a minute of a class's time to show the same loop
 DEFAULT_TOKENS = 100
 SEEDS_RANGE = (1, 5)
 

@@ -123,9 +123,9 @@ def feed_together(lm: LoadedModel, runs) -> None:
     hungry = [run for run in runs if run.hungry]
     if any(run.static is not None or run.scheduler is not None for run in hungry):
         raise ValueError("runs fed together decode on their own growing caches (no static cache, no scheduler)")
-    if len(hungry) == 1:
-        hungry[0].feed()
     if len(hungry) <= 1:
+        for run in hungry:
+            run.feed()
         return
     install(lm)
     segments = [Segment(run.cache, run.unfed, len(run.ids) - len(run.unfed)) for run in hungry]
