@@ -14,6 +14,7 @@ from typing import NamedTuple
 import torch
 
 from decoding import stopping
+from decoding.checkpoints import Checkpoints
 from decoding.clock import Timer
 from decoding.forward import forward_one, kv_cache_bytes, rewind
 from decoding.models import LoadedModel
@@ -102,7 +103,7 @@ class Run:
         self.last_pass, self._phase = Pass(0.0), "prefill"
         self.path = path
         self.static = StaticStep(lm, len(prompt.ids) + max_new_tokens) if path == "static" else None
-        self._rng_states = []  # generator state before each step, so Back can replay a draw
+        self.checkpoints = Checkpoints(self.generator)  # before each step, so Back can replay a draw
         self._processed: _Preview | None = None  # the pending distribution, processed once
 
     @property
@@ -195,7 +196,7 @@ class Run:
             raise ValueError(f"the run has stopped ({self.trace.stop_reason}); go back or reset")
         if force_id is not None:
             self.check_force(force_id)
-        self._rng_states.append(self.generator.get_state())
+        self.checkpoints.mark(len(self.ids))
         step = self.choose(settings, force_id)
         self._processed = None  # the distribution it chose from is spent
         self.accepted(step.token_id)
@@ -226,9 +227,8 @@ class Run:
         if not self.trace.steps:
             raise ValueError("nothing to go back to: no token has been generated yet")
         self.trace.steps.pop()
-        self.ids.pop()
+        del self.ids[self.checkpoints.undo() :]  # one token, and the generator as it was before it was chosen
         self.rewound(1)
-        self.generator.set_state(self._rng_states.pop())
         self.trace.stop_reason = None
         self._update_text(self.generated)
         self.refeed()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from decoding import stopping
+from decoding.checkpoints import Checkpoints
 from decoding.clock import Timer
 from decoding.forward import forward_one, rewind
 from decoding.loop import MAX_NEW_TOKENS_CAP, drive
@@ -70,7 +71,7 @@ class SpecRun:
         self.result = SpecResult(source, draft_tokens, exit_layer if self.draft else None, list(prompt_ids))
         self.result.device, self.result.model, self.result.dtype = str(lm.device), lm.label, lm.dtype_name
         self.max_new, self.prefilled = max_new_tokens, False
-        self._undo = []  # per round: the generator state before it
+        self.checkpoints = Checkpoints(self.generator)  # before each round, as a Run's before each step
 
     @property
     def rounds(self) -> list[Round]:
@@ -98,8 +99,8 @@ class SpecRun:
             raise ValueError("prefill first: the prompt must be in the KV cache before a round")
         if self.done:
             raise ValueError(f"the run has stopped ({self.result.stop_reason}); go back or reset")
-        self._undo.append(self.generator.get_state())
         context_len = len(self.ids)
+        self.checkpoints.mark(context_len)
         # never guess a token that could not be kept: a round emits at most K + 1, and the limit is max new tokens
         k = min(self.k, self.max_new - len(self.generated) - 1)
         # 1) draft
@@ -212,9 +213,8 @@ class SpecRun:
         """Undo the last round: drop its tokens, crop the caches, and restore the random generator."""
         if not self.rounds:
             raise ValueError("nothing to go back to: no round has run yet")
-        last = self.rounds.pop()
-        del self.ids[last.context_len :]
-        self.generator.set_state(self._undo.pop())
+        self.rounds.pop()
+        del self.ids[self.checkpoints.undo() :]  # the round's tokens, and the generator as it was before it drafted
         self.result.stop_reason, self.result.token_ids = None, list(self.generated)
         rewind(self.cache, len(self.ids) - 1)  # the early-exit draft crops its own cache when it next drafts
 
