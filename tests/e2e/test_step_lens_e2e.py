@@ -66,17 +66,24 @@ def test_try_this_open_the_panel_at_a_step_31_rows_the_last_the_chart(page):
     idle(page)
     until(page, lambda: page.locator("#step-chips .tok.gen").count() == 1, 120, "the first token")
     page.click("#step-step")
+    until(page, lambda: page.locator("#step-chips .tok.gen").count() == 2, 120, "the second token")
     idle(page)
+
+    # 3) the curve: every step taken with the panel open. The panel redraws after the chart (its stamp's change, one
+    # more event) with its curve, table and headline together: the curve over 2 steps says the table is the second's
+    def curve_over_two_steps():
+        f = figure(page, "step-lens-agree")
+        return f if f and f["data"] and "2 steps" in f["title"] else None
+
+    curve = until(page, curve_over_two_steps, 120, "the curve over the 2 steps")
+    assert len(curve["data"][0]["y"]) == 31
+    assert all(0 <= y <= 1 for y in curve["data"][0]["y"])
     table, chart = rows(page), model_probability(page)
     assert len(table) == 31 and chart[table[-1][0][0]] == table[-1][0][1]
     # the headline names the token the step took (greedy: the final layer's top-1), and no column is cut
     summary = page.locator("#step-lens-summary").inner_text()
     assert summary.startswith("The step took ") and ", the final layer's top-1: it is first the top-1" in summary
     assert page.evaluate(FITS) == [], "the lens table runs past its panel"
-    # 3) the curve: every step taken with the panel open
-    curve = until(page, lambda: (f := figure(page, "step-lens-agree")) and f["data"] and f, 60, "the curve")
-    assert len(curve["data"][0]["y"]) == 31 and "2 steps" in curve["title"]
-    assert all(0 <= y <= 1 for y in curve["data"][0]["y"])
     page.locator("#step-lens-agree").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "step-lens-curve.png"))
     # a token forced at rank 12: the headline names the token the step took, not the final layer's top-1
