@@ -8,6 +8,7 @@ Repeat 2-4 until a stop condition fires. `Run` does one step per call so the app
 and branch; `drive` steps it to the end, and `generate_steps` is the whole loop as a generator.
 """
 
+import copy
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -142,10 +143,18 @@ class Run:
     def rewound(self, n: int) -> None:
         """Back removed the last `n` tokens."""
 
-    def prefill(self) -> None:
-        # 1) prefill: the whole prompt in one pass (or in chunks, beside other sessions' steps)
+    def prefill(self, shared: "Prefilled | None" = None) -> None:
+        """1) prefill: the whole prompt in one pass (or in chunks, beside other sessions' steps). With `shared`, the
+        prompt's pass that another caller ran once for many runs of this prompt (`prefill_once`): the run starts from
+        a copy of its cache and its logits, exactly what its own pass would have computed, recorded as "cached"."""
         self.unfed = []
-        self._forward(self.ids, None, 0)
+        if shared is None:
+            self._forward(self.ids, None, 0)
+        else:
+            if shared.ids != tuple(self.ids) or self.static is not None or self.scheduler is not None:
+                raise ValueError("a shared prefill is of this prompt, for a run that runs its own dynamic passes")
+            self.logits, self.cache = shared.logits.clone(), copy.deepcopy(shared.cache)
+            self.last_pass = Pass(shared.passed.ms, mode="cached")
         self.trace.prefill_ms = self.last_pass.ms
         self._phase = "prefill"
 
@@ -329,6 +338,23 @@ def _static_mode(one_token: bool, captured: bool) -> str:
     if not one_token:
         return "solo"
     return "captured" if captured else "static"
+
+
+class Prefilled(NamedTuple):
+    """A prompt's prefill, computed once for many runs of the same prompt (`Run.prefill(shared=...)`): its ids, the
+    logits after it (V,), its cache, and how its pass ran. Each run copies the cache: none of them changes it."""
+
+    ids: tuple[int, ...]
+    logits: torch.Tensor
+    cache: object
+    passed: Pass
+
+
+def prefill_once(lm: LoadedModel, ids: list[int]) -> Prefilled:
+    """One pass over the prompt, for every run of it that follows (a measurement's samples, one seed each)."""
+    with Timer(lm.device) as t:
+        logits, cache = forward_one(lm, list(ids), None, 0)
+    return Prefilled(tuple(ids), logits, cache, Pass(t.ms))
 
 
 def drive(run, settings: SamplerSettings | None = None, *, limit: int | None = None, advance=None) -> Iterator:

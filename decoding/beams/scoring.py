@@ -4,11 +4,12 @@ Greedy picks the most probable token at each step; the sum of those log-probabil
 most probable sequence. Scoring both continuations with one forward pass each shows by how much.
 """
 
+import copy
 from dataclasses import dataclass
 
 import torch
 
-from decoding.loop import run_to_end
+from decoding.loop import Prefilled, run_to_end
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, token_texts
@@ -33,6 +34,28 @@ def score_sequence(lm: LoadedModel, prompt_ids, token_ids) -> Scored:
     ids = torch.tensor([prompt_ids + token_ids], device=lm.device)  # (1, P + T)
     logits = lm.model(input_ids=ids).logits[0].to(torch.float32)  # (P + T, V)
     logp = torch.log_softmax(logits[len(prompt_ids) - 1 : -1], dim=-1)  # (T, V)
+    chosen = logp[torch.arange(len(token_ids)), torch.tensor(token_ids, dtype=torch.long)].tolist()  # (T,)
+    text = lm.tokenizer.decode(token_ids, skip_special_tokens=True)
+    return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)
+
+
+@torch.inference_mode()
+def score_after(lm: LoadedModel, prefilled: Prefilled, token_ids) -> Scored:
+    """`score_sequence` for tokens after a prompt whose pass has run (`decoding.loop.prefill_once`): the first
+    token's log-probability from the logits after the prompt, the others' from one pass over the tokens but the last,
+    against a copy of the prompt's cache. The same maths as one pass over prompt + tokens, in another order: rounding
+    apart (a test holds them within 1e-4), and the prompt is not computed again for every answer scored."""
+    token_ids = [int(i) for i in token_ids]
+    if not token_ids:
+        return Scored([], "", [], [])
+    rows = [prefilled.logits.to(torch.float32)]  # (V,): the distribution of the first token
+    if len(token_ids) > 1:
+        past = len(prefilled.ids)
+        ids = torch.tensor([token_ids[:-1]], device=lm.device)  # (1, T - 1)
+        mask = torch.ones(1, past + ids.shape[1], dtype=torch.long, device=lm.device)  # (1, P + T - 1)
+        out = lm.model(input_ids=ids, attention_mask=mask, cache=copy.deepcopy(prefilled.cache), use_cache=True)
+        rows += list(out.logits[0].to(torch.float32))  # T - 1 rows of (V,)
+    logp = torch.log_softmax(torch.stack(rows), dim=-1)  # (T, V)
     chosen = logp[torch.arange(len(token_ids)), torch.tensor(token_ids, dtype=torch.long)].tolist()  # (T,)
     text = lm.tokenizer.decode(token_ids, skip_special_tokens=True)
     return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)

@@ -1,19 +1,21 @@
 """The lesson's measurement: the same prompt sampled N times, seeded, without and then with the constraint.
 
 For each answer: does it parse and validate (checks.check_output), and its log-probability under the model (one
-scoring pass over the whole answer, however it was made). For the constrained runs: what each grammar mask cost
-beside the forward pass that produced the distribution, and how many tokens the grammar forced.
+scoring pass over the whole answer, however it was made, against the prompt's cache). For the constrained runs: what
+each grammar mask cost beside the forward pass that produced the distribution, and how many tokens the grammar
+forced. The prompt is computed once: every sample starts from a copy of its cache (`decoding.loop.prefill_once`),
+what its own prefill would have computed.
 """
 
 import statistics
 from dataclasses import dataclass, field
 
-from decoding.beams.scoring import score_sequence
+from decoding.beams.scoring import score_after
 from decoding.constrained.checks import check_output
 from decoding.constrained.kinds import Constraint
 from decoding.constrained.matcher import GrammarState
 from decoding.constrained.run import ConstrainedRun, calls_saved
-from decoding.loop import Run
+from decoding.loop import Prefilled, Run, prefill_once
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt
 from decoding.trace import Trace
@@ -90,20 +92,22 @@ def compare(
     watch, check = watch or Watch(), validator(lm, constraint)
     result = Comparison(constraint, settings)
     try:
+        watch.check()
+        shared = prefill_once(lm, prompt.ids)  # every sample's prompt: one pass, each run starts from a copy
         for i in range(2 * n):
             half = "with" if i >= n else "without"
             watch.on_progress(i / (2 * n), f"{half} the constraint: sample {i % n + 1} of {n}")
-            _one(lm, prompt, constraint, settings, result, i >= n, seed + i % n, max_new_tokens, watch, check)
+            _one(lm, prompt, constraint, settings, result, i >= n, seed + i % n, max_new_tokens, watch, check, shared)
     except Cancelled:
         result.cancelled = True
     return result
 
 
-def _one(lm, prompt, constraint, settings, result: Comparison, constrained, seed, max_new_tokens, watch, check):
+def _one(lm, prompt, constraint, settings, result: Comparison, constrained, seed, max_new_tokens, watch, check, shared):
     kwargs = dict(seed=seed, max_new_tokens=max_new_tokens, top_n=1)
     run = ConstrainedRun(lm, prompt, constraint, **kwargs) if constrained else Run(lm, prompt, **kwargs)
-    trace = _to_end(run, settings, watch)
-    sample = _sample(lm, prompt, trace, check)
+    trace = _to_end(run, settings, watch, shared)
+    sample = _sample(lm, shared, trace, check)
     (result.constrained if constrained else result.unconstrained).append(sample)
     # one token's forward pass (a choice like yes/no may need none after the prompt's: the free runs have them)
     result.forward_ms += [st.forward_ms for st in trace.steps if st.phase == "decode"]
@@ -112,17 +116,17 @@ def _one(lm, prompt, constraint, settings, result: Comparison, constrained, seed
         result.calls_saved += calls_saved(trace)
 
 
-def _to_end(run: Run, settings: SamplerSettings, watch: Watch) -> Trace:
+def _to_end(run: Run, settings: SamplerSettings, watch: Watch, shared: Prefilled) -> Trace:
     watch.check()
-    run.prefill()
+    run.prefill(shared)
     while not run.done:
         watch.check()
         run.step(settings)
     return run.trace
 
 
-def _sample(lm, prompt: Prompt, trace: Trace, check) -> Sample:
-    scored = score_sequence(lm, prompt.ids, trace.token_ids)
+def _sample(lm, shared: Prefilled, trace: Trace, check) -> Sample:
+    scored = score_after(lm, shared, trace.token_ids)
     forced = sum(st.grammar_forced for st in trace.steps)
     problem = check(trace.text)
     return Sample(

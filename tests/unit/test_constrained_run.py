@@ -8,7 +8,9 @@ import pytest
 import torch
 from llguidance.numpy import allocate_token_bitmask, apply_token_bitmask_inplace, fill_next_token_bitmask
 
+from decoding.beams.scoring import score_sequence
 from decoding.constrained.kinds import Constraint
+from decoding.constrained.measure import compare
 from decoding.constrained.run import ConstrainedRun, calls_saved, run_constrained
 from decoding.loop import run_to_end
 from decoding.pipeline import SamplerSettings
@@ -180,3 +182,20 @@ def test_a_malformed_constraint_is_named_and_the_session_goes_on(tiny, prompt, k
     with pytest.raises(ValueError, match=said):
         ConstrainedRun(tiny, prompt, Constraint(kind, text), max_new_tokens=8)
     assert run_constrained(tiny, prompt, DATE, GREEDY, max_new_tokens=20).stop_reason == "eos"
+
+
+def test_the_measurement_samples_what_runs_of_their_own_write_and_scores_them_as_one_pass_does(tiny, prompt):
+    # its samples start from one shared prefill and are scored against the prompt's cache: the same answers as runs
+    # that prefill on their own, and the log-probabilities of one pass over prompt + answer, rounding apart
+    result = compare(tiny, prompt, DATE, SAMPLED, n=3, seed=5, max_new_tokens=12)
+    for constrained, samples in ((False, result.unconstrained), (True, result.constrained)):
+        for sample, seed in zip(samples, (5, 6, 7), strict=True):
+            kwargs = dict(seed=seed, max_new_tokens=12)
+            if constrained:
+                own = run_constrained(tiny, prompt, DATE, SAMPLED, **kwargs)
+            else:
+                own = run_to_end(tiny, prompt, SAMPLED, **kwargs)
+            assert (sample.seed, sample.text, sample.tokens) == (seed, own.text, len(own.token_ids))
+            whole = score_sequence(tiny, prompt.ids, own.token_ids)
+            assert sample.logprob == pytest.approx(whole.logprob, abs=1e-4)
+    assert all(s.valid for s in result.constrained)

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 import torch
 
-from decoding.loop import Run, drive, generate_steps, run_to_end
+from decoding.loop import Run, drive, generate_steps, prefill_once, run_to_end
 from decoding.pipeline import SamplerSettings, process
 from decoding.prompts import encode_prompt
 from decoding.serving.passes import Pass
@@ -113,6 +113,30 @@ def test_back_after_a_stop_resumes_and_stops_again(tiny, prompt):
     run.back()
     assert not run.done and run.cache.get_seq_length() == len(run.ids)
     assert run.step(GREEDY).token_id == steps[-1].token_id and run.done
+
+
+def test_runs_from_one_shared_prefill_write_what_each_writes_from_its_own_and_leave_it_unchanged(tiny, prompt):
+    shared = prefill_once(tiny, prompt.ids)
+    before = [layer.keys.clone() for layer in shared.cache.layers]
+    settings = SamplerSettings(temperature=1.0)
+    for seed in (0, 1, 2):
+        own = run_to_end(tiny, prompt, settings, seed=seed, max_new_tokens=12)
+        run = Run(tiny, prompt, seed=seed, max_new_tokens=12)
+        run.prefill(shared)
+        assert torch.equal(run.logits, shared.logits) and run.logits is not shared.logits
+        assert run.last_pass.mode == "cached" and run.trace.prefill_ms == shared.passed.ms
+        for _ in drive(run, settings):
+            pass
+        assert run.trace.token_ids == own.token_ids
+    # each run grew a copy: the shared cache still holds the prompt alone, as it was
+    assert shared.cache.get_seq_length() == len(prompt.ids)
+    assert all(torch.equal(layer.keys, kept) for layer, kept in zip(shared.cache.layers, before))
+
+
+def test_a_shared_prefill_of_another_prompt_is_refused(tiny, prompt):
+    other = encode_prompt(tiny.tokenizer, "Another prompt.", chat=True)
+    with pytest.raises(ValueError, match="a shared prefill is of this prompt"):
+        Run(tiny, prompt).prefill(prefill_once(tiny, other.ids))
 
 
 def test_back_with_nothing_generated_is_an_error(tiny, prompt):

@@ -7,8 +7,9 @@ import json
 import pytest
 import torch
 
-from decoding.beams.scoring import greedy_sequence, score_sequence
+from decoding.beams.scoring import greedy_sequence, score_after, score_sequence
 from decoding.beams.search import beam_search, beam_steps, check_settings
+from decoding.loop import prefill_once
 from decoding.models import LoadedModel
 from decoding.prompts import encode_prompt
 from decoding.tiny import tiny_model
@@ -114,6 +115,18 @@ def test_score_sequence_gives_each_tokens_log_probability_as_generate_does(tiny)
     # one pass over the whole sequence vs cached steps: the same maths in another order, rounding apart
     assert (torch.tensor(scored.logprobs) - expected.cpu()).abs().max() < 1e-4
     assert scored.logprob == pytest.approx(sum(scored.logprobs))
+
+
+@pytest.mark.parametrize("n", [0, 1, 8])
+def test_scoring_after_a_prefilled_prompt_gives_what_one_pass_over_the_whole_sequence_gives(tiny, n):
+    ids = encode_prompt(tiny.tokenizer, "Hello there", chat=False).ids
+    tokens = [(7 * i + 3) % tiny.vocab_size for i in range(n)]
+    shared = prefill_once(tiny, ids)
+    after, whole = score_after(tiny, shared, tokens), score_sequence(tiny, ids, tokens)
+    assert after.token_ids == tokens and after.text == whole.text and len(after.logprobs) == n
+    # the prompt's cache and one pass over the tokens vs one pass over everything: rounding apart
+    assert max((abs(a - b) for a, b in zip(after.logprobs, whole.logprobs)), default=0.0) < 1e-4
+    assert shared.cache.get_seq_length() == len(ids)  # scored against a copy
 
 
 def test_best_hypothesis_log_probability_is_the_sum_of_its_tokens(lm, prompt_ids):
