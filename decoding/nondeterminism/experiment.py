@@ -220,8 +220,5 @@ def run_batching_experiment(
     )
 
 
-# the old name, still called by ui/nondeterminism/handlers.py
-
-
 def _speed_alone(run: BatchRun) -> dict:
     return {"batched": tokens_per_second(run), "invariant": None, "batch_size": int(run.ids.shape[0]), "slowdown": None}
