@@ -5,9 +5,11 @@ For 1, 2, 3, 6 and 12 sessions, each with the same 32-token prompt already in it
 (float32, CPU): the median time of one packed decode pass, and of the model's linear layers alone (every
 projection, the MLPs and the tied LM head, called once each on that many rows: the weight reads of a pass). One solo
 decode step (`forward_one`, the path `generate()` agrees with) is the reference. Run it with OMP_NUM_THREADS=1 to
-see one core's kernels. Prints one JSON object as its last line.
+see one core's kernels. `--layout` lays the weights out one way (decoding.layout) instead of the one the model's
+load chose on this machine: run it once each way to see what the choice is worth here. Prints one JSON object as
+its last line.
 
-    .venv/bin/python bench/packed_rows.py [--rounds 9]
+    .venv/bin/python bench/packed_rows.py [--rounds 9] [--layout "(out, in)" | "(in, out)"]
 """
 
 import argparse
@@ -23,6 +25,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from decoding import layout  # noqa: E402
 from decoding.forward import forward_one  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
 from decoding.serving import ragged  # noqa: E402
@@ -75,15 +78,19 @@ def solo_ms(lm, rounds: int) -> float:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--layout", choices=(layout.AS_LOADED, layout.TRANSPOSED), default=None)
     args = parser.parse_args(argv)
     lm = load_model(BUNDLED, device="cpu", dtype="float32")
+    if args.layout is not None:
+        layout.lay_out(lm.model, args.layout)
+    weights = args.layout or lm.weight_layout
     ragged.install(lm)
     solo = solo_ms(lm, args.rounds)
     rows = [
         {"sessions": n, "packed_ms": packed_ms(lm, n, args.rounds), "linears_ms": linears_ms(lm, n, args.rounds)}
         for n in SESSIONS
     ]
-    print(f"solo decode step: {solo} ms", file=sys.stderr)
+    print(f"weights laid out {weights}; solo decode step: {solo} ms", file=sys.stderr)
     for row in rows:
         print(
             f"{row['sessions']:2d} sessions: packed pass {row['packed_ms']} ms, linear layers {row['linears_ms']} ms",
@@ -94,6 +101,8 @@ def main(argv=None) -> None:
             {
                 "model": BUNDLED,
                 "dtype": "float32",
+                "weight_layout": weights,
+                "chosen_at_load": lm.weight_layout,
                 "torch_threads": torch.get_num_threads(),
                 "cpu_count": os.cpu_count(),
                 "load": os.getloadavg(),

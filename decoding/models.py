@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from decoding import layout
 from decoding.clock import Timer
 from decoding.hub import fetch, load_pretrained
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
@@ -53,6 +54,7 @@ class LoadedModel:
     load_seconds: float  # the warm-up included
     warm_up_ms: float | None = None  # the warm-up passes' time; None: built by hand, never warmed up
     weights: str = "float32"  # the weight format served (decoding.quantization.formats); activations stay `dtype`
+    weight_layout: str = layout.AS_LOADED  # how the linears' weights lie in memory, measured at load (decoding.layout)
 
     @property
     def vocab_size(self) -> int:
@@ -140,6 +142,8 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str 
     else:
         model, tokenizer, label = *_load_hub(model_id, dtype), model_id
     model = model.to(device=device, dtype=dtype).eval()
+    weight_layout = layout.choose(model)  # measured here, before any copy of the model is made from it
+    layout.lay_out(model, weight_layout)
     if weights != "float32":  # float32 is the model as loaded, untouched: token-equal to generate()
         model = quantize_model(model, weights)
         label = f"{label}, {weights} weights"
@@ -154,6 +158,7 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str 
         load_seconds=time.perf_counter() - start,
         warm_up_ms=warm_up_ms,
         weights=weights,
+        weight_layout=weight_layout,
     )
 
 

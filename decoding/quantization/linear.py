@@ -10,6 +10,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
+from decoding import layout
 from decoding.quantization import quantizers
 from decoding.quantization.formats import Format
 
@@ -54,13 +55,16 @@ def kernels_for(name: str) -> list[str]:
 def _build(kernel: str, fmt: Format, w: torch.Tensor, holder: torch.nn.Module):
     """The forward for one kernel, closing over buffers registered on `holder` (so .to() and state_dict see them)."""
     if kernel == SIMULATED:
-        holder.register_buffer("weight", quantizers.rounded(w, fmt))
+        # the rounded weights in the float32 weights' layout (decoding.layout): where rounding changes no value, the
+        # format's pass is then the float32 pass, to the bit
+        holder.register_buffer("weight", layout.like(quantizers.rounded(w.contiguous(), fmt), w))
         if fmt.activations:
             return lambda x: F.linear(fake_quantize_activations(x), holder.weight)
         return lambda x: F.linear(x, holder.weight)
-    if kernel == "F.linear bfloat16":
+    if kernel == "F.linear bfloat16":  # in the float32 weights' layout, as the pass it is compared with
         holder.register_buffer("weight", w.to(torch.bfloat16))
         return lambda x: F.linear(x.to(torch.bfloat16), holder.weight).to(x.dtype)
+    w = w.contiguous()  # the packing kernels read (out, in) rows
     if kernel == "torch._weight_int8pack_mm":
         q, scale = quantizers.int8_per_channel(w)
         holder.register_buffer("qweight", q)

@@ -108,4 +108,6 @@ def test_bundled_model_sessions_stepped_together_match_each_alone(bundled):
     for run, p, (s, seed) in zip(runs, prompts_, settings):
         assert run.generated == run_to_end(bundled, p, s, seed=seed, max_new_tokens=12).token_ids
     assert max(s.rows for run in runs for s in run.trace.steps) > 1
-    assert 0 < scheduler.noise.value < 1e-3  # float32: packed and solo logits differ by float noise only
+    # float32: packed and solo logits differ by float noise only; none at all where the CPU's kernels sum every row
+    # in the same order whatever the rows (the (in, out) weight layout on this project's AMD EPYC: decoding.layout)
+    assert 0 <= scheduler.noise.value < 1e-3
