@@ -22,6 +22,9 @@ import torch
 import torch.nn.functional as F
 
 AS_LOADED, TRANSPOSED = "(out, in)", "(in, out)"
+# DECODING_LAB_WEIGHT_LAYOUT: "auto" (measure, the default), or one layout whatever the timing
+ENV = "DECODING_LAB_WEIGHT_LAYOUT"
+NAMED = {"auto": None, "as-loaded": AS_LOADED, "transposed": TRANSPOSED}
 LEAD = 0.8  # (in, out) is kept when it takes at most this share of the time (out, in) takes
 MIN_BYTES = 16 * 2**20  # a largest linear smaller than this keeps its layout
 REPEATS = 5
@@ -32,8 +35,13 @@ def largest_linear(model: torch.nn.Module) -> torch.nn.Linear | None:
     return max(linears, key=lambda m: m.weight.numel(), default=None)
 
 
-def choose(model: torch.nn.Module) -> str:
-    """The layout this machine runs the model's linears faster in (AS_LOADED unless TRANSPOSED clearly leads)."""
+def choose(model: torch.nn.Module, asked: str = "auto") -> str:
+    """The layout this machine runs the model's linears faster in (AS_LOADED unless TRANSPOSED clearly leads), or
+    the one `asked` names (NAMED: how DECODING_LAB_WEIGHT_LAYOUT sets it)."""
+    if asked not in NAMED:
+        raise ValueError(f"{ENV} must be one of {', '.join(NAMED)}, got {asked!r}")
+    if NAMED[asked] is not None:
+        return NAMED[asked]
     head = largest_linear(model)
     if head is None or head.weight.device.type != "cpu" or head.weight.nbytes < MIN_BYTES:
         return AS_LOADED

@@ -142,7 +142,8 @@ def _load(model_id: str, device: torch.device, dtype: torch.dtype, weights: str 
     else:
         model, tokenizer, label = *_load_hub(model_id, dtype), model_id
     model = model.to(device=device, dtype=dtype).eval()
-    weight_layout = layout.choose(model)  # measured here, before any copy of the model is made from it
+    # measured here (unless set), before any copy of the model is made from it
+    weight_layout = layout.choose(model, os.environ.get(layout.ENV, "auto"))
     layout.lay_out(model, weight_layout)
     if weights != "float32":  # float32 is the model as loaded, untouched: token-equal to generate()
         model = quantize_model(model, weights)

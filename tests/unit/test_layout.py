@@ -46,6 +46,13 @@ def test_a_small_model_keeps_its_layout_without_timing_it(tiny):
     assert tiny.weight_layout == layout.AS_LOADED
 
 
+def test_a_layout_set_by_name_is_kept_without_timing_and_a_bad_name_is_refused(tiny):
+    assert layout.choose(tiny.model, "transposed") == layout.TRANSPOSED
+    assert layout.choose(tiny.model, "as-loaded") == layout.AS_LOADED
+    with pytest.raises(ValueError, match="DECODING_LAB_WEIGHT_LAYOUT must be one of auto, as-loaded, transposed"):
+        layout.choose(tiny.model, "fast")
+
+
 def test_the_choice_needs_a_clear_lead():
     assert layout.pick({layout.AS_LOADED: 1.0, layout.TRANSPOSED: 0.9}) == layout.AS_LOADED  # 90%: no lead
     assert layout.pick({layout.AS_LOADED: 1.0, layout.TRANSPOSED: 0.8}) == layout.TRANSPOSED
