@@ -33,10 +33,7 @@ def score_sequence(lm: LoadedModel, prompt_ids, token_ids) -> Scored:
     prompt_ids, token_ids = [int(i) for i in prompt_ids], [int(i) for i in token_ids]
     ids = torch.tensor([prompt_ids + token_ids], device=lm.device)  # (1, P + T)
     logits = lm.model(input_ids=ids).logits[0].to(torch.float32)  # (P + T, V)
-    logp = torch.log_softmax(logits[len(prompt_ids) - 1 : -1], dim=-1)  # (T, V)
-    chosen = logp[torch.arange(len(token_ids)), torch.tensor(token_ids, dtype=torch.long)].tolist()  # (T,)
-    text = lm.tokenizer.decode(token_ids, skip_special_tokens=True)
-    return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)
+    return _scored(lm, token_ids, logits[len(prompt_ids) - 1 : -1])
 
 
 @torch.inference_mode()
@@ -46,16 +43,19 @@ def score_after(lm: LoadedModel, prefilled: Prefilled, token_ids) -> Scored:
     against a copy of the prompt's cache. The same maths as one pass over prompt + tokens, in another order: rounding
     apart (a test holds them within 1e-4), and the prompt is not computed again for every answer scored."""
     token_ids = [int(i) for i in token_ids]
-    if not token_ids:
-        return Scored([], "", [], [])
-    rows = [prefilled.logits.to(torch.float32)]  # (V,): the distribution of the first token
+    rows = prefilled.logits.to(torch.float32)[None]  # (1, V): the distribution of the first token
     if len(token_ids) > 1:
         past = len(prefilled.ids)
         ids = torch.tensor([token_ids[:-1]], device=lm.device)  # (1, T - 1)
         mask = torch.ones(1, past + ids.shape[1], dtype=torch.long, device=lm.device)  # (1, P + T - 1)
         out = lm.model(input_ids=ids, attention_mask=mask, cache=copy.deepcopy(prefilled.cache), use_cache=True)
-        rows += list(out.logits[0].to(torch.float32))  # T - 1 rows of (V,)
-    logp = torch.log_softmax(torch.stack(rows), dim=-1)  # (T, V)
+        rows = torch.cat([rows, out.logits[0].to(torch.float32)])  # (T, V)
+    return _scored(lm, token_ids, rows[: len(token_ids)])  # no tokens: no rows
+
+
+def _scored(lm: LoadedModel, token_ids: list[int], logits: torch.Tensor) -> Scored:
+    """The tokens scored from the logits that predicted each of them: (T, V) float32, row i before token i."""
+    logp = torch.log_softmax(logits, dim=-1)  # (T, V)
     chosen = logp[torch.arange(len(token_ids)), torch.tensor(token_ids, dtype=torch.long)].tolist()  # (T,)
     text = lm.tokenizer.decode(token_ids, skip_special_tokens=True)
     return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)
