@@ -86,6 +86,22 @@ class ConstrainedPage:
     cancel: gr.Button
     measured: m.Measured  # the measurement's outputs
 
+    def controls(self, given: dict) -> h.Controls:
+        """The run's controls, read from an event's inputs by component."""
+        return h.Controls(
+            prompt=given[self.prompt],
+            kind=given[self.kind],
+            text=given[self.text],
+            seed=given[self.seed],
+            max_new=given[self.max_new],
+            fast_forward=given[self.ff],
+            knobs=self.knobs.read(given),
+        )
+
+    def shown(self, view: h.View) -> dict:
+        """A handler's view as {component: value}: `view` holds the components, in the same NamedTuple type."""
+        return dict(zip(self.view, view, strict=True))
+
 
 def _controls() -> dict:
     """The left column: the preset, the prompt, the grammar and the samplers."""
@@ -200,40 +216,26 @@ def measure_label(n):
 
 
 def wire(c: ConstrainedPage, config: AppConfig) -> None:
-    def controls(given: dict) -> h.Controls:
-        return h.Controls(
-            prompt=given[c.prompt],
-            kind=given[c.kind],
-            text=given[c.text],
-            seed=given[c.seed],
-            max_new=given[c.max_new],
-            fast_forward=given[c.ff],
-            knobs=c.knobs.read(given),
-        )
-
-    def shown(view: h.View) -> dict:
-        return dict(zip(c.view, view, strict=True))  # each output by its component: the same NamedTuple type
-
     def step(given):
-        return shown(h.step(config, given[c.run_id], controls(given)))
+        return c.shown(h.step(config, given[c.run_id], c.controls(given)))
 
     def run_to_end(given, progress=PROGRESS):
-        return shown(h.run_to_end(config, given[c.run_id], controls(given), progress=progress))
+        return c.shown(h.run_to_end(config, given[c.run_id], c.controls(given), progress=progress))
 
     def force(given):
-        return shown(h.force(config, given[c.run_id], controls(given), given[c.token]))
+        return c.shown(h.force(config, given[c.run_id], c.controls(given), given[c.token]))
 
     def back(given):
-        return shown(h.back(given[c.run_id], controls(given)))
+        return c.shown(h.back(given[c.run_id], c.controls(given)))
 
     def reset(run_id):
-        return shown(h.reset(run_id))
+        return c.shown(h.reset(run_id))
 
     def orders_now(given):
-        return {c.view.orders: h.orders_now(config, given[c.run_id], controls(given))}
+        return {c.view.orders: h.orders_now(config, given[c.run_id], c.controls(given))}
 
     def measure(given, request: gr.Request = None, progress=PROGRESS):
-        measured = m.measure(config, controls(given), given[c.n], request=request, progress=progress)
+        measured = m.measure(config, c.controls(given), given[c.n], request=request, progress=progress)
         return dict(zip(c.measured, measured, strict=True))
 
     inputs = {c.run_id, c.prompt, c.kind, c.text, c.seed, c.max_new, c.ff, *c.knobs.components()}

@@ -77,6 +77,20 @@ class QuantPage:
     measure: m.MeasurePage  # speed and quality
     kernels: k.KernelsPage  # why a format runs simulated here
 
+    def controls(self, given: dict) -> h.Controls:
+        """The run's controls, read from an event's inputs by component."""
+        return h.Controls(
+            prompt=given[self.prompt],
+            template=given[self.template],
+            fmt=given[self.fmt],
+            steps=given[self.steps],
+            part=given[self.part],
+        )
+
+    def shown(self, view: h.View | None) -> dict:
+        """A handler's view as {component: value}; for a run's `END`, none (each keeps what it shows)."""
+        return {} if view is END else dict(zip(self.view, view, strict=True))
+
 
 def layout(config: AppConfig) -> QuantPage:
     """One screen at 1280x720: the controls on the left, the buttons, both streams and both charts on the right;
@@ -142,36 +156,23 @@ def run_label(steps) -> str:
 
 
 def wire(c: QuantPage, config: AppConfig) -> None:
-    def controls(given: dict) -> h.Controls:
-        return h.Controls(
-            prompt=given[c.prompt],
-            template=given[c.template],
-            fmt=given[c.fmt],
-            steps=given[c.steps],
-            part=given[c.part],
-        )
-
-    def shown(view: h.View | None) -> dict:
-        """The outputs by component; for a run's `END`, none (each keeps what it shows)."""
-        return {} if view is END else dict(zip(c.view, view, strict=True))
-
     # both yield their views as ui.running says: a Format change or Reset reaches the page after them
     def step(given):
-        for view in h.step(config, given[c.sid], controls(given)):
-            yield shown(view)
+        for view in h.step(config, given[c.sid], c.controls(given)):
+            yield c.shown(view)
 
     def run(given):
-        for view in h.run_n(config, given[c.sid], controls(given)):
-            yield shown(view)
+        for view in h.run_n(config, given[c.sid], c.controls(given)):
+            yield c.shown(view)
 
     def back(sid):
-        return shown(h.back(sid))
+        return c.shown(h.back(sid))
 
     def reset(sid):
-        return shown(h.reset(sid))
+        return c.shown(h.reset(sid))
 
     def changed(sid, fmt, part):
-        return {**shown(h.changed(sid, fmt, part)), c.message: ""}
+        return {**c.shown(h.changed(sid, fmt, part)), c.message: ""}
 
     inputs = {c.sid, c.prompt, c.template, c.fmt, c.steps, c.part}
     outputs = list(c.view)

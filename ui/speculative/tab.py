@@ -89,6 +89,23 @@ class SpecPage:
     view: h.View  # the outputs' components
     exit_lens: tuple = ()  # the early-exit draft beside the logit lens (ui/speculative/lens.py)
 
+    def controls(self, given: dict) -> h.Controls:
+        """The run's controls, read from an event's inputs by component."""
+        return h.Controls(
+            prompt=given[self.prompt],
+            template=given[self.template],
+            source=given[self.source],
+            k=given[self.k],
+            layer=given[self.layer],
+            max_new=given[self.max_new],
+            seed=given[self.seed],
+            knobs=self.knobs.read(given),
+        )
+
+    def shown(self, view: h.View) -> dict:
+        """A handler's view as {component: value}: `view` holds the components, in the same NamedTuple type."""
+        return dict(zip(self.view, view, strict=True))
+
 
 def _knob(field: str, value: float, info: str) -> gr.Slider:
     """A sampler knob of this tab, its element id the field's with the tab's prefix (`speculative-top_p`)."""
@@ -209,35 +226,20 @@ def apply_preset(c: SpecPage, name) -> dict:
 
 
 def wire(c: SpecPage, config: AppConfig) -> None:
-    def controls(given: dict) -> h.Controls:
-        return h.Controls(
-            prompt=given[c.prompt],
-            template=given[c.template],
-            source=given[c.source],
-            k=given[c.k],
-            layer=given[c.layer],
-            max_new=given[c.max_new],
-            seed=given[c.seed],
-            knobs=c.knobs.read(given),
-        )
-
-    def shown(view: h.View) -> dict:
-        return dict(zip(c.view, view, strict=True))  # each output by its component: the same NamedTuple type
-
     def prefill(given):
-        return shown(h.prefill(config, given[c.sid], controls(given)))
+        return c.shown(h.prefill(config, given[c.sid], c.controls(given)))
 
     def step(given):
-        return shown(h.step(config, given[c.sid], controls(given)))
+        return c.shown(h.step(config, given[c.sid], c.controls(given)))
 
     def run_to_end(given, progress=PROGRESS):
-        return shown(h.run_to_end(config, given[c.sid], controls(given), progress=progress))
+        return c.shown(h.run_to_end(config, given[c.sid], c.controls(given), progress=progress))
 
     def back(sid):
-        return shown(h.back(config, sid))
+        return c.shown(h.back(config, sid))
 
     def reset(sid):
-        return shown(h.reset(sid))
+        return c.shown(h.reset(sid))
 
     inputs = {c.sid, c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.seed, *c.knobs.components()}
     outputs = list(c.view)
