@@ -17,3 +17,13 @@ class Group:
     def read(self, given: dict) -> dict:
         """The group's values by name, from gradio's {component: value}."""
         return {f.name: given[getattr(self, f.name)] for f in fields(self)}
+
+
+def controls_from(cls, page, given: dict):
+    """A handler's controls (`cls`, a dataclass) from gradio's {component: value}: each field read from the page's
+    component of the same name, a Group (the sampler knobs) as its values by name."""
+    values = {}
+    for f in fields(cls):
+        component = getattr(page, f.name)
+        values[f.name] = component.read(given) if isinstance(component, Group) else given[component]
+    return cls(**values)

@@ -130,7 +130,7 @@ def test_the_measurement_refuses_a_bad_sample_count_naming_it():
 def test_the_page_answers_each_output_by_its_component_and_a_bad_top_k_in_the_message_line_alone():
     demo, c = page(tab, CONFIG)
     given = {c.run_id: None, c.prompt: DATE.prompt, c.kind: DATE.kind, c.text: DATE.text, c.seed: 0, c.max_new: 24}
-    given |= {c.ff: True, **{getattr(c.knobs, field): v for field, v in KNOBS.items()}}
+    given |= {c.fast_forward: True, **{getattr(c.knobs, field): v for field, v in KNOBS.items()}}
     out = wired(demo, c.step)(given)
     assert set(out) == {*c.view, c.message} and out[c.message] == ""
     assert "1 sampled" in out[c.view.status] and out[c.view.run_id]

@@ -15,7 +15,7 @@ from ui.constrained import handlers as h
 from ui.constrained import measure as m
 from ui.context import AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
-from ui.group import Group
+from ui.group import Group, controls_from
 from ui.lesson import lesson, try_this
 from ui.links import picked_on_load
 from ui.sessions import release_run
@@ -72,7 +72,7 @@ class ConstrainedPage:
     knobs: Knobs
     seed: gr.Number
     max_new: gr.Slider
-    ff: gr.Checkbox
+    fast_forward: gr.Checkbox
     step: gr.Button
     end: gr.Button
     back: gr.Button
@@ -88,15 +88,7 @@ class ConstrainedPage:
 
     def controls(self, given: dict) -> h.Controls:
         """The run's controls, read from an event's inputs by component."""
-        return h.Controls(
-            prompt=given[self.prompt],
-            kind=given[self.kind],
-            text=given[self.text],
-            seed=given[self.seed],
-            max_new=given[self.max_new],
-            fast_forward=given[self.ff],
-            knobs=self.knobs.read(given),
-        )
+        return controls_from(h.Controls, self, given)
 
     def shown(self, view: h.View) -> dict:
         """A handler's view as {component: value}: `view` holds the components, in the same NamedTuple type."""
@@ -132,10 +124,18 @@ def _controls() -> dict:
             scale=2,
             elem_id="constrained-max-new",
         )
-    ff = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
+    fast_forward = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
     return dict(
-        preset=preset, note=note, prompt=prompt, kind=kind, text=text, knobs=knobs, seed=seed, max_new=max_new, ff=ff
+        preset=preset,
+        note=note,
+        prompt=prompt,
+        kind=kind,
+        text=text,
+        knobs=knobs,
+        seed=seed,
+        max_new=max_new,
+        fast_forward=fast_forward,
     )
 
 
@@ -238,7 +238,7 @@ def wire(c: ConstrainedPage, config: AppConfig) -> None:
         measured = m.measure(config, c.controls(given), given[c.n], request=request, progress=progress)
         return dict(zip(c.measured, measured, strict=True))
 
-    inputs = {c.run_id, c.prompt, c.kind, c.text, c.seed, c.max_new, c.ff, *c.knobs.components()}
+    inputs = {c.run_id, c.prompt, c.kind, c.text, c.seed, c.max_new, c.fast_forward, *c.knobs.components()}
     outputs, minimal = list(c.view), dict(message=c.message, show_progress="minimal")
     preset_outputs = [c.prompt, c.kind, c.text, c.max_new, c.note]
     c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(

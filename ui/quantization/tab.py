@@ -12,6 +12,7 @@ from decoding.quantization.formats import BOTH, PARTS
 from decoding.quantization.stored import read_stored
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import message_line, model_event, teach
+from ui.group import controls_from
 from ui.lesson import lesson, style, try_this
 from ui.quantization import handlers as h
 from ui.quantization import kernels as k
@@ -79,13 +80,7 @@ class QuantPage:
 
     def controls(self, given: dict) -> h.Controls:
         """The run's controls, read from an event's inputs by component."""
-        return h.Controls(
-            prompt=given[self.prompt],
-            template=given[self.template],
-            fmt=given[self.fmt],
-            steps=given[self.steps],
-            part=given[self.part],
-        )
+        return controls_from(h.Controls, self, given)
 
     def shown(self, view: h.View | None) -> dict:
         """A handler's view as {component: value}; for a run's `END`, none (each keeps what it shows)."""

@@ -11,7 +11,7 @@ from decoding.pipeline import ORDERS
 from decoding.stages import REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import PROGRESS, message_line, model_event, teach
-from ui.group import Group
+from ui.group import Group, controls_from
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
 from ui.speculative import handlers as h
@@ -91,16 +91,7 @@ class SpecPage:
 
     def controls(self, given: dict) -> h.Controls:
         """The run's controls, read from an event's inputs by component."""
-        return h.Controls(
-            prompt=given[self.prompt],
-            template=given[self.template],
-            source=given[self.source],
-            k=given[self.k],
-            layer=given[self.layer],
-            max_new=given[self.max_new],
-            seed=given[self.seed],
-            knobs=self.knobs.read(given),
-        )
+        return controls_from(h.Controls, self, given)
 
     def shown(self, view: h.View) -> dict:
         """A handler's view as {component: value}: `view` holds the components, in the same NamedTuple type."""
