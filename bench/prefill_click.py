@@ -1,9 +1,9 @@
-"""The server's CPU for one Prefill click, split into the events the page sends for it: the Prefill itself, and, in
-apps before the panels below the chart came with it, those panels as a `.then` event the browser sent once the chart
-was drawn. One student clicks one preset again and again, one click after another, so no wait on others is counted;
-the server's CPU time is read from /proc around each event (it counts every thread of the server: the scheduler's
-copies from the prefix cache, torch's threads). Run it against an app already started, on a quiet machine, before
-and after a change; the page's outputs per event are printed with it.
+"""The server's CPU for one Prefill click, split into its events: the Prefill itself, and the panels below the chart,
+which the page asks for once the chart is drawn (a `.then` event the browser sends; `bench/classroom_load.py` times the
+Prefill alone). One student clicks one preset again and again, one click after another, so no wait on others is
+counted; the server's CPU time is read from /proc around each event (it counts every thread of the server: the
+scheduler's copies from the prefix cache, torch's threads). Run it against an app already started, on a quiet machine,
+before and after a change; the page's outputs per event are printed with it.
 
     .venv/bin/python bench/prefill_click.py --url http://127.0.0.1:7860/ --server-pid PID [--clicks 30]
 """
@@ -57,32 +57,32 @@ def main(argv=None) -> None:
     client = Client(args.url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120})
     call, http = PageCaller(client), httpx.Client(timeout=None)
     events = click_events(client, "prefill")
-    if len(events) > 2:
+    if len(events) != 2:
         raise RuntimeError(f"a Prefill click sends {len(events)} events; this bench knows the Prefill and one .then")
-    prefill, side = events[0], (events[1] if len(events) == 2 else None)
+    prefill, side = events
     # the side panels' inputs: the run id, the eight knobs, the strategies panel's open state (states: the server's)
     side_data = [None, *GREEDY, None]
-    if side is not None and len(side_data) != len(side["inputs"]):
+    if len(side_data) != len(side["inputs"]):
         raise RuntimeError(f"the side panels take {len(side['inputs'])} inputs; this bench sends {len(side_data)}")
     prefill_args = (None, prompt_for(0), RAW, 0, 3, "", MODES[0], *GREEDY)  # None: the app's own model
     call("/prompt_view", None, prompt_for(0), RAW)
-
-    def click() -> tuple[float, float]:  # the server's CPU ms for the Prefill's event and the panels' (0: none)
+    for _ in range(3):  # warm-up: the first draws, the first run's caches
+        call("/prefill", *prefill_args)
+        send(http, client, side["id"], side_data)
+    prefill_ms, side_ms = [], []
+    for _ in range(args.clicks):
         a = cpu_seconds(args.server_pid)
         call("/prefill", *prefill_args)
         b = cpu_seconds(args.server_pid)
-        if side is not None:
-            send(http, client, side["id"], side_data)
-        return (b - a) * 1e3, (cpu_seconds(args.server_pid) - b) * 1e3
-
-    for _ in range(3):  # warm-up: the first draws, the first run's caches
-        click()
-    prefill_ms, side_ms = zip(*(click() for _ in range(args.clicks)))
+        send(http, client, side["id"], side_data)
+        c = cpu_seconds(args.server_pid)
+        prefill_ms.append((b - a) * 1e3)
+        side_ms.append((c - b) * 1e3)
     result = {
         "clicks": args.clicks,
         "events_per_click": len(events),
         "prefill_outputs": len(prefill["outputs"]),
-        "side_outputs": len(side["outputs"]) if side is not None else 0,
+        "side_outputs": len(side["outputs"]),
         "server_cpu_ms_per_click": round((sum(prefill_ms) + sum(side_ms)) / args.clicks, 1),
         "prefill_event_ms": round(statistics.mean(prefill_ms), 1),
         "side_event_ms": round(statistics.mean(side_ms), 1),

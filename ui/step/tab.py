@@ -52,39 +52,6 @@ def named(fn, outputs, **args):
     return handler, inputs, list(outputs) if by_component else outputs
 
 
-def with_panels(main, panels):
-    """`main` (a handler, its inputs and outputs, from `named`) answering the panels below the chart too (`panels`,
-    likewise): one event a click, where the panels were a second event that the page sent once the chart was drawn.
-    Computing the panels takes the server about a millisecond; a second event cost it about 10 ms of HTTP, queue and
-    event stream (bench/prefill_click.py), so a click now costs it about 40% less. The main event's inputs keep
-    their order (its API's), the panels' own come after them. The panels read what the main answer set (a new run's
-    id after Prefill), as an event that followed it would have."""
-    handler, inputs, outputs = main
-    panels_handler, panels_inputs, panels_outputs = panels
-    every = list(dict.fromkeys([*inputs, *panels_inputs]))
-
-    def answered(*given):
-        values = dict(zip(every, given))
-        shown = handler(*(values[x] for x in inputs))  # a bad value raises here: the panels keep their look
-        after = _as_set(values, shown)
-        return {**shown, **panels_handler(*(after[x] for x in panels_inputs))}
-
-    answered.__name__ = handler.__name__
-    return answered, every, [*outputs, *panels_outputs]
-
-
-def _as_set(values: dict, answer: dict) -> dict:
-    """The inputs' `values` once `answer` ({component: value}) is on the page: what an event after it would read. An
-    update (`gr.skip()`, `gr.update(...)`) sets its value, if it has one."""
-    after = dict(values)
-    for component, value in answer.items():
-        if not (isinstance(value, dict) and value.get("__type__") == "update"):
-            after[component] = value
-        elif "value" in value:
-            after[component] = value["value"]
-    return after
-
-
 def _settings_or_none(knobs):
     try:
         return settings_from(knobs)
@@ -108,19 +75,14 @@ def wire(c: StepPage, config: AppConfig):
     live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs)
     side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs, strategies_open=c.strategies_open)
 
-    def then_side(event, **options):  # a streamed run's panels follow its last view (and its Stop)
+    def then_side(event, **options):  # the panels below the chart follow, so they never delay it
         return event.then(*side, show_progress="hidden", **options)
 
     def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
         return model_event(triggers, *fn, message=c.message, show_progress="minimal", **options)
 
-    drawn = [x for x in c.view if not isinstance(x, gr.State)]
-
-    def on_click(triggers, fn, **options):  # as on_step, answering the panels too; the progress shows on the view
-        return on_step(triggers, with_panels(fn, side), show_progress_on=drawn, **options)
-
-    def saying(fn, **args):  # off the model's queue: a View and the panels, a bad value to the message line
-        handler, inputs, outputs = with_panels(named(fn, c.view, **args), side)
+    def saying(fn, **args):  # off the model's queue: a View to the page, a bad value to the message line
+        handler, inputs, outputs = named(fn, c.view, **args)
         return teach(handler, c.message), inputs, [*outputs, c.message]
 
     _wire_prompt(c, config)
@@ -143,25 +105,25 @@ def wire(c: StepPage, config: AppConfig):
         lens_open=c.lens.is_open,
     )
 
-    on_click(b.prefill.click, prefill, api_name="prefill")
+    then_side(on_step(b.prefill.click, prefill, api_name="prefill"))
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
-    on_click(b.step.click, named(h.step, c.view, **live))
-    on_click(b.back.click, named(h.back, c.view, **live))
-    on_click(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate))
-    on_click(c.click.click, named(h.force, c.view, **live, force_id=c.click_box))
+    then_side(on_step(b.step.click, named(h.step, c.view, **live)), api_name="step_side")
+    then_side(on_step(b.back.click, named(h.back, c.view, **live)))
+    then_side(on_step(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate)))
+    then_side(on_step(c.click.click, named(h.force, c.view, **live, force_id=c.click_box)))
     run_n = on_step(b.run_n.click, named(h.run_steps, c.view, **live, n=b.n_steps))
     run_end = on_step(b.run_end.click, named(h.run_to_end, c.view, **live))
     for event in (run_n, run_end, b.stop.click(None, cancels=[run_n, run_end])):
         then_side(event)
-    b.reset.click(*saying(h.reset, run_id=c.run_id))
+    then_side(b.reset.click(*saying(h.reset, run_id=c.run_id)))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]
-    on_click(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last")
+    then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
     c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
-    _wire_lens(c, live, on_click)
+    _wire_lens(c, live, on_step, then_side)
     _wire_strategies(c)
     c.save.click(teach(h.save_trace), c.run_id, c.files)
-    c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order))
+    then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
     # the settings a link carries, in the order COPY_JS takes them
     shared = [c.preset, *[getattr(knobs, field) for field in links.PARAMS.values()], c.seed]
     c.copy.click(None, shared, c.link, js=links.COPY_JS)
@@ -180,14 +142,14 @@ def _wire_prompt(c: StepPage, config: AppConfig) -> None:
     picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
 
 
-def _wire_lens(c: StepPage, live: dict, on_click) -> None:
+def _wire_lens(c: StepPage, live: dict, on_step, then_side) -> None:
     """The lens panel: opening it reads the chart's lens (one pass, in the model's queue); closing stops the passes."""
     c.lens.accordion.expand(lambda: True, None, c.lens.is_open, **h.QUIET)
 
     def opened_lens(run_id, mode, knobs):
         return lens.opened(run_id, lambda: h.settings_changed(run_id, mode, knobs))
 
-    on_click(c.lens.accordion.expand, named(opened_lens, c.view, **live))
+    then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
     c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
     # drawn as the panels below the chart change its stamp (they do only while it is open), off the model's queue
     c.lens.stamp.change(*named(lens.drawn, c.lens.view, run_id=c.run_id), show_progress="hidden")
