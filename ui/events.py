@@ -1,11 +1,10 @@
 """How a tab wires an event: the one queue for the model, errors that teach, and Cancel.
 
 Every event that runs the model goes through `model_event`, so how model events queue is written once, in
-`MODEL_EVENT` (runs, measurements, lesson experiments) and `CLICK_EVENT` (a click's one step: Prefill, Step, Back):
-many events wait at once, and the shared scheduler (decoding.serving) batches their steps into its forward passes.
-Model events run in the server process, on every host, a ZeroGPU Space included: a session's state never enters a
-GPU call (ui.gpu runs the measurements that want the GPU, on plain data). A handler's bad values reach the person
-through `teach`.
+`MODEL_EVENT`: many events wait at once, and the shared scheduler (decoding.serving) batches their steps into its
+forward passes. Model events run in the server process, on every host, a ZeroGPU Space included: a session's state
+never enters a GPU call (ui.gpu runs the measurements that want the GPU, on plain data). A handler's bad values
+reach the person through `teach`.
 """
 
 import html
@@ -30,16 +29,6 @@ MODEL_QUEUE = "model"
 BATCHING = os.environ.get("DECODING_LAB_BATCHING", "1") != "0"
 CONCURRENT_MODEL_EVENTS = 64 if BATCHING else 1
 MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MODEL_EVENTS}
-# a click's short events (the step tab's Prefill, Step, Back, Force, a moved knob) in a queue of their own, at most
-# 8 at once, the rest waiting their turn in order: the model's part of thirty Steps is one pass, but each answer's
-# page is Python under the one interpreter lock, and thirty answers built at once all finish late together, where
-# eight at a time finish one after another. Measured (docs/measurements/serving.md): 45 students on one preset, a
-# Step p95 of 540 and 534 ms against 671 and 674 ms with all at once; 30 students, the same within the runs' spread.
-# Runs to the end, which hold their place for their whole run, stay in the model queue, so they never hold up a Step.
-# Without the scheduler a click takes the model queue's one place like every other model event.
-CLICK_QUEUE = "model clicks"
-CONCURRENT_CLICKS = 8
-CLICK_EVENT = {"concurrency_id": CLICK_QUEUE, "concurrency_limit": CONCURRENT_CLICKS} if BATCHING else MODEL_EVENT
 
 
 def teach(fn, message=None):
@@ -101,15 +90,14 @@ def paced(progress, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
     return report
 
 
-def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, click=False, **options):
-    """Wire `fn` to run the model when a trigger fires: in the model queue (the clicks' queue for a `click`: one
-    step's short event), in the server process, with its ValueErrors shown to the person (in `message`, see `teach`).
-    `triggers` is one listener (`button.click`) or a list of them (as for `gr.on`); returns the event, for `.then` and
-    `cancels`."""
+def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, **options):
+    """Wire `fn` to run the model when a trigger fires: in the model queue, in the server process, with its
+    ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener (`button.click`) or a
+    list of them (as for `gr.on`); returns the event, for `.then` and `cancels`."""
     if message is not None and outputs is not None and message not in outputs:
         outputs = [*outputs, message]
     handler = teach(fn, message)
-    options = {**(CLICK_EVENT if click else MODEL_EVENT), **options}
+    options = {**MODEL_EVENT, **options}
     if isinstance(triggers, (list, tuple)):
         return gr.on(triggers, handler, inputs, outputs, **options)
     return triggers(handler, inputs, outputs, **options)

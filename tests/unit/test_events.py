@@ -1,6 +1,5 @@
-"""ui/events.py: every model event goes through one queue (a click's short event through the clicks' queue), its
-ValueErrors reach the browser as gr.Error, gradio still hands it the request and the progress bar, and Cancel stops
-only its own session's work."""
+"""ui/events.py: every model event goes through one queue, its ValueErrors reach the browser as gr.Error, gradio
+still hands it the request and the progress bar, and Cancel stops only its own session's work."""
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
@@ -12,8 +11,6 @@ from gradio.helpers import special_args
 from decoding.watch import Cancelled
 from ui.events import (
     BATCHING,
-    CLICK_QUEUE,
-    CONCURRENT_CLICKS,
     CONCURRENT_MODEL_EVENTS,
     MODEL_EVENT,
     MODEL_QUEUE,
@@ -96,38 +93,6 @@ def test_model_events_share_one_queue_and_its_concurrency():
     # many at once with the scheduler (it batches their steps; other model work takes turns), one on ZeroGPU
     assert all(fn.concurrency_limit == MODEL_EVENT["concurrency_limit"] == CONCURRENT_MODEL_EVENTS for fn in queued)
     assert (64 if BATCHING else 1) == CONCURRENT_MODEL_EVENTS
-
-
-def test_a_clicks_short_events_share_a_queue_of_eight_and_runs_stay_in_the_models():
-    with gr.Blocks() as demo:
-        box, out, step, run = gr.Number(), gr.Number(), gr.Button(), gr.Button()
-        model_event(step.click, lambda x: x, box, out, click=True)
-        model_event([box.submit, step.click], lambda x: x, box, out, click=True)
-        model_event(run.click, lambda x: x, box, out)
-    by_queue = {}
-    for fn in demo.fns.values():
-        by_queue.setdefault(fn.concurrency_id, []).append(fn.concurrency_limit)
-    if BATCHING:  # eight answers at a time finish one after another; a long run never holds a Step's place
-        assert by_queue == {CLICK_QUEUE: [CONCURRENT_CLICKS] * 2, MODEL_QUEUE: [CONCURRENT_MODEL_EVENTS]}
-        assert CONCURRENT_CLICKS == 8
-    else:  # without the scheduler, one model event at a time, a click's too
-        assert by_queue == {MODEL_QUEUE: [1, 1, 1]}
-
-
-def test_the_step_tabs_clicks_queue_as_clicks_and_its_runs_as_model_work():
-    from tests.helpers.step_knobs import CONFIG
-    from tests.helpers.wiring import page
-    from ui.step import tab
-
-    demo, c = page(tab, CONFIG)
-
-    def queue(button):
-        return next(f.concurrency_id for f in demo.fns.values() if (button._id, "click") in f.targets)
-
-    b = c.buttons
-    clicks = CLICK_QUEUE if BATCHING else MODEL_QUEUE
-    assert [queue(x) for x in (b.prefill, b.step, b.back, c.force)] == [clicks] * 4
-    assert [queue(x) for x in (b.run_n, b.run_end)] == [MODEL_QUEUE] * 2
 
 
 def test_a_model_event_teaches_and_still_gets_the_request_and_the_progress_bar():

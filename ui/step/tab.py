@@ -78,8 +78,8 @@ def wire(c: StepPage, config: AppConfig):
     def then_side(event, **options):  # the panels below the chart follow, so they never delay it
         return event.then(*side, show_progress="hidden", **options)
 
-    def on_step(triggers, fn, click=True, **options):  # fn from `named`; a bad value to the message line
-        return model_event(triggers, *fn, message=c.message, show_progress="minimal", click=click, **options)
+    def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
+        return model_event(triggers, *fn, message=c.message, show_progress="minimal", **options)
 
     def saying(fn, **args):  # off the model's queue: a View to the page, a bad value to the message line
         handler, inputs, outputs = named(fn, c.view, **args)
@@ -111,8 +111,8 @@ def wire(c: StepPage, config: AppConfig):
     then_side(on_step(b.back.click, named(h.back, c.view, **live)))
     then_side(on_step(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate)))
     then_side(on_step(c.click.click, named(h.force, c.view, **live, force_id=c.click_box)))
-    run_n = on_step(b.run_n.click, named(h.run_steps, c.view, **live, n=b.n_steps), click=False)
-    run_end = on_step(b.run_end.click, named(h.run_to_end, c.view, **live), click=False)
+    run_n = on_step(b.run_n.click, named(h.run_steps, c.view, **live, n=b.n_steps))
+    run_end = on_step(b.run_end.click, named(h.run_to_end, c.view, **live))
     for event in (run_n, run_end, b.stop.click(None, cancels=[run_n, run_end])):
         then_side(event)
     then_side(b.reset.click(*saying(h.reset, run_id=c.run_id)))
