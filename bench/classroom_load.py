@@ -214,8 +214,8 @@ def classroom(
     first = next((s.trace for s in class_ if s.trace), {})
     side_ms = [ms for s in class_ for ms in s.side_ms]
     if cpu0 is not None and cpu1 is not None:  # the server's CPU time over the class, per request it answered
-        requests = len(step_ms) + len(side_ms) + sum(1 for s in class_ if s.prefill_ms)
         clicks = len(step_ms) + sum(1 for s in class_ if s.prefill_ms)  # a Step's panels are part of its click
+        requests = clicks + len(side_ms)
         extra["server_cpu_ms_per_request"] = round((cpu1 - cpu0) * 1e3 / max(1, requests), 1)
         extra["server_cpu_ms_per_click"] = round((cpu1 - cpu0) * 1e3 / max(1, clicks), 1)
         extra["server_cpu_share"] = round((cpu1 - cpu0) / seconds / (os.cpu_count() or 1), 3)
