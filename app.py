@@ -21,6 +21,7 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
+from ui.charts import HEAD as CHARTS_HEAD
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
@@ -237,7 +238,7 @@ if __name__ == "__main__":
         server_port=args.port,
         share=args.share,
         css=CSS,
-        head=PROJECTOR_HEAD,
+        head=PROJECTOR_HEAD + CHARTS_HEAD,
         theme=THEME,
         max_file_size="5mb",
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits

@@ -177,6 +177,18 @@ def new_page(browser, viewport: dict | None = None):
     return page
 
 
+def listeners(page) -> int:
+    """The page's event listeners, as Chrome counts them, after a garbage collection: what a page still holds."""
+    cdp = page.context.new_cdp_session(getattr(page, "_page", page))  # a LentPage lends its tab
+    try:
+        cdp.send("HeapProfiler.collectGarbage")
+        cdp.send("Performance.enable")
+        metrics = cdp.send("Performance.getMetrics")["metrics"]
+    finally:
+        cdp.detach()
+    return int(next(m["value"] for m in metrics if m["name"] == "JSEventListeners"))
+
+
 def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
     """A fresh page (its own session) at the projector's size, on the tab named `tab`, once `ready` (a selector)
     is drawn. The caller closes it."""
