@@ -5,7 +5,7 @@ the component being replaced still reads the new value first and draws it in ful
 page a moment later. Every chart update was drawn twice, and the replaced charts were never released: plotly keeps a
 window "resize" listener for each responsive chart, so each one stayed in memory with its SVG. Measured on the step
 tab (2-vCPU AMD EPYC, Chromium 156; a Prefill then 10 Steps, three charts each): Chromium used 8.4 to 10.9 CPU-s
-(four runs) and 7.6 to 8.1 with this script (five); after 10 Steps the page held 27,900 DOM nodes and 4,500 event
+(four runs) and 7.3 to 8.1 with this script (eight); after 10 Steps the page held 27,900 DOM nodes and 4,500 event
 listeners, and 6,800 and 710 with it, the same after 20.
 
 `HEAD` goes in the page's <head>, before gradio loads plotly. When plotly is set on `window`, its `react` (what
