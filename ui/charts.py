@@ -6,7 +6,7 @@ page a moment later. Every chart update was drawn twice, and the replaced charts
 window "resize" listener for each responsive chart, so each one stayed in memory with its SVG. Measured on the step
 tab (2-vCPU AMD EPYC, Chromium 156; a Prefill then 10 Steps, three charts each): Chromium used 8.4 to 10.9 CPU-s
 (four runs) and 7.3 to 8.1 with this script (eight); after 10 Steps the page held 27,900 DOM nodes and 4,500 event
-listeners, and 6,800 and 710 with it, the same after 20.
+listeners, and 6,800 and 710 with it (5,900 and 570 after 20).
 
 `HEAD` goes in the page's <head>, before gradio loads plotly. When plotly is set on `window`, its `react` (what
 gradio's Plot calls) waits one microtask, the time gradio takes to put the new chart in place of the old, then draws
