@@ -23,14 +23,12 @@ HEAD = """<script>
       if (!P || P.drawsOnce) return;
       P.drawsOnce = true;
       const react = P.react;
-      P.react = (gd, ...args) => new Promise((resolve, reject) => queueMicrotask(() => {
-        if (!gd.isConnected) {  // a replaced chart: its value is drawn on the chart that took its place
-          P.purge(gd);
-          resolve(gd);
-          return;
-        }
-        Promise.resolve(react.call(P, gd, ...args)).then(resolve, reject);
-      }));
+      // a replaced chart has left the page by the next microtask: its value is drawn on the chart that took its place
+      P.react = (gd, ...args) => Promise.resolve().then(() => {
+        if (gd.isConnected) return react.call(P, gd, ...args);
+        P.purge(gd);
+        return gd;
+      });
     },
   });
 })();
