@@ -153,5 +153,6 @@ def regime_map(ctx: Context) -> dict:
         for p in m.points
     ]
     data = asdict(m)
-    data["map_seconds"] = data.pop("seconds")  # the section's own `seconds` is the runner's
+    data["map_seconds"] = data.pop("seconds")  # the section's own `seconds` and `skipped` are the runner's
+    data["sizes_left_out"] = data.pop("skipped")
     return data | {"table": rows}
