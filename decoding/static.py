@@ -142,19 +142,24 @@ class StaticStep:
         torch.cuda.current_stream(device).wait_stream(side)
         self.rewind(0)  # the warm-up's keys and values stay behind the length: masked, then overwritten
         self.graph = torch.cuda.CUDAGraph()
+        torch.cuda.empty_cache()  # as torch.cuda.graph does on entry: what is reserved after it is the graph's growth
+        reserved = torch.cuda.memory_reserved(device)
         # thread_local: another thread's CUDA work during the capture is neither an error nor recorded into the graph
         with torch.cuda.graph(self.graph, capture_error_mode=self.error_mode):
             self.out = self._one()  # (1, V): recorded, not run
         assert self.length == 0, "capturing must not move the cache"
-        self._pool_bytes = _graph_pool_bytes(self.graph)
+        self._pool_bytes = _graph_pool_bytes(self.graph, torch.cuda.memory_reserved(device) - reserved)
 
 
-def _graph_pool_bytes(graph) -> int:
+def _graph_pool_bytes(graph, reserved_growth: int) -> int:
     """The memory a captured graph keeps for its own tensors (its private pool, held as long as the graph): the
-    allocator's segments of that pool. Read from the allocator, so another thread's allocations are not counted."""
-    pool = tuple(graph.pool())
+    allocator's segments of that pool, so another thread's allocations are not counted; where this torch's snapshot
+    does not name each segment's pool, what the capture added to the reserved memory."""
     segments = torch.cuda.memory_snapshot()
-    return sum(s["total_size"] for s in segments if tuple(s.get("segment_pool_id", ())) == pool)
+    if not segments or any("segment_pool_id" not in s for s in segments):
+        return max(reserved_growth, 0)
+    pool = tuple(graph.pool())
+    return sum(s["total_size"] for s in segments if tuple(s["segment_pool_id"]) == pool)
 
 
 def _allocated_cache(lm: LoadedModel, max_len: int):

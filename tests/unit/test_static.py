@@ -179,6 +179,24 @@ def test_a_static_step_captures_only_what_a_graph_can_replay(tiny, monkeypatch):
         StaticStep(tiny, 16, error_mode="local")
 
 
+def test_a_graphs_pool_is_its_own_segments_or_else_what_the_capture_reserved(monkeypatch):
+    class Graph:
+        def pool(self):
+            return (0, 7)
+
+    segments = [
+        {"total_size": 2 << 20, "segment_pool_id": (0, 7)},  # the graph's
+        {"total_size": 20 << 20, "segment_pool_id": (0, 0)},  # the allocator's common pool: another thread's, say
+        {"total_size": 1 << 20, "segment_pool_id": (0, 7)},
+    ]
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: segments)
+    assert static_module._graph_pool_bytes(Graph(), reserved_growth=23 << 20) == 3 << 20
+    # a torch whose snapshot names no pools: what the capture added to the reserved memory (never below 0)
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: [{"total_size": 2 << 20}])
+    assert static_module._graph_pool_bytes(Graph(), reserved_growth=4 << 20) == 4 << 20
+    assert static_module._graph_pool_bytes(Graph(), reserved_growth=-(1 << 20)) == 0
+
+
 def test_the_steps_tensors_never_move_across_steps_back_and_forced_passes(tiny, prompt):
     # a captured graph replays fixed addresses: the cache's keys, values and length, the input buffer
     step = StaticStep(tiny, len(prompt.ids) + 16, capture=False)
