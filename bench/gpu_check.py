@@ -155,7 +155,8 @@ MARK = {True: "✓", False: "✗", None: "·"}
 
 
 def summary(result: dict) -> str:
-    """The JSON as a page: what ran, which checks failed, then each section's checks, table and facts."""
+    """The JSON as a page: what ran, which checks failed and what raised, then each section's checks, table and
+    facts."""
     meta = result["check"]
     where = "dry run on the CPU" if meta["dry_run"] else meta["device"]
     ended = "finished" if meta["finished"] else "stopped before the end"
@@ -165,16 +166,17 @@ def summary(result: dict) -> str:
         f"{where} · commit {meta['commit']} · {meta['started_utc']} · {meta['seconds']:.0f} s of the "
         f"{meta['time_limit_s']:.0f} s limit, {ended}.",
         "",
-        "| section | status | seconds | checks passed | failed |",
-        "|---|---|---:|---:|---:|",
+        "| section | status | seconds | checks passed | failed | errors inside |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     failed = []
     for name in NAMES:
         data = result[name]
-        checks = list(_checks(data))
+        checks, errors = list(_checks(data)), list(_errors(data))
         failed += [f"{name} · {path}" for path, ok in checks if ok is False]
+        failed += [f"{name} · {path}raised {_said(error)}" for path, error in errors]
         passed, bad = sum(ok is True for _, ok in checks), sum(ok is False for _, ok in checks)
-        lines.append(f"| {name} | {_status(data)} | {data.get('seconds', '')} | {passed} | {bad} |")
+        lines.append(f"| {name} | {_status(data)} | {data.get('seconds', '')} | {passed} | {bad} | {len(errors)} |")
     lines += ["", "**Failed checks:** " + ("none" if not failed else ""), *[f"- {f}" for f in failed], ""]
     for name in NAMES:
         lines += _section_md(name, result[name])
@@ -200,12 +202,26 @@ def _checks(data, prefix: str = ""):
             yield from _checks(value, f"{prefix}{key} · ")
 
 
+def _errors(data, prefix: str = ""):
+    """(where · , the error) for every model, path or step inside a section that raised while the rest went on."""
+    for key, value in data.items() if isinstance(data, dict) else ():
+        if isinstance(value, dict) and isinstance(value.get("error"), dict) and "type" in value["error"]:
+            yield f"{prefix}{key} · ", value["error"]
+        elif isinstance(value, dict):
+            yield from _errors(value, f"{prefix}{key} · ")
+
+
+def _said(error: dict) -> str:
+    return f"{error['type']}: {error['message'][:300]}"
+
+
 def _section_md(name: str, data: dict) -> list[str]:
     lines = [f"## {name}", "", f"*{_status(data)}*", ""]
     if "error" in data:
         lines += [f"`{data['error']['type']}`: {data['error']['message']}", "", "```", data["error"]["traceback"]]
         lines += ["```", ""]
     lines += [f"- {MARK[ok]} {path}" for path, ok in _checks(data)]
+    lines += [f"- ✗ {path}raised {_said(error)} (its traceback: in the JSON)" for path, error in _errors(data)]
     lines += _table(data.get("table") or [])
     for key, value in data.items():
         if key in ("status", "seconds", "error", "checks", "table", "skipped"):

@@ -91,6 +91,14 @@ def error_of(exc: BaseException) -> dict:
     return {"type": type(exc).__name__, "message": str(exc)[:2000], "traceback": "".join(frames)[-3000:]}
 
 
+def guarded(fn: Callable[..., dict], *args) -> dict:
+    """`fn(*args)`, or `{"error": ...}` if it raised: one path's failure (a capture, say) keeps the others' results."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        return {"error": error_of(exc)}
+
+
 def per_variant(ctx: Context, names: tuple[str, ...], chosen: tuple[str, ...], fn: Callable[[str], dict]) -> dict:
     """`fn(name)` for each chosen name, `{"skipped": why}` for the others, `{"error": ...}` for one that raised. Every
     name in `names` is a key (the schema); a chosen name beyond them (a rehearsal's tiny model) is added after."""
@@ -100,11 +108,8 @@ def per_variant(ctx: Context, names: tuple[str, ...], chosen: tuple[str, ...], f
             out[name] = {"skipped": "dry run: not in the dry run's plan" if ctx.dry_run else "not in the plan"}
         elif ctx.out_of_time:
             out[name] = {"skipped": "time limit reached"}
-        else:
-            try:
-                out[name] = fn(name)
-            except Exception as exc:  # one model's failure must not hide the others'
-                out[name] = {"error": error_of(exc)}
+        else:  # one model's failure must not hide the others'
+            out[name] = guarded(fn, name)
     return out
 
 

@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict
 from statistics import median
 
-from bench.gpu_check_plan import NO_CUDA, PROMPT, TIMED, Context, per_variant, prompt_ids, sdpa_enabled
+from bench.gpu_check_plan import NO_CUDA, PROMPT, TIMED, Context, Plan, guarded, per_variant, prompt_ids, sdpa_enabled
 from decoding.clock import sync
 from decoding.models import LoadedModel
 from decoding.static import StaticStep, can_capture
@@ -24,7 +24,7 @@ def timings(ctx: Context) -> dict:
     rows = []
     for name, timed in out.items():
         for context, paths in timed.get("contexts", {}).items():
-            ms = {path: paths[path].get("median_ms") for path in PATHS}
+            ms = {path: paths[path].get("median_ms") for path in PATHS}  # None where skipped or failed
             rows.append({"model": name, "context": context} | {f"{p} ms": _round(v) for p, v in ms.items()})
             rows[-1] |= {"eager/static": _ratio(ms["eager"], ms["static"])}
             rows[-1] |= {"static/captured": _ratio(ms["static"], ms["captured"])}
@@ -43,10 +43,14 @@ def _timings_of(ctx: Context, lm: LoadedModel) -> dict:
             if path == "captured" and not can_capture(lm.device):
                 contexts[str(context)][path] = {"skipped": NO_CUDA}
                 continue
-            one = path_step(lm, path, prompt, room)
-            ms = repeat_timed(lm.device, one, plan.repeats, plan.warmup, Watch())
-            contexts[str(context)][path] = {"median_ms": median(ms), "min_ms": min(ms), "ms": ms}
-    return {"contexts": contexts, "build_ms": _build_ms(lm, PROMPT + plan.repeats)}
+            contexts[str(context)][path] = guarded(_timed, lm, path, prompt, room, plan)
+    return {"contexts": contexts, "build_ms": guarded(_build_ms, lm, PROMPT + plan.repeats)}
+
+
+def _timed(lm: LoadedModel, path: str, prompt: list[int], room: int, plan: Plan) -> dict:
+    one = path_step(lm, path, prompt, room)
+    ms = repeat_timed(lm.device, one, plan.repeats, plan.warmup, Watch())
+    return {"median_ms": median(ms), "min_ms": min(ms), "ms": ms}
 
 
 def _build_ms(lm: LoadedModel, room: int) -> dict:
@@ -78,7 +82,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 def launches(ctx: Context) -> dict:
     out = per_variant(ctx, TIMED, ctx.plan.timed, lambda name: _launches_of(ctx, ctx.model(name)))
     rows = [
-        {"model": name, "path": path, "counted": seen["counted"], "kernels run": seen["kernels_run"]}
+        {"model": name, "path": path, "counted": seen.get("counted"), "kernels run": seen.get("kernels_run")}
         for name, paths in out.items()
         for path, seen in paths.get("paths", {}).items()
     ]
@@ -92,19 +96,23 @@ def _launches_of(ctx: Context, lm: LoadedModel) -> dict:
     for path in PATHS:
         if path == "captured" and not can_capture(lm.device):
             continue
-        one = path_step(lm, path, prompt_ids(lm, ctx.plan.contexts[0]), ctx.plan.warmup + 1)
-        for _ in range(ctx.plan.warmup):
-            one()
-        events = profiled(lm.device, one)
-        paths[path] = {
-            "counted": launch_count(events),
-            "kernels_run": sum(k["count"] for k in kernels(events, top=100_000)),
-            "runtime_calls": runtime_calls(events),
-        }
-    checks = {"LAUNCH_CALLS names what this torch records (eager counted > 0)": paths["eager"]["counted"] > 0}
+        paths[path] = guarded(_launched, lm, path, ctx.plan)
+    checks = {"LAUNCH_CALLS names what this torch records (eager counted > 0)": paths["eager"].get("counted", 0) > 0}
     if "captured" in paths:
-        checks["a replay is one launch (one cudaGraphLaunch)"] = paths["captured"]["counted"] == 1
+        checks["a replay is one launch (one cudaGraphLaunch)"] = paths["captured"].get("counted") == 1
     return {"paths": paths, "checks": checks}
+
+
+def _launched(lm: LoadedModel, path: str, plan: Plan) -> dict:
+    one = path_step(lm, path, prompt_ids(lm, plan.contexts[0]), plan.warmup + 1)
+    for _ in range(plan.warmup):
+        one()
+    events = profiled(lm.device, one)
+    return {
+        "counted": launch_count(events),
+        "kernels_run": sum(k["count"] for k in kernels(events, top=100_000)),
+        "runtime_calls": runtime_calls(events),
+    }
 
 
 # 7) the attention kernels chosen ---------------------------------------------------------------------------------
@@ -119,21 +127,26 @@ def _attention_of(ctx: Context, lm: LoadedModel) -> dict:
     """One eager and one static step at each context under the profiler: the SDPA operator dispatched (it names the
     backend), the kernels that look like attention, softmax or matrix products, the longest kernels, and the device
     time of them all."""
-    seen = {}
-    for context in ctx.plan.contexts:
-        for path in ("eager", "static"):
-            one = path_step(lm, path, prompt_ids(lm, context), ctx.plan.warmup + 1)
-            for _ in range(ctx.plan.warmup):
-                one()
-            events = profiled(lm.device, one)
-            ran = kernels(events, top=100_000)
-            seen[f"{path}@{context}"] = {
-                "sdpa_ops": sdpa_ops(events),
-                "attention_kernels": attention_kernels(events),
-                "top_kernels": ran[:12],
-                "device_us": round(sum(k["us"] for k in ran), 1),
-            }
+    seen = {
+        f"{path}@{context}": guarded(_kernels_of, lm, path, context, ctx.plan)
+        for context in ctx.plan.contexts
+        for path in ("eager", "static")
+    }
     return {"attn_implementation": getattr(lm.model.config, "_attn_implementation", None), "steps": seen}
+
+
+def _kernels_of(lm: LoadedModel, path: str, context: int, plan: Plan) -> dict:
+    one = path_step(lm, path, prompt_ids(lm, context), plan.warmup + 1)
+    for _ in range(plan.warmup):
+        one()
+    events = profiled(lm.device, one)
+    ran = kernels(events, top=100_000)
+    return {
+        "sdpa_ops": sdpa_ops(events),
+        "attention_kernels": attention_kernels(events),
+        "top_kernels": ran[:12],
+        "device_us": round(sum(k["us"] for k in ran), 1),
+    }
 
 
 # 8) the regime map -----------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import torch
 from bench import gpu_check
 from bench import gpu_check_right as right
 from bench import gpu_check_speed as speed
-from bench.gpu_check_plan import DRY_PLAN, NO_CUDA, TIMED, VARIANTS, Context
+from bench.gpu_check_plan import DRY_PLAN, NO_CUDA, TIMED, VARIANTS, Context, guarded
 
 CUDA_ONLY = {name for name, _, cuda_only in gpu_check.SECTIONS if cuda_only}
 
@@ -76,7 +76,10 @@ def test_a_section_that_raises_is_recorded_and_the_next_one_runs(tmp_path, monke
     def sees_itself_running(ctx):  # the files are written before each section: a kill leaves its name
         return {"seen": json.loads((tmp_path / "gpu_check.json").read_text())["c"]["status"]}
 
-    sections = (("a", broken, False), ("b", _section("b"), False), ("c", sees_itself_running, False))
+    def one_path_breaks(ctx):  # inside a section, one model's (or path's) failure keeps the others' results
+        return {"eager": {"median_ms": 1.0}, "captured": guarded(broken, ctx)}
+
+    sections = (("a", broken, False), ("b", one_path_breaks, False), ("c", sees_itself_running, False))
     monkeypatch.setattr(gpu_check, "SECTIONS", sections)
     monkeypatch.setattr(gpu_check, "NAMES", ("a", "b", "c"))
     ctx = Context(torch.device("cpu"), DRY_PLAN, time.monotonic() + 60, dry_run=True)
@@ -84,8 +87,11 @@ def test_a_section_that_raises_is_recorded_and_the_next_one_runs(tmp_path, monke
     result = gpu_check.run(ctx, meta | {"time_limit_s": 60, "finished": False}, tmp_path, time.monotonic())
     assert result["a"]["status"] == "failed" and result["a"]["error"]["type"] == "RuntimeError"
     assert "no kernel image" in result["a"]["error"]["message"] and "broken" in result["a"]["error"]["traceback"]
-    assert result["b"]["status"] == "done" and result["c"]["seen"] == "running"
-    assert "| a | failed: RuntimeError |" in (tmp_path / "gpu_check.md").read_text()
+    assert result["b"]["status"] == "done" and result["b"]["eager"] == {"median_ms": 1.0}
+    assert result["b"]["captured"]["error"]["type"] == "RuntimeError" and result["c"]["seen"] == "running"
+    summary = (tmp_path / "gpu_check.md").read_text()
+    assert "| a | failed: RuntimeError |" in summary and "| b | done |" in summary
+    assert "- b · captured · raised RuntimeError: CUDA error: no kernel image" in summary  # under the failed checks
 
 
 def test_no_section_starts_past_the_time_limit(tmp_path, monkeypatch):
