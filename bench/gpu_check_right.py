@@ -161,6 +161,9 @@ def threads(ctx: Context) -> dict:
     return {mode: _capture_beside_a_thread(lm, mode) for mode in ("thread_local", "global")}
 
 
+CAPTURES = 3  # captures per mode, while the other thread runs: more chances that its work lands inside one
+
+
 def _capture_beside_a_thread(lm: LoadedModel, mode: str) -> dict:
     stop, passes, other_errors = threading.Event(), [0], []
 
@@ -177,20 +180,24 @@ def _capture_beside_a_thread(lm: LoadedModel, mode: str) -> dict:
     other.start()
     while passes[0] < 1 and other.is_alive():
         time.sleep(0.001)
-    before, raised, graph = passes[0], None, None
-    try:
-        graph = StaticStep(lm, PROMPT + 9, capture=can_capture(lm.device), error_mode=mode)  # a CPU: uncaptured
-    except Exception as exc:
-        raised = error_of(exc)
-    during = passes[0] - before
+    captures, graph = [], None
+    for _ in range(CAPTURES):
+        before, raised = passes[0], None
+        try:
+            graph = StaticStep(lm, PROMPT + 9, capture=can_capture(lm.device), error_mode=mode)  # a CPU: uncaptured
+        except Exception as exc:
+            graph, raised = None, error_of(exc)
+        # > 0: the other thread's passes ran while the step was being captured
+        captures.append({"raised": raised, "other_passes_during": passes[0] - before})
+        if raised:
+            break
     stop.set()
     other.join(timeout=60)
-    out = {"captured": graph is not None and graph.captured, "raised": raised, "other_thread_raised": other_errors[:1]}
-    out["other_passes_during"] = during  # > 0: the other thread's passes ran while the step was being captured
+    out = {"captured": graph is not None and graph.captured, "captures": captures, "other_thread_raised": other_errors}
     out["cuda_usable_after"] = _cuda_usable(lm.device)
     if graph is not None and out["cuda_usable_after"] is True:  # compared after the other thread has stopped
         out["captured_equals_uncaptured"] = _same_steps(lm, graph, 8)
-    checks = {"no error in either thread": raised is None and not other_errors}
+    checks = {"no error in either thread": not any(c["raised"] for c in captures) and not other_errors}
     checks["captured logits equal uncaptured"] = out.get("captured_equals_uncaptured", False)
     if mode == "global":  # torch's default: recorded to compare, not required to pass
         checks = {name: None for name in checks}
