@@ -26,6 +26,7 @@ profiler sections (marked skipped), the same keys: a rehearsal in seconds. The r
 """
 
 import argparse
+import importlib
 import json
 import os
 import signal
@@ -39,20 +40,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 import torch
 
-from bench import gpu_check_right as right
-from bench import gpu_check_speed as speed
-from bench.gpu_check_plan import DRY_PLAN, GPU_PLAN, NO_CUDA, Context, environment, error_of
+from bench.gpu_check_plan import DRY_PLAN, GPU_PLAN, NO_CUDA, Context, error_of
 
-SECTIONS = (  # name, what runs it, whether it needs CUDA (the dry run marks those skipped)
-    ("environment", environment, False),
-    ("layers", right.layers, False),
-    ("fidelity", right.fidelity, False),
-    ("pool", right.pool, True),
-    ("timings", speed.timings, False),
-    ("launches", speed.launches, True),
-    ("attention", speed.attention, True),
-    ("regime_map", speed.regime_map, False),
-    ("threads", right.threads, True),
+ROOT = Path(__file__).resolve().parent.parent
+# name, what runs it ("module:function", imported when the section starts: a transformers that fails to import is
+# then each section's recorded error, not a run that dies before writing anything), whether it needs CUDA
+SECTIONS = (
+    ("environment", "bench.gpu_check_plan:environment", False),
+    ("layers", "bench.gpu_check_right:layers", False),
+    ("fidelity", "bench.gpu_check_right:fidelity", False),
+    ("pool", "bench.gpu_check_right:pool", True),
+    ("timings", "bench.gpu_check_speed:timings", False),
+    ("launches", "bench.gpu_check_speed:launches", True),
+    ("attention", "bench.gpu_check_speed:attention", True),
+    ("regime_map", "bench.gpu_check_speed:regime_map", False),
+    ("threads", "bench.gpu_check_right:threads", True),
 )
 NAMES = tuple(name for name, _, _ in SECTIONS)
 JSON_NAME, MD_NAME = "gpu_check.json", "gpu_check.md"
@@ -95,7 +97,8 @@ def run(ctx: Context, meta: dict, out: Path, start: float) -> dict:
     return result
 
 
-def _section(ctx: Context, name: str, fn, cuda_only: bool) -> dict:
+def _section(ctx: Context, name: str, target, cuda_only: bool) -> dict:
+    """One section, timed and caught. `target`: "module:function", or the function itself."""
     if cuda_only and ctx.device.type != "cuda":
         return {"status": "skipped", "skipped": NO_CUDA if ctx.dry_run else "no CUDA here"}
     if ctx.out_of_time:
@@ -105,6 +108,8 @@ def _section(ctx: Context, name: str, fn, cuda_only: bool) -> dict:
     print(f"[gpu_check] {name} ...", file=sys.stderr, flush=True)
     started = time.perf_counter()
     try:
+        module, _, function = target.partition(":") if isinstance(target, str) else ("", "", "")
+        fn = getattr(importlib.import_module(module), function) if module else target
         data, status = fn(ctx), "done"
     except Exception as exc:  # the next section goes on: one run should teach as much as it can
         data, status = {"error": error_of(exc)}, "failed"
@@ -116,10 +121,14 @@ def _section(ctx: Context, name: str, fn, cuda_only: bool) -> dict:
 def _meta(ctx: Context, args, argv: list[str]) -> dict:
     from decoding.timing.limits import device_name
 
+    try:
+        name = device_name(ctx.device)
+    except Exception as exc:  # a broken driver must not stop the run before it writes anything
+        name = f"unknown ({type(exc).__name__}: {exc})"
     return {
         "dry_run": args.dry_run,
         "device": str(ctx.device),
-        "device_name": device_name(ctx.device),
+        "device_name": name,
         "commit": _commit(),
         "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "time_limit_s": args.time_limit,
@@ -131,9 +140,8 @@ def _meta(ctx: Context, args, argv: list[str]) -> dict:
 
 def _commit() -> str:
     """The checked-out commit, when the tree came with its git folder (a copy of the working tree may not)."""
-    root = Path(__file__).resolve().parent.parent
     try:
-        done = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     except OSError:
         return "unknown"
     return done.stdout.strip() or "unknown"
@@ -173,6 +181,7 @@ def summary(result: dict) -> str:
     for name in NAMES:
         data = result[name]
         checks, errors = list(_checks(data)), list(_errors(data))
+        failed += [f"{name} raised {_said(data['error'])}"] if data.get("status") == "failed" else []
         failed += [f"{name} · {path}" for path, ok in checks if ok is False]
         failed += [f"{name} · {path}raised {_said(error)}" for path, error in errors]
         passed, bad = sum(ok is True for _, ok in checks), sum(ok is False for _, ok in checks)

@@ -6,21 +6,28 @@ data: what it measured, `checks` (name: True passed, False failed, None recorded
 `table` (rows of plain values) where a table says it best in the summary. A section that covers several models
 returns one entry per model name in VARIANTS or TIMED, always all of them (a fixed schema): a model the plan leaves
 out is `{"skipped": why}`, and a model that fails is `{"error": ...}` while the others go on.
+This module imports torch and nothing that imports transformers: a transformers that fails to import on the GPU
+machine is then an error inside each section that needs it, recorded, after `environment` has written down the
+machine and the versions.
 """
 
+import importlib.util
+import platform
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 import torch
 
-from decoding.models import TINY, LoadedModel, load_model
 from decoding.timing.limits import device_name
-from decoding.timing.regimes import BUNDLED_SHAPE, random_model
 
-BUNDLED = BUNDLED_SHAPE.name
+if TYPE_CHECKING:
+    from decoding.models import LoadedModel
+
+BUNDLED = "SmolLM2-135M"  # decoding.timing.regimes.BUNDLED_SHAPE's name (imported there with transformers)
 # the models checked: the tests' tiny llama, and the bundled model's shape with random weights in both dtypes
 VARIANTS = ("tiny/float32", f"{BUNDLED}/bfloat16", f"{BUNDLED}/float32")
 TIMED = VARIANTS[1:]  # the tiny model's times say nothing of a real model's
@@ -69,9 +76,12 @@ class Context:
     plan: Plan
     deadline: float  # time.monotonic() past which long sections stop early
     dry_run: bool = False
-    models: dict[str, LoadedModel] = field(default_factory=dict)
+    models: dict[str, "LoadedModel"] = field(default_factory=dict)
 
-    def model(self, variant: str) -> LoadedModel:
+    def model(self, variant: str) -> "LoadedModel":
+        from decoding.models import TINY, load_model
+        from decoding.timing.regimes import BUNDLED_SHAPE, random_model
+
         if variant not in self.models:
             name, dtype = variant.split("/")
             if name == "tiny":
@@ -113,7 +123,7 @@ def per_variant(ctx: Context, names: tuple[str, ...], chosen: tuple[str, ...], f
     return out
 
 
-def prompt_ids(lm: LoadedModel, n: int) -> list[int]:
+def prompt_ids(lm: "LoadedModel", n: int) -> list[int]:
     return [(7919 * i) % lm.vocab_size for i in range(1, n + 1)]  # any ids do: the weights are random
 
 
@@ -121,22 +131,22 @@ def prompt_ids(lm: LoadedModel, n: int) -> list[int]:
 
 
 def environment(ctx: Context) -> dict:
-    import platform
-
-    import transformers
-
+    """The versions (read from the installed packages' metadata, so a package that fails to import still shows
+    its version), the GPU, and whether transformers imports."""
     dev = ctx.device
     versions = {name: _version(name) for name in ("torch", "transformers", "tokenizers", "huggingface_hub")}
-    versions |= {name: _version(name) for name in ("safetensors", "accelerate", "numpy")}
+    versions |= {name: _version(name) for name in ("safetensors", "accelerate", "numpy", "regex", "tqdm")}
     cuda = dev.type == "cuda"
     props = torch.cuda.get_device_properties(dev) if cuda else None
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    major, minor = (int(x) for x in (versions["transformers"] or "0.0").split(".")[:2])
+    imports = guarded(_transformers_imports)
     return {
         "python": platform.python_version(),
         "versions": versions,
         "torch_cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "transformers_from": transformers.__file__,
+        "transformers_from": getattr(importlib.util.find_spec("transformers"), "origin", None),
+        "transformers_import": imports,
         "device": str(dev),
         "device_name": device_name(dev),
         "memory_gib": round(props.total_memory / 2**30, 1) if cuda else None,
@@ -146,8 +156,16 @@ def environment(ctx: Context) -> dict:
         "checks": {
             "transformers >= 5.24 (cache=, out.cache, StaticLayer's device length)": (major, minor) >= (5, 24),
             "CUDA available": cuda or (None if ctx.dry_run else False),
+            "transformers imports": "error" not in imports,
         },
     }
+
+
+def _transformers_imports() -> dict:
+    import transformers
+    from transformers import StaticCache, StaticLayer  # noqa: F401  (what decoding.static needs of it)
+
+    return {"imported": transformers.__version__}
 
 
 def _version(dist: str) -> str | None:

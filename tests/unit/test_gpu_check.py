@@ -3,6 +3,8 @@ schema the GPU run writes too) and a summary naming the device, and passes every
 that raises is recorded and the next one runs; the sections only a GPU runs in full run on the CPU's stand-ins."""
 
 import json
+import subprocess
+import sys
 import time
 from dataclasses import replace
 
@@ -12,7 +14,8 @@ import torch
 from bench import gpu_check
 from bench import gpu_check_right as right
 from bench import gpu_check_speed as speed
-from bench.gpu_check_plan import DRY_PLAN, NO_CUDA, TIMED, VARIANTS, Context, guarded
+from bench.gpu_check_plan import BUNDLED, DRY_PLAN, NO_CUDA, TIMED, VARIANTS, Context, guarded
+from decoding.timing.regimes import BUNDLED_SHAPE
 
 CUDA_ONLY = {name for name, _, cuda_only in gpu_check.SECTIONS if cuda_only}
 
@@ -103,6 +106,15 @@ def test_no_section_starts_past_the_time_limit(tmp_path, monkeypatch):
     assert result["a"] == {"status": "skipped", "skipped": "time limit reached before it started"}
     with pytest.raises(ValueError, match="--time-limit is in seconds, 10 to 3600, got 5"):
         gpu_check.main(["--out", str(tmp_path), "--time-limit", "5"])
+
+
+def test_the_runner_starts_without_transformers_so_a_broken_one_is_each_sections_recorded_error():
+    # on the GPU machine transformers is a carried wheel: if it fails to import, `environment` still writes the
+    # machine and the versions down, and each section that needs it records the ImportError
+    code = "import sys; import bench.gpu_check; print(sorted(m for m in sys.modules if m.startswith('transformers')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=gpu_check.ROOT)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+    assert BUNDLED_SHAPE.name == BUNDLED  # written out there, so the plan need not import the regime map
 
 
 def test_the_sections_a_gpu_runs_in_full_run_on_the_cpus_stand_ins():
