@@ -1,12 +1,14 @@
 """The regime map: decode ms per token against weight bytes, per model size and path, on this machine.
 
     .venv/bin/python bench/gpu_decode.py [--device auto] [--dtype float32] [--steps 3] [--warmup 1]
-                                         [--sizes SmolLM2-135M SmolLM2-360M ...] [--no-check] [--threads N]
+                                         [--sizes SmolLM2-135M SmolLM2-360M ...] [--paths eager static captured]
+                                         [--no-check] [--threads N]
 
 Sizes: the bundled shape, SmolLM2-360M- and 1.7B-shaped llamas, and on a GPU larger Llama shapes up to what its
 memory holds, all with random weights (decoding/timing/regimes.py says why that is fair). Paths: "eager" (the lab's
-step) everywhere, "captured" (the static-cache step as a CUDA graph) on CUDA. Then the check under it: the bundled
-model's real weights beside random ones of its shape, in turns (`--no-check` skips it).
+step) and "static" (the static-cache step, uncaptured) everywhere, "captured" (that step as a CUDA graph) on CUDA:
+eager -> static is the static cache's part of the speed-up, static -> captured the graph's. Then the check under it:
+the bundled model's real weights beside random ones of its shape, in turns (`--no-check` skips it).
 
 Prints progress to stderr and, as its last line, one JSON object: the machine (device, torch, dtype, copy
 bandwidth), `points` (per size and path: decode_ms_per_token, mbu, launches_per_step, weight_bytes, device, dtype,
@@ -24,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 import torch
 
-from decoding.timing.regimes import SIZES, real_vs_random, regime_map
+from decoding.timing.regimes import PATHS, SIZES, real_vs_random, regime_map
 from decoding.watch import Watch
 
 
@@ -35,6 +37,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=3, help="timed decode steps per size and path")
     parser.add_argument("--warmup", type=int, default=1, help="steps run first and thrown away")
     parser.add_argument("--sizes", nargs="+", choices=[s.name for s in SIZES], default=None)
+    parser.add_argument("--paths", nargs="+", choices=PATHS, default=None, help="default: every path this device has")
     parser.add_argument("--no-check", action="store_true", help="skip the real-vs-random check")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's)")
     args = parser.parse_args(argv)
@@ -42,7 +45,8 @@ def main(argv=None) -> dict:
         torch.set_num_threads(args.threads)
     watch = Watch(on_progress=lambda f, msg: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
     sizes = tuple(args.sizes) if args.sizes else None
-    m = regime_map(args.device, args.dtype, args.steps, args.warmup, sizes=sizes, watch=watch)
+    paths = tuple(args.paths) if args.paths else None
+    m = regime_map(args.device, args.dtype, args.steps, args.warmup, sizes=sizes, paths=paths, watch=watch)
     out = {"machine": _machine(m.device_name), **{k: v for k, v in asdict(m).items() if k != "points"}}
     out["points"] = [asdict(p) for p in m.points]
     if not args.no_check:

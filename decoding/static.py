@@ -9,6 +9,10 @@ Nothing in the step changes shape, address or needs the host, so on CUDA it is r
 replayed every token (one launch for the whole step: nano-vllm's recipe). On the CPU the same step runs uncaptured.
 It returns the full float32 logits, so every sampler and chart reads it as it reads the eager step's.
 Prefill, and a pass over several tokens at once (forced tokens), stay eager, on the same cache.
+Safe capture by construction: only a cache of plain `StaticLayer`s is captured (a sliding-window layer keeps its
+length as a Python int and branches on it: a graph would replay the branch taken at capture); the capture records
+this thread's stream alone ("thread_local"), so another thread's CUDA work (a side panel, an inspector) neither breaks
+nor joins it; the memory the graph keeps for its own tensors (its pool) is counted, and the session store counts it.
 transformers' recipe: https://huggingface.co/docs/transformers/llm_optims#static-kv-cache-and-torchcompile
 """
 
@@ -19,6 +23,9 @@ from decoding.models import LoadedModel
 
 # passes run before capture: they pick the kernels and allocate the workspaces the graph then reuses
 CAPTURE_WARMUP = 3
+# torch's cudaStreamCaptureMode: "thread_local" forbids unsafe calls in the capturing thread only; torch's default,
+# "global", makes another thread's cudaMalloc or synchronize during the capture an error (bench/gpu_check.py compares)
+ERROR_MODES = ("thread_local", "global", "relaxed")
 
 
 def can_capture(device: torch.device) -> bool:
@@ -26,27 +33,57 @@ def can_capture(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.is_available()
 
 
+def check_capturable(cache) -> None:
+    """Refuse a cache a graph could replay wrongly: every layer must be a plain `StaticLayer`, whose length is a
+    tensor on the device that the step reads and advances there. A subclass may decide on the host: the sliding-window
+    layer keeps its length as a Python int and branches on it, and a graph would replay the branch taken at capture."""
+    odd = _odd_layers(cache)
+    if odd:
+        shown = "; ".join(odd[:3]) + (f"; and {len(odd) - 3} more" if len(odd) > 3 else "")
+        raise ValueError(
+            f"a CUDA graph replays only a cache of plain StaticLayers (the length on the device, no branch on the "
+            f"host); {shown}: run this model's static step uncaptured (capture=False)"
+        )
+
+
+def _odd_layers(cache) -> list[str]:
+    from transformers import StaticLayer
+
+    return [f"layer {i} is a {type(x).__name__}" for i, x in enumerate(cache.layers) if type(x) is not StaticLayer]
+
+
 class StaticStep:
     """One sequence's static KV cache of `max_len` positions and its decode step, captured when `capture` (default:
-    on CUDA). Owns its cache: a Run keeps one per run, and Back moves `length` back (`rewind`)."""
+    on CUDA, for a cache of plain StaticLayers). Owns its cache: a Run keeps one per run, and Back moves `length` back
+    (`rewind`). `error_mode`: the capture's cudaStreamCaptureMode (ERROR_MODES)."""
 
-    def __init__(self, lm: LoadedModel, max_len: int, capture: bool | None = None):
-        capture = can_capture(lm.device) if capture is None else capture
+    def __init__(self, lm: LoadedModel, max_len: int, capture: bool | None = None, error_mode: str = "thread_local"):
         if capture and not can_capture(lm.device):
             raise ValueError(f"a CUDA graph needs a CUDA device; this model is on {lm.device}")
         if not (isinstance(max_len, int) and 1 <= max_len <= lm.context_length):
             raise ValueError(f"a static cache holds 1 to {lm.context_length} positions, got {max_len!r}")
-        self.lm, self.max_len = lm, max(max_len, CAPTURE_WARMUP)
+        if error_mode not in ERROR_MODES:
+            raise ValueError(f"capture error mode must be one of {', '.join(ERROR_MODES)}, got {error_mode!r}")
+        self.lm, self.max_len, self.error_mode = lm, max(max_len, CAPTURE_WARMUP), error_mode
         # made outside inference mode: Back moves the cache's length in place, outside it
         self.cache = _allocated_cache(lm, self.max_len)
         self.token = torch.zeros(1, 1, dtype=torch.long, device=lm.device)  # (1, 1): the fixed input buffer
         self.graph, self.out = None, None
+        self._pool_bytes = 0
+        if capture is None:  # by default, captured where a graph can replay it (on CUDA, plain layers)
+            capture = can_capture(lm.device) and not _odd_layers(self.cache)
         if capture:
+            check_capturable(self.cache)
             self._capture()
 
     @property
     def captured(self) -> bool:
         return self.graph is not None
+
+    @property
+    def pool_bytes(self) -> int:
+        """The memory the captured graph keeps for its own tensors (its pool), measured at capture; 0 uncaptured."""
+        return self._pool_bytes
 
     @property
     def length(self) -> int:
@@ -55,6 +92,17 @@ class StaticStep:
 
     def rewind(self, length: int) -> None:
         rewind(self.cache, length)
+
+    def addresses(self) -> dict[str, list[int]]:
+        """Where the tensors a replay reads and writes lie: every layer's keys, values and length, the input buffer.
+        A graph replays these addresses, so none may move for as long as the step lives (Back, forced passes)."""
+        layers = self.cache.layers
+        return {
+            "keys": [layer.keys.data_ptr() for layer in layers],
+            "values": [layer.values.data_ptr() for layer in layers],
+            "length": [layer.cumulative_length.data_ptr() for layer in layers],
+            "token": [self.token.data_ptr()],
+        }
 
     def feed(self, ids: list[int], past: int) -> torch.Tensor:
         """`ids` at positions past .. past + T - 1 -> the last position's float32 logits (V,). One token at the cache's
@@ -94,9 +142,24 @@ class StaticStep:
         torch.cuda.current_stream(device).wait_stream(side)
         self.rewind(0)  # the warm-up's keys and values stay behind the length: masked, then overwritten
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
+        torch.cuda.empty_cache()  # as torch.cuda.graph does on entry: what is reserved after it is the graph's growth
+        reserved = torch.cuda.memory_reserved(device)
+        # thread_local: another thread's CUDA work during the capture is neither an error nor recorded into the graph
+        with torch.cuda.graph(self.graph, capture_error_mode=self.error_mode):
             self.out = self._one()  # (1, V): recorded, not run
         assert self.length == 0, "capturing must not move the cache"
+        self._pool_bytes = _graph_pool_bytes(self.graph, torch.cuda.memory_reserved(device) - reserved)
+
+
+def _graph_pool_bytes(graph, reserved_growth: int) -> int:
+    """The memory a captured graph keeps for its own tensors (its private pool, held as long as the graph): the
+    allocator's segments of that pool, so another thread's allocations are not counted; where this torch's snapshot
+    does not name each segment's pool, what the capture added to the reserved memory."""
+    segments = torch.cuda.memory_snapshot()
+    if not segments or any("segment_pool_id" not in s for s in segments):
+        return max(reserved_growth, 0)
+    pool = tuple(graph.pool())
+    return sum(s["total_size"] for s in segments if tuple(s["segment_pool_id"]) == pool)
 
 
 def _allocated_cache(lm: LoadedModel, max_len: int):

@@ -60,11 +60,12 @@ class Entry:
     @property
     def reserved_bytes(self) -> int:
         """The KV cache this run will hold at its longest (prompt + max new tokens): what the caps count,
-        so runs admitted now cannot outgrow the memory cap later as they step."""
+        so runs admitted now cannot outgrow the memory cap later as they step. A captured static run also holds its
+        graph's own memory (its pool: the step's activations and output)."""
         if self.run is None or self.run.cache is None or not self.run.ids:
             return 0
         if self.run.static is not None:  # a static cache holds prompt + max new tokens from its first pass
-            return self.kv_bytes
+            return self.kv_bytes + self.run.static.pool_bytes
         per_token = self.kv_bytes / len(self.run.ids)
         return int(per_token * (len(self.run.prompt.ids) + self.trace.max_new_tokens))
 

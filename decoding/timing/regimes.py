@@ -13,10 +13,12 @@ benchmark checks this on the bundled shape, real weights beside random ones: `re
 1) the machine's copy bandwidth (machine.probe, the one method every lesson reads; the server's kept figure when
    one is handed in);
 2) per size: build it, prefill a short prompt, then time one-token decode steps on each path (warm-up excluded, the
-   device synchronised before each clock read): "eager", the lab's step on a growing cache; "captured", the static
-   step replayed as a CUDA graph (CUDA only; decoding.static);
+   device synchronised before each clock read): "eager", the lab's step on a growing cache; "static", the static
+   cache's step run as it is (decoding.static, any device); "captured", that step replayed as a CUDA graph (CUDA
+   only). Eager to static is what the fixed cache and the device-built mask change; static to captured, what one
+   launch for the whole step instead of one per kernel changes;
 3) per size and path: ms per token (median of the raw times, kept), MBU against that bandwidth, kernel launches
-   per step (counted by torch.profiler, CUDA only).
+   per step (counted by torch.profiler, CUDA only: decoding.timing.launches).
 Arguments and result are plain values (no model, no tensor), so the work can run in a process of its own.
 """
 
@@ -27,11 +29,11 @@ from statistics import median
 
 import torch
 
-from decoding.clock import sync
 from decoding.forward import forward_one
 from decoding.models import LoadedModel, resolve_device, resolve_dtype
 from decoding.static import StaticStep, can_capture
 from decoding.timing import roofline as rl
+from decoding.timing.launches import launch_count, profiled
 from decoding.timing.limits import device_name, repeat_timed
 from decoding.timing.machine import MachineFigure, probe
 from decoding.timing.shape import model_shape
@@ -39,10 +41,6 @@ from decoding.watch import Cancelled, Watch
 
 PROMPT_TOKENS = 8  # the context the timed steps see: short, so the weights are nearly all a step reads
 FILL_BLOCK = 1 << 20  # random values drawn once and tiled over every weight (drawing 1.7e9 takes ~20 s on 2 cores)
-# the host calls that start work on the GPU: a kernel, or a whole captured graph
-LAUNCH_CALLS = frozenset(
-    {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch"}
-)
 ALIKE = 0.15  # real and random weights "time alike" when their fastest steps are within 15% of each other
 LAUNCHES_ON_CPU = "None on a CPU: its operators run in the calling thread, there is no kernel launch to count"
 
@@ -104,7 +102,7 @@ SIZES = (
     Size("CodeLlama-34B", 8192, 22016, 48, 64, 8, 32000, tied=False, rope_theta=1e6, gpu_only=True),
 )
 BUNDLED_SHAPE = SIZES[0]
-PATHS = ("eager", "captured")
+PATHS = ("eager", "static", "captured")  # the growing cache; the static cache's step as it is; that step as a graph
 
 
 @dataclass(frozen=True)
@@ -170,9 +168,10 @@ def regime_map(
     watch: Watch | None = None,
     machine: MachineFigure | None = None,
 ) -> RegimeMap:
-    """Time `steps` decode steps (after `warmup`) for each size that fits, on each path this device has (captured:
-    CUDA only). `sizes` picks some by name; `machine`: the server's kept figure of this machine and dtype, reused
-    instead of probing again (None: probe it now). On cancel, returns what was measured so far."""
+    """Time `steps` decode steps (after `warmup`) for each size that fits, on each path this device has (eager and
+    static everywhere, captured on CUDA only). `sizes` picks some by name; `machine`: the server's kept figure of
+    this machine and dtype, reused instead of probing again (None: probe it now). On cancel, returns what was
+    measured so far."""
     dev, watch, start = resolve_device(device), watch or Watch(), time.perf_counter()
     dt = resolve_dtype(dtype, dev)
     paths = paths or tuple(p for p in PATHS if p != "captured" or can_capture(dev))
@@ -238,9 +237,19 @@ def step_times(lm: LoadedModel, path: str, steps: int, warmup: int, watch: Watch
     """Prefill PROMPT_TOKENS, then time one-token steps on `path` (the context grows by one per step): the raw
     times in ms, warm-up excluded, and the launches of one more step."""
     prompt = [(7919 * i) % lm.vocab_size for i in range(1, PROMPT_TOKENS + 1)]  # any ids do
-    one = _eager_step(lm, prompt) if path == "eager" else _captured_step(lm, prompt, steps + warmup + 1)
+    one = path_step(lm, path, prompt, steps + warmup + 1)
     ms = repeat_timed(lm.device, one, steps, warmup, watch)
     return ms, launches(lm.device, one)
+
+
+def path_step(lm: LoadedModel, path: str, prompt: list[int], room: int):
+    """`prompt` prefilled, then a function that takes one decode step on `path` per call, feeding the same token every
+    time (a step's cost does not depend on which), the context growing by one; the static paths hold `room` calls."""
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
+    if path == "eager":
+        return _eager_step(lm, prompt)
+    return _static_step(lm, prompt, room, capture=path == "captured")
 
 
 def _eager_step(lm: LoadedModel, prompt: list[int]):
@@ -255,9 +264,10 @@ def _eager_step(lm: LoadedModel, prompt: list[int]):
     return one
 
 
-def _captured_step(lm: LoadedModel, prompt: list[int], room: int):
-    """The static step captured as a CUDA graph (decoding.static), on a cache with room for every timed step."""
-    step = StaticStep(lm, len(prompt) + room, capture=True)
+def _static_step(lm: LoadedModel, prompt: list[int], room: int, capture: bool):
+    """The static cache's step (decoding.static), as it is or captured as a CUDA graph, on a cache with room for
+    every timed step."""
+    step = StaticStep(lm, len(prompt) + room, capture=capture)
     token = int(step.feed(prompt, 0).argmax())
     return lambda: step.step(token)
 
@@ -267,12 +277,7 @@ def launches(device: torch.device, one) -> int | None:
     None on a CPU (LAUNCHES_ON_CPU). Run after the timing: the step must have room for one more token."""
     if device.type != "cuda":
         return None
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        one()
-        sync(device)
-    return sum(event.name in LAUNCH_CALLS for event in prof.events())
+    return launch_count(profiled(device, one))
 
 
 @torch.no_grad()

@@ -85,7 +85,7 @@ def regime_map_not_drawn_whole(page) -> list[str]:
     other charts, each as its own action draws it): text cut, covering a plot area or another text, names clipped."""
     from tests.helpers.pages import texts_cut, texts_over_plots, texts_over_texts
 
-    mine = ("Regime map", "the floor", "eager step", "captured step", "weights read per", "ms per token")
+    mine = ("Regime map", "the floor", "eager step", "static step", "captured step", "weights read per", "ms per token")
     covered = [t for t in texts_over_texts(page) if any(f'"{m}' in t for m in mine)]
     chart = "#timing-regimes"
     return texts_cut(page, chart) + texts_over_plots(page, chart) + covered + page.evaluate(NAMES_CLIPPED, chart[1:])
@@ -108,6 +108,8 @@ def test_the_regime_map_draws_every_size_beside_the_bytes_line_on_every_screen(p
     assert eager["text"] == ["SmolLM2-135M", "SmolLM2-360M", "SmolLM2-1.7B"], note
     assert eager["x"] == sorted(eager["x"])
     assert not any(t["name"].startswith("captured") for t in fig["data"])  # no CUDA here: no captured step
+    static = next(t for t in fig["data"] if t["name"].startswith("static"))  # the static cache's step, uncaptured
+    assert len(static["x"]) == len(eager["x"])
     assert "ms per token at SmolLM2-135M" in note and "measured on a GPU only" in note
     assert "random weights" in page.locator("#timing-regimes-map").inner_text()
     # what a person sees: at 1280x720, in projector mode, and at 800 px, the button and the chart share the screen

@@ -61,7 +61,12 @@ def test_sizes_that_do_not_fit_or_need_a_gpu_are_left_out_with_why():
 def test_the_map_is_plain_data_that_pickles(monkeypatch):
     monkeypatch.setattr(regimes, "SIZES", TINY_SIZES)
     m = regime_map("cpu", "float32", steps=2, warmup=1)
-    assert [(p.size, p.path) for p in m.points] == [("tiny-a", "eager"), ("tiny-b", "eager")]
+    assert [(p.size, p.path) for p in m.points] == [
+        ("tiny-a", "eager"),
+        ("tiny-a", "static"),  # the static cache's step, uncaptured: a path on every device
+        ("tiny-b", "eager"),
+        ("tiny-b", "static"),
+    ]
     assert m.bandwidth_gbs > 0 and not m.cancelled and "no kernel launch" in m.launches_note
     assert all(p.weight_bytes > 0 and math.isfinite(p.mbu) and p.launches_per_step is None for p in m.points)
     assert all(p.decode_ms_per_token == median(p.ms) and len(p.ms) == 2 for p in m.points)
@@ -74,7 +79,16 @@ def test_cancel_keeps_what_was_measured(monkeypatch):
     done = []
     watch = Watch(on_progress=lambda f, msg: done.append(msg), should_stop=lambda: "tiny-b shape" in " ".join(done))
     m = regime_map("cpu", "float32", steps=2, warmup=0, watch=watch)
-    assert m.cancelled and [p.size for p in m.points] == ["tiny-a"]
+    assert m.cancelled and [p.size for p in m.points] == ["tiny-a", "tiny-a"]
+
+
+def test_the_static_path_is_timed_on_any_device_and_a_path_is_named_among_three():
+    # eager -> static is the static cache's part of the speed-up, static -> captured the graph's
+    lm = random_model(TINY_SIZES[0], CPU, torch.float32)
+    ms, launched = step_times(lm, "static", steps=2, warmup=1, watch=Watch())
+    assert len(ms) == 2 and all(t > 0 for t in ms) and launched is None
+    with pytest.raises(ValueError, match="path must be one of eager, static, captured, got 'graph'"):
+        regimes.path_step(lm, "graph", [5, 6, 7], room=3)
 
 
 def test_the_captured_path_needs_cuda():

@@ -196,6 +196,15 @@ def test_a_static_cache_run_is_counted_at_the_cache_it_allocated(tiny):
     assert live.reserved_bytes == live.kv_bytes == int(per_token * (len(run.prompt.ids) + 40))
 
 
+def test_a_captured_static_run_also_counts_its_graphs_memory(tiny, monkeypatch):
+    run = Run(tiny, encode_prompt(tiny.tokenizer, "hello there", chat=False), max_new_tokens=40, path="static")
+    run.prefill()
+    live = Entry(trace=run.trace, run=run)
+    assert run.static.pool_bytes == 0 and live.reserved_bytes == live.kv_bytes  # uncaptured: no graph, no pool
+    monkeypatch.setattr(run.static, "_pool_bytes", 3 * 2**20)  # what a capture on CUDA measures
+    assert live.reserved_bytes == live.kv_bytes + 3 * 2**20
+
+
 def test_a_speculative_run_counts_its_target_and_draft_caches_at_their_longest(tiny):
     run = spec_run(tiny, max_new=8)
     held = len(run.ids) - 1  # the prefill leaves the last prompt token for the first round

@@ -1,14 +1,17 @@
 """The static-cache path writes the dynamic path's tokens and generate()'s, steps back exactly, feeds forced tokens,
 and its one-token step is one graph whatever the position (nothing the host decides per step)."""
 
+import copy
+
 import pytest
 import torch
 
+from decoding import static as static_module
 from decoding.lens import lens_run
 from decoding.loop import Run, run_to_end
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
-from decoding.static import StaticStep, can_capture
+from decoding.static import StaticStep, can_capture, check_capturable
 from tests.helpers.fidelity import FIDELITY, GREEDY, generate_ids
 
 
@@ -139,6 +142,74 @@ def test_static_arguments_are_checked(tiny, prompt):
         StaticStep(tiny, 4).feed([1, 2, 3, 4, 5], 0)
 
 
+def _sliding_cache(lm, max_len: int):
+    """The tiny model's static cache with its first layer a sliding window's (as Mistral or Gemma build theirs)."""
+    from transformers import StaticCache
+
+    config = copy.deepcopy(lm.model.config)
+    config.layer_types, config.sliding_window = ["sliding_attention", "full_attention"], 8
+    return StaticCache(config=config, max_cache_len=max_len)
+
+
+def test_a_graph_is_refused_a_cache_whose_layers_decide_on_the_host(tiny):
+    from transformers import StaticLayer
+
+    check_capturable(StaticStep(tiny, 16, capture=False).cache)  # plain StaticLayers: capturable
+    with pytest.raises(ValueError, match="plain StaticLayers .* layer 0 is a StaticSlidingWindowLayer: run"):
+        check_capturable(_sliding_cache(tiny, 16))
+
+    class Patched(StaticLayer):  # any subclass may branch on the host: refused too
+        pass
+
+    cache = StaticStep(tiny, 16, capture=False).cache
+    cache.layers[1] = Patched(max_cache_len=16)
+    with pytest.raises(ValueError, match="layer 1 is a Patched"):
+        check_capturable(cache)
+
+
+def test_a_static_step_captures_only_what_a_graph_can_replay(tiny, monkeypatch):
+    # as on CUDA: the device can capture, but this model's cache has a sliding-window layer
+    monkeypatch.setattr(static_module, "can_capture", lambda device: True)
+    monkeypatch.setattr(static_module, "_allocated_cache", _sliding_cache)
+    with pytest.raises(ValueError, match="plain StaticLayers"):
+        StaticStep(tiny, 16, capture=True)  # refused before any CUDA call
+    step = StaticStep(tiny, 16)  # by default: runs uncaptured instead
+    assert not step.captured and step.pool_bytes == 0
+    with pytest.raises(ValueError, match="capture error mode must be one of thread_local, global, relaxed"):
+        StaticStep(tiny, 16, error_mode="local")
+
+
+def test_a_graphs_pool_is_its_own_segments_or_else_what_the_capture_reserved(monkeypatch):
+    class Graph:
+        def pool(self):
+            return (0, 7)
+
+    segments = [
+        {"total_size": 2 << 20, "segment_pool_id": (0, 7)},  # the graph's
+        {"total_size": 20 << 20, "segment_pool_id": (0, 0)},  # the allocator's common pool: another thread's, say
+        {"total_size": 1 << 20, "segment_pool_id": (0, 7)},
+    ]
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: segments)
+    assert static_module._graph_pool_bytes(Graph(), reserved_growth=23 << 20) == 3 << 20
+    # a torch whose snapshot names no pools: what the capture added to the reserved memory (never below 0)
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: [{"total_size": 2 << 20}])
+    assert static_module._graph_pool_bytes(Graph(), reserved_growth=4 << 20) == 4 << 20
+    assert static_module._graph_pool_bytes(Graph(), reserved_growth=-(1 << 20)) == 0
+
+
+def test_the_steps_tensors_never_move_across_steps_back_and_forced_passes(tiny, prompt):
+    # a captured graph replays fixed addresses: the cache's keys, values and length, the input buffer
+    step = StaticStep(tiny, len(prompt.ids) + 16, capture=False)
+    at_start = step.addresses()
+    logits = step.feed(prompt.ids, 0)
+    for _ in range(8):
+        logits = step.feed([int(logits.argmax())], step.length)
+    step.rewind(step.length - 5)
+    step.feed([5, 6, 7], step.length)  # forced tokens: one eager pass on the same cache
+    step.feed([8], step.length)
+    assert step.addresses() == at_start and len(at_start["keys"]) == tiny.model.config.num_hidden_layers
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="a CUDA graph needs a GPU")
 def test_the_captured_step_writes_the_uncaptured_steps_tokens_on_cuda():
     from decoding.models import TINY, load_model
@@ -146,6 +217,7 @@ def test_the_captured_step_writes_the_uncaptured_steps_tokens_on_cuda():
     lm = load_model(TINY, device="cuda", dtype="float32")
     prompt = encode_prompt(lm.tokenizer, "Tell me a story.", chat=True)
     captured, plain = StaticStep(lm, 40, capture=True), StaticStep(lm, 40, capture=False)
+    assert captured.pool_bytes > 0 and plain.pool_bytes == 0  # the graph's own memory, counted by the store
     a, b = captured.feed(prompt.ids, 0), plain.feed(prompt.ids, 0)
     for _ in range(12):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

@@ -19,17 +19,20 @@ def _point(size: str, path: str, gb: float, ms: float, mbu: float) -> dict:
 # hand-made: the eager step grows with the bytes (10x the bytes, 9x the time); a captured one stays flat
 BYTE_BOUND = [_point("small", "eager", 0.5, 50.0, 0.5), _point("big", "eager", 5.0, 450.0, 0.55)]
 FLAT = [_point("small", "captured", 0.5, 20.0, 0.0), _point("big", "captured", 5.0, 24.0, 0.1)]
+STATIC = [_point("small", "static", 0.5, 40.0, 0.0), _point("big", "static", 5.0, 420.0, 0.6)]
 
 
 def test_the_figure_draws_each_size_on_each_path_beside_the_floor_line():
-    fig = regime_figure(BYTE_BOUND + FLAT, 20.0, "random weights · float32 · a CPU")
+    fig = regime_figure(BYTE_BOUND + FLAT + STATIC, 20.0, "random weights · float32 · a CPU")
     names = [t.name for t in fig.data]
     assert names[0].startswith(LINE_NAME) and "20.0 GB/s" in names[0]
     line = fig.data[0]
     assert line.y[0] == 1e3 * line.x[0] * GB / (20.0 * GB)  # the floor: bytes ÷ bandwidth, in ms
-    eager, captured = fig.data[1], fig.data[2]
+    eager, static, captured = fig.data[1], fig.data[2], fig.data[3]
     assert list(eager.text) == ["small", "big"] and list(eager.y) == [50.0, 450.0] and list(eager.x) == [0.5, 5.0]
     assert list(captured.text) == ["small", "big"] and "captured" in captured.name
+    # the static step's dots sit between the two at the same sizes: drawn, its names left to the eager dots above
+    assert static.name.startswith("static") and list(static.y) == [40.0, 420.0] and "text" not in static.mode
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
@@ -45,6 +48,12 @@ def test_the_sentence_names_the_bound_each_path_follows():
     assert "its time follows the bytes, so the bytes bound it" in said
     assert "something else bounds it (launching its kernels one by one" in said
     assert said.endswith("Left out: A, B (measured on a GPU only).")
+    split = regime_caption(BYTE_BOUND + STATIC + FLAT, 20.0, [], False, "cuda")
+    # the captured step's gain over eager, split: the static cache's part, then the graph's
+    assert (
+        "At small the static cache alone makes a step 1.2× as fast as eager; capturing it as one graph, 2.0×" in split
+    )
+    assert "static cache alone" not in said  # no static dots: nothing to split
     assert "Cancelled" in regime_caption(BYTE_BOUND[:1], 20.0, [], True, "cpu")
 
 

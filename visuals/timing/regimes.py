@@ -13,9 +13,11 @@ from visuals.log_axis import log_ticks
 from visuals.machine import machine_gbs
 from visuals.theme import DECODE, OTHER, empty_figure, ink, measured_title, styled
 
-PATH_LOOK = {  # path: (legend name, colour, marker)
-    "eager": ("eager step", DECODE, "circle"),
-    "captured": ("captured step (a CUDA graph)", "#D55E00", "diamond"),
+PATH_LOOK = {  # path: (legend name, colour, marker, where its sizes' names go: None for none)
+    "eager": ("eager step", DECODE, "circle", "top center"),
+    # unnamed: its dots sit between the other two at the same sizes, and three names per size would overlap
+    "static": ("static step (uncaptured)", "#CC79A7", "square", None),
+    "captured": ("captured step (a CUDA graph)", "#D55E00", "diamond", "bottom center"),
 }
 LINE_NAME = "the floor: bytes ÷ bandwidth"  # short names: the legend stays one row at 800 px and in projector mode
 RANDOM_WEIGHTS = (
@@ -44,7 +46,7 @@ def regime_figure(points: list[dict], bandwidth_gbs: float, label: str) -> go.Fi
             hovertemplate="%{x:.2f} GB read at full bandwidth: %{y:.1f} ms<extra></extra>",
         )
     )
-    for path, (name, colour, symbol) in PATH_LOOK.items():
+    for path, (name, colour, symbol, names_at) in PATH_LOOK.items():
         mine = sorted((p for p in points if p["path"] == path), key=lambda p: p["weight_bytes"])
         if not mine:
             continue
@@ -53,12 +55,12 @@ def regime_figure(points: list[dict], bandwidth_gbs: float, label: str) -> go.Fi
                 x=[p["weight_bytes"] / 1e9 for p in mine],
                 y=[p["decode_ms_per_token"] for p in mine],
                 name=name,
-                mode="lines+markers+text",
+                mode="lines+markers+text" if names_at else "lines+markers",
                 line={"color": colour, "width": 2},
                 marker={"color": colour, "size": 12, "symbol": symbol, "line": {"width": 1, "color": "white"}},
                 text=[p["size"] for p in mine],
                 # centred: a name to one side of the first or last dot ran past the plot area and was clipped
-                textposition="top center" if path == "eager" else "bottom center",
+                textposition=names_at or "top center",
                 textfont={"color": ink(colour), "size": 12},
                 customdata=[[p["mbu"] * 100, len(p["ms"])] for p in mine],
                 hovertemplate="%{text}: %{y:.1f} ms per token (median of %{customdata[1]})<br>"
@@ -79,7 +81,7 @@ def regime_caption(points: list[dict], bandwidth_gbs: float, skipped: list[str],
     if not points:
         return "*Cancelled before the first size was timed.*" if cancelled else ""
     said = []
-    for path, (name, _, _) in PATH_LOOK.items():
+    for path, (name, *_) in PATH_LOOK.items():
         mine = sorted((p for p in points if p["path"] == path), key=lambda p: p["weight_bytes"])
         if not mine:
             continue
@@ -95,11 +97,28 @@ def regime_caption(points: list[dict], bandwidth_gbs: float, skipped: list[str],
             f"time, {last['mbu']:.0%} of this machine's {machine_gbs(bandwidth_gbs)} copy bandwidth): "
             f"{_bound(grew, more, device)}."
         )
+    said += _split(points)
     if skipped:
         said.append("Left out: " + "; ".join(_grouped(skipped)) + ".")
     if cancelled:
         said.append("*Cancelled: the sizes above are those timed before.*")
     return " ".join(said)
+
+
+def _split(points: list[dict]) -> list[str]:
+    """The static step's gain over the eager one split in two, at the smallest size timed statically: the static
+    cache's part (eager ÷ static) and the graph's (static ÷ captured)."""
+    static = [p for p in points if p["path"] == "static"]
+    if not static:
+        return []
+    size = min(static, key=lambda p: p["weight_bytes"])["size"]
+    at = {p["path"]: p["decode_ms_per_token"] for p in points if p["size"] == size}
+    if "eager" not in at:
+        return []
+    said = f"At {size} the static cache alone makes a step {at['eager'] / at['static']:.1f}× as fast as eager"
+    if "captured" in at:
+        said += f"; capturing it as one graph, {at['static'] / at['captured']:.1f}× again"
+    return [said + "."]
 
 
 def _bound(grew: float, more: float, device: str) -> str:
