@@ -27,6 +27,7 @@ from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
 from ui.serving.tab import server_note
 from visuals import theme
+from visuals.chart import CSS as CHART_CSS
 from visuals.glossary import CSS as GLOSSARY_CSS
 
 # (tab title, module in ui/ with a build(config) function, its id in a shared link: ?tab=step), in teaching order.
@@ -103,6 +104,7 @@ CSS = f"""
 /* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
 .projector .speculative-round {{ line-height: 2; }}
 {LESSON_CSS}
+{CHART_CSS}
 {GLOSSARY_CSS}"""
 TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight

@@ -59,7 +59,9 @@ class Running:
         self._held = threading.Lock()
         self.stopped = False
 
-    def views(self, steps: Iterator[T], every_s: float = REDRAW_EVERY_S, clock=time.monotonic) -> Iterator[T | None]:
+    def views(
+        self, steps: Iterator[T], every_s: float = REDRAW_EVERY_S, clock=time.monotonic, draw=None
+    ) -> Iterator[object]:
         """The views of `steps` (taking one runs its step), each made while the lock is held, until `steps` ends or
         the run is stopped; then `END`, either way: the completion message's copy of the last value must draw nothing
         even when the run ended by itself, as another answer may have come in between.
@@ -68,22 +70,24 @@ class Running:
         when its time comes, and the last one a run made. Each view shows the whole run so far, so a view not sent
         loses nothing; sending every token's (25 a second on a CPU, hundreds on a GPU) would have a browser redraw
         the chart more often than a person can follow, and fall behind the run. A run stopped drops the views it has
-        not sent: the stopping answer is drawn last."""
+        not sent: the stopping answer is drawn last. With `draw`, what `steps` yields is turned into a view only when
+        it is sent (`draw(item)`): a view made of changes since the last one sent (ui/patch.py) must be drawn then."""
+        draw = draw or (lambda item: item)
         pace, unsent = Pace(every_s, clock), _ENDED
         while True:
             with self._held:
-                view = _ENDED if self.stopped else next(steps, _ENDED)
+                item = _ENDED if self.stopped else next(steps, _ENDED)
                 if self.stopped:  # stopped while this step ran: its view would come after the answer
                     break
-                if view is _ENDED:
+                if item is _ENDED:
                     if unsent is not _ENDED:
-                        yield unsent
+                        yield draw(unsent)
                     break
                 if not pace.due():
-                    unsent = view
+                    unsent = item
                     continue
                 unsent = _ENDED
-                yield view
+                yield draw(item)
         yield END
 
     def stop(self) -> None:

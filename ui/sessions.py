@@ -17,7 +17,8 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from decoding.forward import kv_cache_bytes
@@ -52,6 +53,9 @@ class Entry:
     run: Run | None = None
     view: object = None  # what the tab that owns the run shows of it (its own dataclass: the store never reads it)
     running: Running = field(default_factory=Running)  # a Run N's views before the answer that stops it (ui.running)
+    # one session's events never interleave on its run: a Step, a moved knob, a panel opening, each holds it whole
+    # (`holding`), so a step never chooses from one distribution while the page is shown another
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @property
     def kv_bytes(self) -> int:
@@ -164,6 +168,13 @@ class Store:
                 f"{self.ttl_s / 60:.0f} idle minutes): press Prefill to start one"
             )
         return entry
+
+    @contextmanager
+    def holding(self, run_id: str | None) -> Iterator[Entry]:
+        """The session's run (`get`), held by this event alone until the block ends."""
+        entry = self.get(run_id)
+        with entry.lock:
+            yield entry
 
     def release(self, run_id: str | None) -> None:
         self.runs.release(run_id)

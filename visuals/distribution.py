@@ -9,24 +9,13 @@ The thresholds the truncating samplers used are drawn on the chart: where top-k 
 cumulative mass top-p stops at, and min-p's floor relative to the top token.
 """
 
+import itertools
 import math
-
-import plotly.graph_objects as go
 
 from decoding.stages import MIN_P, TEMPERATURE, TOP_K, TOP_P
 from decoding.trace import Step
-from visuals.theme import (
-    CHOSEN,
-    FORCED,
-    KEPT,
-    REMOVED,
-    REMOVED_OPACITY,
-    STAGE_LABELS,
-    TEXT,
-    fate_colour,
-    figure_from,
-    look,
-)
+from visuals.chart import Axis, Bar, Chart, Column, Curve, Key, Mark, Rule, figure_html, nice_axis
+from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, STAGE_LABELS, TEXT, fate_colour
 from visuals.tokens import visible_token
 
 MODES = ("after your settings", "model probability", "raw logits")
@@ -61,84 +50,88 @@ def bar_value(c, mode: str) -> float:
     return c.prob_after if mode == MODES[0] else c.prob_before if mode == MODES[1] else c.logit
 
 
-def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n: int = 20) -> go.Figure:
-    """Top-`n` bars of `step` (a recorded step, or a preview when `chosen` is False)."""
+def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n: int = 20) -> str:
+    """Top-`n` bars of `step` (a recorded step, or a preview when `chosen` is False), as an HTML chart
+    (visuals.chart): a column per token, which a click picks (its token id, `data-key`)."""
     top = shown_candidates(step, n, chosen)
     values = [bar_value(c, mode) for c in top]
-    labels = [f"{visible_token(c.text)} " + ("" if i < n else f"(#{step.rank})") for i, c in enumerate(top)]
-    labels = _unique(labels)
-    # one trace per fate, so the legend names each colour (never colour alone)
-    data = [_bars(fate, top, values, labels, step, chosen, mode) for fate in _fates(top, step, chosen)]
-    if mode == MODES[0]:
-        data.append(_model_marks(top, labels))
-    layout = look(_title(step, chosen), height=400)
-    layout["xaxis"] |= dict(
-        categoryorder="array", categoryarray=labels, tickangle=-45, tickfont={"size": 15, "family": "monospace"}
+    labels = [f"{visible_token(c.text)}" + ("" if i < n else f" (#{step.rank})") for i, c in enumerate(top)]
+    probabilities = mode != MODES[2]
+    columns = tuple(
+        Column(
+            label=label,
+            bars=(_bar(c, value, step, chosen, mode),),
+            mark=Mark(MODEL_MARK, c.prob_before) if mode == MODES[0] else None,
+            key=c.id,
+        )
+        for c, value, label in zip(top, values, labels)
     )
-    layout["yaxis"] |= {"title": {"text": _AXIS[mode]}}
-    if mode != MODES[2]:  # a fixed axis: a flatter distribution looks flatter, never rescaled back to full height
-        layout["yaxis"] |= {"range": [0, 1.02], "autorange": False, "dtick": 0.2}
-    layout["shapes"], layout["annotations"] = [], []
-    if mode != MODES[2]:
-        _draw_thresholds(data, layout, step, top, values, labels)
-    legend = {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "bgcolor": "rgba(0,0,0,0)"}
-    # hovermode x: a click anywhere in a bar's column picks it, even a bar a few pixels tall
-    layout |= dict(barmode="overlay", bargap=0.15, legend=legend, hovermode="x")
-    layout["margin"] |= {"t": 84, "b": 80}
-    return figure_from(data, layout)
+    if probabilities:  # a fixed axis: a flatter distribution looks flatter, never rescaled back to full height
+        y = Axis(0.0, 1.02, (0.0, 0.2, 0.4, 0.6, 0.8, 1.0), _AXIS[mode])
+    else:
+        y = nice_axis(max(values, default=1.0), min(0.0, min(values, default=0.0)), title=_AXIS[mode])
+    rules, curve = _thresholds(step, values) if probabilities else ((), None)
+    head, sub = _title(step, chosen)
+    return figure_html(
+        Chart(
+            columns=columns,
+            y=y,
+            title=head,
+            sub=sub,
+            legend=_legend(top, step, chosen, mode, curve is not None),
+            rules=rules,
+            curve=curve,
+            y2=CUMULATIVE if curve is not None else None,
+            height=300,
+            vertical_labels=True,
+        ),
+        cls="distribution",
+    )
 
 
-def _bars(fate: str, top, values: list[float], labels: list[str], step: Step, chosen: bool, mode: str) -> dict:
-    idx = [i for i, c in enumerate(top) if _fate(c, step, chosen) == fate]
+# the cumulative mass's axis, on the right: top-p stops where it crosses the top-p line
+CUMULATIVE = Axis(0.0, 1.05, (0.0, 0.5, 1.0))
+
+
+def _bar(c, value: float, step: Step, chosen: bool, mode: str) -> Bar:
+    """A token's bar, in its fate's colour. A removed token, after your settings, has nothing left: an empty hatched
+    outline at the probability the model gave it."""
+    fate = _fate(c, step, chosen)
     removed = fate not in ("kept", "chosen", "forced")
-    colour = _fate_colour(fate)
+    look = "solid"
+    if removed:
+        look, value = ("outline", c.prob_before) if mode == MODES[0] else ("pale", value)
+    name = _series_name(fate, mode)
+    hover = f"{visible_token(c.text)} · {name}\nid {c.id}\nmodel p {c.prob_before:.4f}\nafter {c.prob_after:.4f}"
+    return Bar(
+        series=name,
+        value=value,
+        colour=_fate_colour(fate),
+        look=look,
+        hover=f"{hover}\nlogit {c.logit:.2f}",
+        data=(c.id, c.prob_before, c.prob_after, c.logit),
+    )
+
+
+def _series_name(fate: str, mode: str) -> str:
     name = _FATE_NAMES.get(fate, f"removed by {STAGE_LABELS.get(fate, fate)}")
-    marker = {"color": colour, "opacity": 1.0, "pattern": {"shape": ""}, "line": {"width": 0}}
-    heights = [values[i] for i in idx]
-    if removed and mode == MODES[0]:
-        # nothing is left of it after your settings: an empty hatched outline at the probability the model gave it
-        heights = [top[i].prob_before for i in idx]
-        marker = {
-            "color": "rgba(0,0,0,0)",
-            "pattern": {"shape": "/", "fgcolor": colour, "fillmode": "overlay"},
-            "line": {"width": 2, "color": colour},
-        }
+    if fate not in _FATE_NAMES and mode == MODES[0]:
         name += " (outline: its model probability)"
-    elif removed:
-        marker |= {"opacity": REMOVED_OPACITY, "pattern": {"shape": "/"}}
-    return dict(
-        type="bar",
-        x=[labels[i] for i in idx],
-        y=heights,
-        name=name,
-        marker=marker,
-        customdata=[[top[i].id, top[i].prob_before, top[i].prob_after, top[i].logit] for i in idx],
-        hovertemplate="id %{customdata[0]}<br>model p %{customdata[1]:.4f}<br>after %{customdata[2]:.4f}"
-        "<br>logit %{customdata[3]:.2f}<extra></extra>",
-    )
+    return name
 
 
-def _model_marks(top, labels: list[str]) -> dict:
-    """A dash at each token's model probability, beside its bar: how far your settings moved it."""
-    return dict(
-        type="scatter",
-        mode="markers",
-        x=labels,
-        y=[c.prob_before for c in top],
-        name=MODEL_MARK,
-        marker={"symbol": "line-ew", "size": 22, "line": {"width": 3, "color": TEXT}},
-        hoverinfo="skip",
-    )
-
-
-def _unique(labels: list[str]) -> list[str]:
-    # two tokens can look alike once spaces are made visible; a category axis needs distinct names
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        out.append(label if seen[label] == 1 else f"{label}\u200b" * seen[label])
-    return out
+def _legend(top, step: Step, chosen: bool, mode: str, cumulative: bool) -> tuple[Key, ...]:
+    """A key per fate on the chart (never colour alone), then the dash and the cumulative line when drawn."""
+    keys = []
+    for fate in _fates(top, step, chosen):
+        removed = fate not in ("kept", "chosen", "forced")
+        look = ("outline" if mode == MODES[0] else "pale") if removed else "solid"
+        keys.append(Key(_series_name(fate, mode), _fate_colour(fate), look))
+    if mode == MODES[0]:
+        keys.append(Key(MODEL_MARK, TEXT, "mark"))
+    if cumulative:
+        keys.append(Key("cumulative mass", REMOVED[TOP_P.name], "line"))
+    return tuple(keys)
 
 
 _FATE_NAMES = {"kept": "kept", "chosen": "chosen", "forced": "forced by you"}
@@ -162,57 +155,28 @@ def _fate_colour(fate: str) -> str:
     return fate_colour(fate)
 
 
-def _draw_thresholds(data: list, layout: dict, step: Step, top, values: list[float], labels: list[str]) -> None:
+def _thresholds(step: Step, values: list[float]) -> tuple[tuple[Rule, ...], Curve | None]:
+    """Where top-k cuts, the cumulative mass top-p stops at, and min-p's floor; none under greedy."""
     s = step.settings
     if s.get(TEMPERATURE.field, TEMPERATURE.neutral) == 0:
-        return
-    shapes, notes = layout["shapes"], layout["annotations"]
+        return (), None
+    rules, curve = [], None
     k = s.get(TOP_K.field, TOP_K.neutral)
-    if 0 < k < len(top):
-        shapes.append(_line(x=k - 0.5, colour=REMOVED[TOP_K.name], dash="dash", width=2))
-        notes.append(dict(x=k - 0.5, y=1, yref="paper", text=f"top-k = {k}", showarrow=False, xanchor="left"))
+    if 0 < k < len(values):
+        rules.append(Rule(f"top-k = {k}", REMOVED[TOP_K.name], x=k))
     top_p = s.get(TOP_P.field, TOP_P.neutral)
     if top_p < 1.0:
-        cumulative, total = [], 0.0
-        for v in values:
-            total += v
-            cumulative.append(total)
-        line = {"color": REMOVED[TOP_P.name], "width": 2}
-        data.append(
-            dict(
-                type="scatter",
-                x=labels,
-                y=cumulative,
-                yaxis="y2",
-                mode="lines+markers",
-                name="cumulative mass",
-                line=line,
-                hoverinfo="skip",
-            )
-        )
-        shapes.append(_line(y=top_p, colour=REMOVED[TOP_P.name], dash="dot", yref="y2"))
-        notes.append(
-            dict(x=1, xref="paper", y=top_p, yref="y2", text=f"top-p = {top_p:g}", showarrow=False, xanchor="right")
-        )
-        layout["yaxis2"] = look()["yaxis"] | {"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False}
+        curve = Curve("cumulative mass", tuple(itertools.accumulate(values)), REMOVED[TOP_P.name])
+        rules.append(Rule(f"top-p = {top_p:g}", REMOVED[TOP_P.name], y=top_p, axis="y2", dash="dotted"))
     min_p = s.get(MIN_P.field, MIN_P.neutral)
     if min_p > 0 and values:
-        floor = min_p * max(values)
-        shapes.append(_line(y=floor, colour=REMOVED[MIN_P.name], dash="dash", width=2))
-        notes.append(
-            dict(x=0.5, xref="paper", y=floor, text=f"min-p floor = {min_p:g} × top", showarrow=False, yanchor="bottom")
-        )
+        rules.append(Rule(f"min-p floor = {min_p:g} × top", REMOVED[MIN_P.name], y=min_p * max(values)))
+    return tuple(rules), curve
 
 
-def _line(colour: str, dash: str, width: float | None = None, x=None, y=None, yref: str = "y") -> dict:
-    """A full-height line at `x` or a full-width line at `y` (what plotly's add_vline / add_hline draw)."""
-    line = {"color": colour, "dash": dash} | ({"width": width} if width else {})
-    if x is not None:
-        return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)
-    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref=yref, line=line)
-
-
-def _title(step: Step, chosen: bool) -> str:
+def _title(step: Step, chosen: bool) -> tuple[str, str]:
+    """The chart's title (which step, the model's entropy, the top-1/top-2 gap) and the line under it (what was
+    chosen)."""
     gap, tie = near_tie(step)
     head = f"step {step.index + 1}" if chosen else f"next token (step {step.index + 1}, not chosen yet)"
     # the model's own distribution, before temperature and the filters: a knob moved leaves it as it is
@@ -221,13 +185,17 @@ def _title(step: Step, chosen: bool) -> str:
     pick = ""
     if chosen:
         how = "forced" if step.forced else "chosen"
-        pick = (
-            f"<br><sup>{how}: {visible_token(step.token_text)} (model p={step.prob_before:.3f}, rank {step.rank})</sup>"
-        )
-    return f"{head} · {entropy} · top-1 − top-2 gap {gap:.3f}{fork}{pick}"
+        pick = f"{how}: {visible_token(step.token_text)} (model p = {probability(step.prob_before)}, rank {step.rank})"
+    return f"{head} · {entropy} · top-1 − top-2 gap {gap:.3f}{fork}", pick
 
 
 def candidate_choices(step: Step, n: int = 20) -> list[tuple[str, int]]:
     """(label, id) pairs of the top-`n` candidates, for a 'force this token' picker."""
     top = sorted(step.top, key=lambda c: -c.prob_before)[:n]
-    return [(f"#{i + 1} {visible_token(c.text)}  (p={c.prob_before:.3f})", c.id) for i, c in enumerate(top)]
+    return [(f"#{i + 1} {visible_token(c.text)}  (p = {probability(c.prob_before)})", c.id) for i, c in enumerate(top)]
+
+
+def probability(p: float) -> str:
+    """A probability with three decimals, or "< 0.001" when it would print as 0.000: a token the model gave next
+    to nothing was still given something."""
+    return "< 0.001" if 0 < p < 0.0005 else f"{p:.3f}"

@@ -26,7 +26,7 @@ def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser)
     page.goto(f"{app_url}?tab=step")  # the app opens on Start here
     page.click("#step-prefill")
     page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)
-    page.wait_for_selector("#step-dist .js-plotly-plot .bars path")
+    page.wait_for_selector("#step-dist .lc-bar")
     assert "not chosen yet" in page.inner_text("#step-dist")
     idle(page)
     held = listeners(page)
@@ -46,7 +46,7 @@ def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser)
     page.wait_for_selector("#step-stop [data-stop]:not([data-stop=''])", timeout=180_000)
     assert "finished" in page.inner_text("#step-stop")
     assert generated(page) > 3
-    assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 1
+    assert page.locator("#step-dist .lc-bar").count() > 1
     assert "step" in page.inner_text("#step-dist")
     assert "TTFT" in page.inner_text("#step-numbers")
     page.screenshot(path=str(ARTIFACTS / "e2e-run-to-end.png"), full_page=True)

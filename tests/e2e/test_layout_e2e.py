@@ -73,7 +73,7 @@ def test_every_tab_meets_wcag_aa_contrast_as_it_opens_and_at_800_px_is_reachable
     tab opened again, its own button visible (none behind a menu), no chart text over another or over a plot area."""
     page = open_app(browser, app_url, 1280)
     page.click("#step-prefill")  # the step tab with its chart, chips and panels drawn
-    page.wait_for_selector("#step-dist .js-plotly-plot .bars path", timeout=120_000)
+    page.wait_for_selector("#step-dist .lc-bar", timeout=120_000)
     titles, problems = tab_titles(page), {}
     for title in titles:
         show(page, title)
@@ -146,7 +146,10 @@ ONE_SCREEN = {
 }
 
 # the chart holds data (an empty figure, a message in place of its data, has an empty plot area too)
-DRAWN = "chart => ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+DRAWN = (
+    "chart => document.querySelector(`${chart} .lc-bar`) !== null"
+    " || ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+)
 
 
 def acted(browser, app_url: str, tab: str, viewport: dict):

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.pages import ARTIFACTS, idle, new_page, pick, set_number, until
+from tests.helpers.pages import ARTIFACTS, figure, idle, new_page, pick, set_number, until
 from ui.step.lessons import PRESETS, SLUGS, WALKTHROUGH
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -22,22 +22,18 @@ def page(step_page):
 
 
 def chart(page, elem: str = "step-dist") -> list[dict]:
-    """The traces plotly drew, as plain data."""
-    return page.evaluate(
-        f"""() => (document.querySelector('#{elem} .js-plotly-plot').data || [])
-                  .map((t) => ({{name: t.name, type: t.type, x: t.x, y: t.y, fill: t.marker && t.marker.color}}))"""
-    )
+    """The chart's series, as plain data (tests/helpers/pages.py, FIGURE)."""
+    return (figure(page, elem) or {"data": []})["data"]
 
 
 def title(page) -> str:
-    return page.locator("#step-dist .gtitle").text_content()
+    """The chart's title and the line under it (what was chosen)."""
+    return page.locator("#step-dist .lc-title").text_content()
 
 
 def filled_bars(page) -> dict[str, float]:
     """Token label -> bar height, for the bars that hold probability after the settings (not the outlines)."""
-    return {
-        x: y for t in chart(page) if t["type"] == "bar" and t["fill"] != "rgba(0,0,0,0)" for x, y in zip(t["x"], t["y"])
-    }
+    return {x: y for t in chart(page) for x, y, look in zip(t["x"], t["y"], t["look"]) if look == "solid"}
 
 
 def model_marks(page) -> list[float]:
@@ -55,7 +51,7 @@ def wait_chips(page, n: int) -> None:
 def prefill(page) -> None:
     page.click("#step-prefill")
     page.wait_for_function(
-        "() => { const t = document.querySelector('#step-dist .gtitle');"
+        "() => { const t = document.querySelector('#step-dist .lc-head');"
         " return t && t.textContent.includes('not chosen yet')"
         " && document.querySelectorAll('#step-chips .tok.gen').length === 0; }",
         timeout=LONG,
@@ -67,9 +63,9 @@ def step(page, times: int = 1) -> None:
         n = len(chips(page)) + 1
         page.click("#step-step")
         wait_chips(page, n)
-        # the chart is drawn apart from the chips, a moment later: its title names the step once it is this one's
+        # the chart comes in the same answer: its title names the step once it is this one's
         page.wait_for_function(
-            f"() => {{ const t = document.querySelector('#step-dist .gtitle');"
+            f"() => {{ const t = document.querySelector('#step-dist .lc-head');"
             f" return t && t.textContent.startsWith('step {n} '); }}",
             timeout=LONG,
         )
@@ -110,7 +106,7 @@ def test_try_this_1_confident_one_bar_holds_most_then_three_steps(page):
     step(page, 3)
     # the Confident preset's own words: seed 0, the third Step draws ␣To, a bar of p = 0.003
     assert "seed 0 the third Step draws ␣To" in PRESETS[CONFIDENT].watch
-    assert chips(page)[2] == "␣To" and "p=0.003" in title(page)
+    assert chips(page)[2] == "␣To" and "p = 0.003" in title(page)
     page.screenshot(path=str(ARTIFACTS / "step-try-1.png"))
 
 
@@ -120,20 +116,15 @@ def test_try_this_2_back_and_temperature_2_flattens_the_same_logits(page):
     page.click("#step-back")
     wait_chips(page, 2)
     page.wait_for_function(
-        "document.querySelector('#step-dist .gtitle').textContent.includes('not chosen yet')", timeout=LONG
+        "document.querySelector('#step-dist .lc-head').textContent.includes('not chosen yet')", timeout=LONG
     )
     before, marks = max(filled_bars(page).values()), model_marks(page)
     assert before == pytest.approx(0.36, abs=0.01)
     set_number(page, "step-temperature", "2")
-    page.wait_for_function(
-        "() => Math.max(...document.querySelector('#step-dist .js-plotly-plot').data"
-        ".filter((t) => t.type === 'bar').flatMap((t) => t.y)) < 0.1",
-        timeout=LONG,
-    )
+    until(page, lambda: max(filled_bars(page).values()) < 0.1, LONG / 1000, "temperature 2's flat bars")
     assert max(filled_bars(page).values()) == pytest.approx(0.02, abs=0.01)  # "drops from 0.36 to 0.02"
     assert model_marks(page) == marks  # the dashes stay: the same logits
-    layout = page.evaluate("document.querySelector('#step-dist .js-plotly-plot').layout.yaxis.range")
-    assert layout == [0, 1.02]  # the axis did not rescale the change away
+    assert figure(page, "step-dist")["range"] == [0, 1.02]  # the axis did not rescale the change away
     page.screenshot(path=str(ARTIFACTS / "step-try-2-temperature-2.png"))
     step(page)
 
@@ -158,7 +149,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     expect(page.locator("#step-stop")).to_contain_text("press Prefill to run again with the new settings", timeout=LONG)
     idle(page)  # the press's event has ended: what it drew is all it will draw
     assert "".join(chips(page)).replace("␣", " ") == looped
-    assert page.locator("#step-dist .js-plotly-plot .bars path").count() > 0
+    assert page.locator("#step-dist .lc-bar").count() > 0
     # "Open Penalties, seed, length… below these steps, set Repetition penalty to 1.3, press Prefill"
     assert "set **Repetition penalty** to 1.3, press **Prefill**" in WALKTHROUGH
     open_advanced(page)
@@ -173,11 +164,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
 def test_try_this_5_time_shows_one_prefill_pass_and_one_pass_per_token(page):
     prefill(page)
     step(page, 3)
-    page.wait_for_function(
-        "() => { const d = document.querySelector('#step-time .js-plotly-plot');"
-        " return d && d.data && d.data.length > 1 && d.data[2].x.length === 3; }",
-        timeout=LONG,
-    )
+    page.wait_for_function("document.querySelectorAll('#step-time .lc-col').length === 4", timeout=LONG)
     bars = {t["name"]: t["x"] for t in chart(page, "step-time")}
     assert bars["prefill (whole prompt)"] == ["prefill"] and bars["sampling"] == ["1", "2", "3"]
 
@@ -202,7 +189,7 @@ def test_preset_open_no_bar_holds_a_quarter_and_seed_1_starts_another_way(page, 
 def test_preset_high_temperature_draws_unlikely_tokens_until_min_p(page):
     def unlikely() -> int:  # chips drawn with a model probability under 0.01 (their hover text says it)
         titles = page.locator("#step-chips .tok.gen").evaluate_all("(els) => els.map((e) => e.title)")
-        return sum(float(re.search(r"model p=([0-9.]+)", t)[1]) < 0.01 for t in titles)
+        return sum(float(re.search(r"model p = (< )?([0-9.]+)", t)[2]) < 0.01 for t in titles)
 
     pick_preset(page, HOT)
     prefill(page)
@@ -217,7 +204,7 @@ def test_preset_high_temperature_draws_unlikely_tokens_until_min_p(page):
 def test_the_loop_fits_one_screen_at_1280x720_with_try_this_open_or_closed(page):
     prefill(page)
     for _ in range(2):
-        for elem in ("#step-prefill", "#step-step", "#step-back", "#step-temperature", "#step-dist .bars"):
+        for elem in ("#step-prefill", "#step-step", "#step-back", "#step-temperature", "#step-dist .lc-plot"):
             box = page.locator(elem).first.bounding_box()
             assert box and box["y"] >= 0 and box["y"] + box["height"] <= 720, elem
         page.get_by_text("Try this (five steps)").click()  # opened by its label: open the 2nd time round
@@ -245,7 +232,7 @@ def test_greedy_says_it_skips_top_p(page):
 def test_keys_step_and_go_back_but_not_while_typing(page):
     page.click("#step-start")
     page.keyboard.press("p")
-    page.wait_for_function("document.querySelector('#step-dist .gtitle') !== null", timeout=LONG)
+    page.wait_for_function("document.querySelector('#step-dist .lc-head') !== null", timeout=LONG)
     page.keyboard.press("ArrowRight")
     wait_chips(page, 1)
     page.keyboard.press("ArrowRight")
@@ -263,11 +250,7 @@ def test_keys_step_and_go_back_but_not_while_typing(page):
     # an arrow key on the temperature slider redraws the chart, as letting go of the mouse does
     page.locator("#step-temperature input[type=range]").focus()
     page.keyboard.press("End")  # temperature 3
-    page.wait_for_function(
-        "() => document.querySelector('#step-dist .js-plotly-plot').data"
-        ".filter((t) => t.type === 'bar').every((t) => t.y.every((y) => y < 0.2))",
-        timeout=LONG,
-    )
+    until(page, lambda: max(filled_bars(page).values()) < 0.2, LONG / 1000, "temperature 3's flat bars")
 
 
 def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url):  # noqa: F811
@@ -299,7 +282,8 @@ def test_clicking_a_bar_forces_its_token_even_in_projector_mode(browser, app_url
     page.goto(f"{app_url}{query}")
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
     prefill(page)
-    box = page.locator("#step-dist .bars path").nth(1).bounding_box()  # the preview's bars are one trace, in order
+    # the second bar's column (tokens in order of the model's probability), clicked above its short bar
+    box = page.locator("#step-dist .lc-col[data-key]").nth(1).bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.wait_for_function("document.querySelector('#step-chips .tok.gen.forced') !== null", timeout=LONG)
     assert chips(page) == ["␣the"]

@@ -14,7 +14,10 @@ from tests.helpers.pages import idle, new_page, set_number, until
 from ui.launch import ROOT, free_port, start_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
-DRAWN = "chart => ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+DRAWN = (
+    "chart => document.querySelector(`${chart} .lc-bar`) !== null"
+    " || ((document.querySelector(`${chart} .js-plotly-plot`) || {}).data || []).length > 0"
+)
 
 
 @pytest.fixture(scope="module")

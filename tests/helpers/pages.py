@@ -9,18 +9,50 @@ from ui.launch import ROOT
 
 ARTIFACTS = ROOT / "artifacts"  # the browser tests' screenshots
 
-# a chart's traces (arrays made plain) and its annotations' text, from the plotly div inside the element with this id
+# a chart's series and its notes' text, from inside the element with this id: a plotly chart's traces (arrays made
+# plain) from its graph div, or an HTML chart's (visuals.chart) from its bars, each of which says its series, x, y,
+# hover numbers and look; for an HTML chart, `range` is its y axis and `title` its heading with the line under it
 FIGURE = """
 id => {
-  const gd = document.querySelector(`#${id} .js-plotly-plot`);
-  if (!gd || !gd.data) return null;
-  const plain = v => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+  const root = document.querySelector(`#${id}`);
+  if (!root) return null;
+  const gd = root.querySelector('.js-plotly-plot');
+  if (gd && gd.data) {
+    const plain = v => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+    return {
+      data: gd.data.map(t => ({name: t.name, x: plain(t.x), y: plain(t.y), base: plain(t.base), xaxis: t.xaxis,
+                               text: plain(t.text), mode: t.mode, marker: t.marker, customdata: t.customdata,
+                               error_y: t.error_y})),
+      annotations: ((gd.layout || {}).annotations || []).map(a => a.text),
+      title: ((gd.layout || {}).title || {}).text || "",
+    };
+  }
+  if (!root.querySelector('.lc')) return null;
+  // a grid of panels reads as plotly's subplots: each panel's series on its own x axis (x, x2, x3...)
+  const panels = [...root.querySelectorAll('.lc-panel')];
+  const series = new Map();
+  for (const e of root.querySelectorAll('[data-series]')) {
+    const name = e.dataset.series, at = panels.indexOf(e.closest('.lc-panel'));
+    const xaxis = at > 0 ? `x${at + 1}` : 'x';
+    const empty = {name, xaxis, x: [], y: [], customdata: [], look: [], colour: []};
+    if (!series.has(xaxis + name)) series.set(xaxis + name, empty);
+    const s = series.get(xaxis + name);
+    s.x.push(e.dataset.x);
+    s.y.push(parseFloat(e.dataset.y));
+    s.customdata.push(e.dataset.c ? JSON.parse(e.dataset.c) : null);
+    s.look.push((e.className.match(/lc-(solid|pale|outline)/) || ['', ''])[1]);
+    s.colour.push(e.style.getPropertyValue('--c').trim());
+  }
+  for (const s of series.values()) if (s.customdata.every(c => c === null)) s.customdata = null;  // marks, dots
+  const plot = root.querySelector('.lc-plot');
+  const style = plot ? getComputedStyle(plot) : null;
+  const lines = e => [...e.children].map(c => c.textContent).join('\n') || e.textContent;
   return {
-    data: gd.data.map(t => ({name: t.name, x: plain(t.x), y: plain(t.y), base: plain(t.base), xaxis: t.xaxis,
-                             text: plain(t.text), mode: t.mode, marker: t.marker, customdata: t.customdata,
-                             error_y: t.error_y})),
-    annotations: ((gd.layout || {}).annotations || []).map(a => a.text),
-    title: ((gd.layout || {}).title || {}).text || "",
+    data: [...series.values()],
+    annotations: [...root.querySelectorAll('.lc-note, .lc-empty p, .lc-panel-title')].map(lines),
+    title: [...root.querySelectorAll('.lc-title')].map(e => e.textContent).join('\n'),
+    range: style ? [parseFloat(style.getPropertyValue('--lo')), parseFloat(style.getPropertyValue('--hi'))] : null,
+    labels: [...root.querySelectorAll('.lc-x span')].map(e => e.textContent),
   };
 }
 """

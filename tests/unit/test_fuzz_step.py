@@ -76,7 +76,7 @@ def act(run_id, action) -> None:
 def assert_consistent(run_id) -> None:
     entry = STORE.get(run_id)
     steps = entry.trace.steps
-    assert len(entry.view.extras) == len(steps)
+    assert len(entry.view.records) == len(steps)
     assert all(0 <= s.token_id < VOCAB for s in steps)
     if entry.view.shown is not None:
         assert sum(c.prob_after for c in entry.view.shown.top) <= 1 + 1e-4

@@ -15,7 +15,7 @@ KNOBS = {"temperature": 1.0, "top_k": 0, "top_p": 0.9, "min_p": 0.1}
 
 def test_sandbox_view_builds_every_output():
     view = sandbox_view("10, 9.9, 9.8, 5, 4, 0 x 95", KNOBS)
-    assert len(view.strategies.layout.annotations) == 5 and "top-p 0.9" in view.measured
+    assert view.strategies.count('<div class="lc-panel">') == 5 and "top-p 0.9" in view.measured
     assert "transformers" in view.orders
 
 

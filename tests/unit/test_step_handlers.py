@@ -111,13 +111,12 @@ def test_run_my_steps_alone_takes_effect_on_the_very_next_step(tiny, before):
         {**KNOBS, "temperature": 0.0, "presence_penalty": 0.5},  # greedy
     ],
 )
-@pytest.mark.parametrize("strategies_open", [True, False])
-def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, strategies_open):
+@pytest.mark.parametrize("on_screen", ["strategies", ""])
+def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, on_screen):
     """The inspectors (penalties moved, engine orders), the choice and each strategy alone all read the one processed
-    distribution: one pipeline pass per Step click, its panels below the chart included, whether they are open or
-    not (these settings run the same stages in every engine's order; an order that differs would run its own)."""
+    distribution: one pipeline pass per distribution, whether "each strategy alone" is on screen or not (these
+    settings run the same stages in every engine's order; an order that differs would run its own)."""
     from decoding import inspector, loop, pipeline, sandbox
-    from ui.step import tab
 
     calls = []
 
@@ -130,26 +129,51 @@ def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, strateg
     # results kept for other sessions (decoding.recent) start empty: an earlier test's run of this prompt is not read
     monkeypatch.setattr(loop, "_PROCESSED", Recent(loop.KEPT))
     monkeypatch.setattr(inspector, "_INSPECTED", Recent(inspector.KEPT))
-    run_id = start(knobs)
-    tab.side_panels(run_id, knobs, strategies_open)
-    assert len(calls) == 1  # Prefill: the first distribution's preview, inspectors and panels
+    shown = dict(strategies_open=True, on_screen=on_screen)
+    answer = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], knobs, **shown)
+    assert len(calls) == 1  # Prefill: the first distribution's preview, inspectors and panel
     for n in range(2, 5):
-        h.step(run_id, MODES[0], knobs)
-        side = tab.side_panels(run_id, knobs, strategies_open)
-        # each distribution processed once: open, the panel processes the next one, and the Step that chooses from it
-        # reads that; closed, that Step processes it itself
-        processed = n if strategies_open else n - 1
+        answer = h.step(answer.run_id, MODES[0], knobs, **shown)
+        # on screen, the panel processes the next distribution, and the Step that chooses from it reads that; off
+        # screen, that Step processes it itself
+        processed = n if on_screen else n - 1
         assert len(calls) == processed, f"{len(calls)} pipeline passes for {processed} distributions"
-        assert isinstance(side.strategies, dict) is not strategies_open  # a closed panel is skipped (gr.skip())
+        # the panel is drawn in the click's own answer while it is on screen, and left as it is (gr.skip()) otherwise
+        assert isinstance(answer.strategies, dict) is (on_screen == "")
 
 
-def test_a_closed_strategies_panel_is_drawn_as_it_opens(tiny):
-    from ui.step import tab
-
+def test_each_strategy_alone_is_drawn_in_the_clicks_answer_only_while_open_and_on_screen(tiny):
     run_id = start()
-    assert isinstance(tab.side_panels(run_id, KNOBS, False).strategies, dict)  # gr.skip(): nothing drawn
-    figure = tab.strategies_opened(run_id, KNOBS)
-    assert [trace.name for trace in figure.data]  # the panel's chart, for the pending distribution
+    shown = h.step(run_id, MODES[0], KNOBS, strategies_open=True, on_screen="strategies")
+    assert "lc-panels" in shown.strategies  # drawn
+    for open_, on_screen in ((False, "strategies"), (True, ""), (False, "")):
+        answer = h.step(run_id, MODES[0], KNOBS, strategies_open=open_, on_screen=on_screen)
+        assert isinstance(answer.strategies, dict)  # gr.skip(): nothing computed, nothing sent
+    # an API call (no page script to say what is on screen) gets what is open
+    assert "lc-panels" in h.back(run_id, MODES[0], KNOBS, strategies_open=True, on_screen=None).strategies
+
+
+def test_a_panel_that_comes_on_screen_stale_is_drawn_for_the_chart_shown(tiny):
+    run_id = start()
+    answer = h.step(run_id, MODES[0], KNOBS)  # the panel off screen: not drawn
+    number = answer.chart.split('data-view="')[1].split('"')[0]
+    drawn = h.strategies_drawn(run_id, KNOBS)
+    assert f'data-view="{number}"' in drawn and "lc-panels" in drawn
+
+
+def test_a_step_is_one_answer_with_its_panels_and_sends_only_its_new_chip_and_column(tiny):
+    run_id = start()
+    first = h.step(run_id, MODES[0], KNOBS)
+    second = h.step(run_id, MODES[0], KNOBS)
+    assert "html" in first.chips or "ops" in first.chips
+    # one chip added (the text held back and the legend's note on bytes may change beside it), none re-sent
+    added = [op for op in second.chips["ops"] if op[1] == ".chips"]
+    assert [op[0] for op in added] == ["append"] and added[0][2].count('class="tok gen') == 1
+    assert {op[0] for op in second.timeline["ops"]} <= {"append", "attr", "html"}
+    appended = [op for op in second.timeline["ops"] if op[0] == "append"]
+    assert len(appended) == 2 and appended[0][2].count('class="lc-col"') == 1  # one column, and its label
+    back = h.back(run_id, MODES[0], KNOBS)
+    assert ["drop", ".chips", 1] in back.chips["ops"]
 
 
 def test_reset_during_run_to_end_stops_it_after_the_view_in_flight_with_no_error(tiny):

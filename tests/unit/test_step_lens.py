@@ -9,7 +9,6 @@ from ui.context import RAW
 from ui.sessions import STORE
 from ui.step import handlers as h
 from ui.step import lens
-from ui.step import view as step_view
 from visuals.distribution import MODES
 
 
@@ -17,31 +16,33 @@ def _prefill():
     return h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], GREEDY).run_id
 
 
+def _opened(run_id):
+    return h.lens_opened(run_id, MODES[0], GREEDY)
+
+
 def test_closed_the_panel_reads_no_lens_and_redraws_nothing(tiny):
     run_id = _prefill()
-    h.step(run_id, MODES[0], GREEDY)
+    answer = h.step(run_id, MODES[0], GREEDY)
     entry = STORE.get(run_id)
-    assert entry.view.lenses == {}
-    assert step_view.side_view(run_id, None).lens == gr.skip()  # the panels below the chart send it nothing
+    assert entry.view.pending.lens is None and all(r.lens is None for r in entry.view.records)
+    assert answer.lens_table == answer.lens_summary == gr.skip()  # a click's answer sends it nothing
     STORE.release(run_id)
 
 
-def test_open_the_panels_below_the_chart_change_its_stamp_and_the_stamp_draws_it(tiny):
+def test_open_the_panel_is_drawn_as_it_opens_and_in_every_clicks_own_answer(tiny):
     run_id = _prefill()
-    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
-    first = step_view.side_view(run_id, None).lens
-    h.step(run_id, MODES[0], GREEDY)
-    second = step_view.side_view(run_id, None).lens
-    assert isinstance(first, int) and second != first  # each change of the stamp is an event that draws the panel
-    drawn, side = lens.drawn(run_id), lens.side(STORE.get(run_id))
-    assert drawn.table == side.table and "layer 2 (final)" in drawn.table and drawn.summary == side.summary
+    opened = _opened(run_id)
+    assert "layer 2 (final)" in opened.lens_table  # in the answer of the event that opened it
+    answer = h.step(run_id, MODES[0], GREEDY)  # one event: the step and its lens
+    side = lens.side(STORE.get(run_id))
+    assert answer.lens_table == side.table and "layer 2 (final)" in answer.lens_table
+    assert answer.lens_summary == side.summary
     STORE.release(run_id)
-    assert lens.drawn(run_id).table == gr.skip()  # freed: the panel stays as it is
 
 
 def test_open_every_step_reads_its_lens_and_the_panel_shows_the_charts_distribution(tiny):
     run_id = _prefill()
-    shown = lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    shown = _opened(run_id)
     assert shown.run_id == run_id  # the chart redrawn from the lens pass's logits
     entry = STORE.get(run_id)
     for _ in range(3):
@@ -56,7 +57,7 @@ def test_open_every_step_reads_its_lens_and_the_panel_shows_the_charts_distribut
 
 def test_back_and_a_new_choice_drop_the_lens_of_the_old_one(tiny):
     run_id = _prefill()
-    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    _opened(run_id)
     h.step(run_id, MODES[0], GREEDY)
     h.step(run_id, MODES[0], GREEDY)
     h.back(run_id, MODES[0], GREEDY)
@@ -71,11 +72,11 @@ def test_back_and_a_new_choice_drop_the_lens_of_the_old_one(tiny):
 
 def test_a_step_taken_with_the_panel_open_reports_the_lens_pass_it_chose_from(tiny):
     run_id = _prefill()
-    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    _opened(run_id)
     shown = h.step(run_id, MODES[0], GREEDY)
     entry = STORE.get(run_id)
-    step, seen = entry.trace.steps[-1], entry.view.lenses[0].lens
-    assert step.pass_mode == "lens" and "**Forward pass:** the lens pass" in shown.orders
+    step, seen = entry.trace.steps[-1], entry.view.records[0].lens.lens
+    assert step.pass_mode == "lens" and "**Forward pass behind this distribution:** the lens pass" in shown.orders
     assert 0 < step.forward_ms <= seen.ms  # that pass's own time, within what the panel cost
     STORE.release(run_id)
 
@@ -88,7 +89,7 @@ def _to_end(run_id):
 def test_when_the_run_stops_with_the_panel_open_the_curve_covers_every_step_from_one_pass(tiny):
     run_id = _prefill()
     h.step(run_id, MODES[0], GREEDY)  # taken with the panel closed: still counted once the run stops
-    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    _opened(run_id)
     _to_end(run_id)
     entry = STORE.get(run_id)
     n = len(entry.trace.steps)
@@ -96,7 +97,7 @@ def test_when_the_run_stops_with_the_panel_open_the_curve_covers_every_step_from
     assert f"over the whole run ({n} steps)" in panel.curve.layout["title"]["text"]
     assert f"Over the whole run, {n} steps: one more pass" in panel.note and "100%: every written token" in panel.note
     whole = entry.view.whole
-    lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY))
+    _opened(run_id)
     assert entry.view.whole is whole  # read once per run
     h.back(run_id, MODES[0], GREEDY)  # another run now: the curve is the steps' own again
     assert lens.side(entry).note == lens.CURVE_NOTE
@@ -107,8 +108,9 @@ def test_closed_the_panel_reads_no_curve_and_opening_it_on_a_stopped_run_reads_i
     run_id = _prefill()
     _to_end(run_id)
     entry = STORE.get(run_id)
-    assert entry.view.whole is None and entry.view.lenses == {}
-    assert lens.opened(run_id, lambda: h.settings_changed(run_id, MODES[0], GREEDY)) == {}  # nothing pending to read
+    assert entry.view.whole is None and all(r.lens is None for r in entry.view.records)
+    with entry.lock:
+        assert not lens.opened(entry)  # nothing pending to read
     assert entry.view.whole[1].steps == len(entry.trace.steps)
     assert "over the whole run" in lens.side(entry).curve.layout["title"]["text"]
     STORE.release(run_id)

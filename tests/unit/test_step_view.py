@@ -2,12 +2,11 @@
 chart's bars with the chosen one marked, the numbers line; and the side panels drawn from the session's own run."""
 
 import gradio as gr
-import plotly.graph_objects as go
 
 from decoding.knobs import settings_from
 from decoding.models import TINY
-from decoding.pipeline import SamplerSettings
 from decoding.sandbox import each_strategy_alone
+from tests.helpers.charts import read_chart
 from tests.helpers.step import CONFIG, GREEDY, OFF
 from ui.context import RAW
 from ui.events import teach
@@ -22,64 +21,66 @@ from visuals.glossary import term
 KNOBS = {"temperature": 0.7, "top_k": 5, "top_p": 0.9, "min_p": 0.05, **OFF}
 
 
-def bars(fig: go.Figure) -> dict[str, list[int]]:
-    """The chart's token ids per trace (one trace per fate: chosen, kept, removed by ...)."""
-    return {t.name: [c[0] for c in t.customdata] for t in fig.data if t.type == "bar"}
+def bars(chart: str) -> dict[str, list[int]]:
+    """The chart's token ids per series (one per fate: chosen, kept, removed by ...), its model-probability marks
+    left out."""
+    return {s.name: [c[0] for c in s.customdata] for s in read_chart(chart).data if s.customdata[0] is not None}
+
+
+def shown(chips: dict) -> str:
+    """A patched token strip's whole view (ui/patch.py), as the page holds it after this answer."""
+    return chips["html"] if "html" in chips else "".join(op[2] for op in chips["ops"] if op[0] == "append")
 
 
 def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     # a prompt no other test prefills: one seen before would come from the server's prefix cache, not be computed
-    chips, loop, stop, chart, picker, orders, numbers, run_id = h.prefill(
+    chips, loop, stop, chart, picker, orders, numbers, run_id, *_ = h.prefill(
         CONFIG, None, TINY, "qzxvw", RAW, 0, 4, "", MODES[0], GREEDY
     )
-    assert chips.count('class="tok prompt"') == 5 and 'class="tok gen' not in chips
-    assert "prefill: one forward pass over the whole prompt (5 tokens)" in loop and "<b>running</b>" in stop
+    assert shown(chips).count('class="tok prompt"') == 5 and 'class="tok gen' not in shown(chips)
+    assert "prefill: one forward pass over the whole prompt (5 tokens)" in loop
+    assert "<b>waiting</b>: not stopped; press Step" in stop  # idle, not "running"
     assert bars(chart).keys() == {"kept"} and len(bars(chart)["kept"]) == step_view.TOP_N  # a preview: none chosen
     assert len(picker["choices"]) == step_view.TOP_N and "transformers" in orders
     assert numbers == ""  # no token yet, so no time per token
     # under the chart: how the prompt's forward pass ran (alone here), then the engine orders
-    assert orders.startswith("**Forward pass:** computed alone (nobody else was stepping)")
+    assert orders.startswith("**Forward pass behind this distribution:** computed alone (nobody else was stepping)")
 
-    chips, loop, _, chart, picker, _, numbers, _ = h.step(run_id, MODES[0], GREEDY)
+    chips, loop, _, chart, picker, _, numbers, *_ = h.step(run_id, MODES[0], GREEDY)
     first = STORE.get(run_id).trace.token_ids[0]
     top = picker["choices"][0][1]
-    assert chips.count('class="tok gen"') == 1 and "step 1: one forward pass over 6 tokens" in loop
+    assert shown(chips).count('class="tok gen"') == 1 and "step 1: one forward pass over 6 tokens" in loop
     assert bars(chart)["chosen"] == [first] == [top]  # greedy chose the top bar
     assert sum(len(ids) for ids in bars(chart).values()) == step_view.TOP_N
     tpot = term("TPOT", "time per output token")
-    assert f"**{term('TTFT')}**" in numbers and f"**{tpot}** — ·" in numbers  # one token: no decode step yet
+    assert f"**{term('TTFT')}**" in numbers and f"**{tpot}** — (" in numbers  # one token: no decode step yet
 
-    chips, _, _, _, _, _, numbers, _ = h.step(run_id, MODES[0], GREEDY)
-    assert chips.count('class="tok gen"') == 2
+    chips, _, _, _, _, _, numbers, *_ = h.step(run_id, MODES[0], GREEDY)
+    assert shown(chips).count('class="tok gen"') == 1  # the one chip this step added
     assert f"**{tpot}** —" not in numbers and "server-ms" in numbers
     STORE.release(run_id)
 
 
 def test_strategies_panel_follows_the_pending_logits(tiny):
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], KNOBS).run_id
-    settings = settings_from(KNOBS)
-    before = step_view.side_view(run_id, settings).strategies
-    h.step(run_id, MODES[0], KNOBS)
-    after = step_view.side_view(run_id, settings).strategies
-    assert [sum("keeps" in (a.text or "") for a in f.layout.annotations) for f in (before, after)] == [5, 5]
+    on = dict(strategies_open=True, on_screen="strategies")
+    before = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], KNOBS, **on)
+    run_id, settings = before.run_id, settings_from(KNOBS)
+    after = h.step(run_id, MODES[0], KNOBS, **on)
+    assert [read_chart(a.strategies).charts for a in (before, after)] == [5, 5]  # a panel per strategy
     expected = each_strategy_alone(STORE.get(run_id).run.logits, settings, step_view.TOP_N)
     kept = [r.kept for r in expected]
     assert [r.name for r in expected] == ["greedy", "temperature", "top_k", "top_p", "min_p"]
     assert kept[0] == 1 and kept[2] >= 5  # greedy keeps one; top-k keeps k (and ties)
-    titles = [a.text for a in after.layout.annotations if "keeps" in (a.text or "")]
-    assert [f"keeps {n:,}<br>" in t for n, t in zip(kept, titles)] == [True] * len(kept)
+    assert [after.strategies.count(f"<span>keeps {n:,}</span>") >= 1 for n in kept] == [True] * len(kept)
     STORE.release(run_id)
 
 
 def test_no_run_gives_blank_panels():
-    pen, time_fig, strategies, *_ = step_view.side_view(None, SamplerSettings())
-    blanks = [f.layout.annotations[0].text for f in (pen, time_fig, strategies)]
-    assert blanks == [
-        "Penalties appear here once a run starts",
-        "Press Prefill, then Step: each step's time appears here",
-        step_view.STRATEGIES_BLANK,
-    ]
-    assert all(not f.data for f in (pen, time_fig, strategies))
+    blank = step_view.empty_view()
+    assert "Penalties appear here once a run starts" in blank.penalties
+    assert "Press Prefill, then Step: each step&#x27;s time appears here" in blank.timeline
+    assert step_view.STRATEGIES_BLANK in blank.strategies and step_view.CHART_BLANK in blank.chart
+    assert all("lc-empty" in part for part in (blank.penalties, blank.timeline, blank.strategies, blank.chart))
 
 
 def test_greedy_says_why_every_engine_keeps_every_token(tiny):
@@ -94,9 +95,8 @@ def test_greedy_says_why_every_engine_keeps_every_token(tiny):
 def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loaded(tiny):
     run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", MODES[0], GREEDY).run_id
     list(h.run_to_end(run_id, MODES[0], GREEDY))
-    strategies = step_view.side_view(run_id, settings_from(GREEDY)).strategies
-    assert "press Prefill" in strategies.layout.annotations[0].text
-    assert "replayed" not in strategies.layout.annotations[0].text
+    strategies = h.strategies_drawn(run_id, GREEDY)
+    assert "press Prefill" in strategies and "replayed" not in strategies
     STORE.release(run_id)
 
 
@@ -104,7 +104,7 @@ def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
     with gr.Blocks():
         c = layout(CONFIG)
     fn, inputs, outputs = named(h.step, c.view, run_id=c.run_id, mode=c.mode, knobs=c.knobs)
-    said = teach(fn, c.message)  # as the page wires the Step button
+    said = teach(fn, c.message)  # as the page wires the Step button (its panels' state left out here)
     assert inputs == [c.run_id, c.mode, *c.knobs] and outputs == list(c.view)
     run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], GREEDY).run_id
     out = said(run_id, MODES[0], *{**GREEDY, "top_p": 5.0}.values())
@@ -112,6 +112,6 @@ def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
     assert "Top-p must be between 0.01 and 1 (1 = off), got 5.0" in out[c.message]
     assert "class='lab-error'" in out[c.message]
     good = said(run_id, MODES[0], *GREEDY.values())
-    assert good[c.message] == "" and 'class="tok gen"' in good[c.view.chips]  # the next good step clears the message
+    assert good[c.message] == "" and 'class="tok gen"' in shown(good[c.view.chips])  # the good step clears it
     assert set(good) == {*c.view, c.message}
     STORE.release(run_id)

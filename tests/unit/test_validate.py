@@ -51,7 +51,7 @@ def assert_usable(run_id) -> None:
     before = len(entry.trace.steps)
     step(run_id)
     assert len(entry.trace.steps) == before + 1
-    assert len(entry.view.extras) == len(entry.trace.steps)
+    assert len(entry.view.records) == len(entry.trace.steps)
 
 
 def assert_teaches(call, *parts) -> None:
@@ -189,11 +189,11 @@ def test_step_and_run_on_a_finished_run_keep_its_view_and_say_to_prefill_again(s
     again = [step(session), *h.run_steps(session, 3, MODES[0], knobs()), *h.run_to_end(session, MODES[0], knobs())]
     assert len(again) == 3  # one view each: a Run on a finished run never leaves the page blank
     for view in again:
-        # the same chips, loop diagram and stop line
-        assert (view.chips, view.loop, view.stop) == (last.chips, last.loop, last.stop)
+        # the same loop diagram and stop line, and no change to the token strip
+        assert (view.loop, view.stop) == (last.loop, last.stop) and view.chips["ops"] == []
         assert "finished" in view.stop and "press Prefill to run again with the new settings" in view.stop
-        assert view.chart.data  # the chart still shows the last step
-    assert len(entry.view.extras) == len(entry.trace.steps)
+        assert "lc-bar" in view.chart  # the chart still shows the last step
+    assert len(entry.view.records) == len(entry.trace.steps)
     teach(h.back)(session, MODES[0], knobs())
     assert_usable(session)
 
@@ -237,9 +237,9 @@ def test_unusual_unicode_prompts_run_and_save(tiny, text, template):
 
 
 def test_a_full_server_frees_the_oldest_run_and_tells_its_session(tiny, monkeypatch):
-    oldest = prefill()[-1]
+    oldest = prefill().run_id
     monkeypatch.setattr(STORE, "max_items", 1)  # a full server: the next session's run takes the place of the oldest
-    newest = prefill()[-1]
+    newest = prefill().run_id
     assert len(STORE) == 1 and STORE.get(newest)
     told = ["run was freed to make room for newer sessions", "at most 1 runs, beam searches", "press Prefill"]
     assert_teaches(lambda: step(oldest), *told)

@@ -7,6 +7,7 @@ from decoding.constrained.kinds import Constraint
 from decoding.constrained.measure import Comparison, Sample
 from decoding.pipeline import SamplerSettings
 from decoding.trace import Candidate, Step
+from tests.helpers.charts import read_chart
 from visuals.constrained.views import (
     answer_html,
     comparison_figure,
@@ -71,9 +72,9 @@ def test_forced_and_resampled_tokens_are_marked_in_the_answer():
 
 
 def test_the_bars_the_grammar_removed_have_its_own_colour_and_name():
-    fig = distribution_figure(_step())
-    removed = next(t for t in fig.data if t.name.startswith("removed by grammar"))
-    assert removed.marker.line.color == REMOVED["grammar"]
+    fig = read_chart(distribution_figure(_step()))
+    removed = next(s for s in fig.data if s.name.startswith("removed by grammar"))
+    assert removed.colours == [REMOVED["grammar"]]
 
 
 def test_each_token_is_counted_once_as_sampled_forced_by_the_grammar_or_typed_by_you():

@@ -6,17 +6,10 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from tests.helpers.made import RESULTS, TOP, make_step
-from visuals import distribution, lens, strategies
-from visuals.distribution import MODES
-from visuals.step import timeline
+from visuals import lens
 from visuals.theme import empty_figure, figure_from
 
-DISTRIBUTIONS = {f"distribution, {m}": lambda m=m: distribution.distribution_figure(make_step(TOP), m) for m in MODES}
 FIGURES = {
-    **DISTRIBUTIONS,
-    "strategies": lambda: strategies.strategies_figure(RESULTS),
-    "timeline": lambda: timeline.request_timeline_figure(120.0, [40.0, 38.5], [1.0, 1.2], [3.0, 2.5]),
     "lens agreement": lambda: lens.agreement_figure([0.0, 0.25, 1.0], 4, exit_layer=1, whole_run=True),
     "empty": lambda: empty_figure("Press Prefill"),
     "titles written as strings": lambda: figure_from(
@@ -39,7 +32,7 @@ def test_the_json_is_what_plotly_writes(name):
 
 
 def test_read_or_changed_as_a_plotly_figure_it_serialises_the_change():
-    fig = FIGURES["timeline"]()
+    fig = FIGURES["lens agreement"]()
     assert fig.data and fig.layout.height  # read as plotly reads it
     fig.update_layout(height=123)
     assert json.loads(fig.to_json())["layout"]["height"] == 123

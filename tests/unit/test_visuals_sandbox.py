@@ -7,6 +7,7 @@ import pytest
 
 from decoding.inspector import Inspection
 from decoding.sandbox import OrderComparison, OrderResult, Sweep, preset_logits, temperature_sweep
+from tests.helpers.charts import read_chart
 from tests.helpers.made import RESULTS, alone
 from ui.strategy_code import strategy_source
 from visuals.sandbox.views import describe_sweep, orders_markdown, orders_table, sweep_figure
@@ -14,46 +15,46 @@ from visuals.strategies import percent, strategies_figure
 from visuals.theme import CHOSEN, KEPT, REMOVED
 
 
-def bars_in(fig, panel: int):
-    axis = "x" if panel == 1 else f"x{panel}"
-    return [t for t in fig.data if t.type == "bar" and t.xaxis == axis]
+def panels(html: str) -> list:
+    """Each panel of the grid, read as its own chart."""
+    return [read_chart(part) for part in html.split('<div class="lc-panel">')[1:]]
 
 
 def test_one_panel_per_strategy_with_its_title():
-    fig = strategies_figure(RESULTS)
-    titles = [a.text for a in fig.layout.annotations]
-    assert len(titles) == 3
-    assert "keeps 1<br>(50% of mass)" in titles[0]
-    assert titles[1].startswith("<b>top-k 2</b>") and "keeps 2<br>" in titles[1]
+    drawn = strategies_figure(RESULTS)
+    assert read_chart(drawn).charts == 3
+    titles = [p.split("</div>")[0] for p in drawn.split('<div class="lc-panel-title">')[1:]]
+    assert "<span>keeps 1</span><span>(50% of mass)</span>" in titles[0]
+    assert titles[1].startswith("<b>top-k 2</b>") and "<span>keeps 2</span>" in titles[1]
 
 
 def test_bars_are_coloured_by_fate():
-    fig = strategies_figure(RESULTS)
-    greedy = {t.name: (t.marker.color, len(t.x)) for t in bars_in(fig, 1)}
-    assert greedy == {"chosen by greedy": (CHOSEN, 1), "not the argmax": ("#999999", 3)}
-    top_k = {t.name: (t.marker.color, len(t.x)) for t in bars_in(fig, 2)}
-    assert top_k == {"kept": (KEPT, 2), "removed by top-k": (REMOVED["top_k"], 2)}
-    removed = next(t for t in bars_in(fig, 2) if t.name.startswith("removed"))
-    assert removed.marker.pattern.shape == "/"  # never colour alone
+    greedy, top_k, _ = panels(strategies_figure(RESULTS))
+    by_fate = lambda chart: {s.name: (s.colours[0], len(s.y)) for s in chart.data if s.looks[0]}  # noqa: E731
+    assert by_fate(greedy) == {"chosen by greedy": (CHOSEN, 1), "not the argmax": ("#999999", 3)}
+    assert by_fate(top_k) == {"kept": (KEPT, 2), "removed by top-k": (REMOVED["top_k"], 2)}
+    removed = top_k.series("removed by top-k")
+    assert set(removed.looks) == {"pale"}  # hatched: never colour alone
 
 
 def test_the_rest_is_one_stacked_bar_kept_below_removed():
-    fig = strategies_figure(RESULTS)
-    kept, removed = bars_in(fig, 3)
+    drawn = strategies_figure(RESULTS)
+    third = panels(drawn)[2]
+    kept, removed = third.series("kept"), third.series("removed by top-p")
     # 3 kept + the rest's kept part; 1 removed + the rest's removed part, stacked on the kept part
-    assert list(kept.x) == [1, 2, 3, 7] and list(removed.x) == [4, 7]
-    assert removed.y[-1] == 0.02 and removed.base[-1] == 0.05
-    assert list(fig.layout.xaxis3.ticktext) == ["1", "rest"]
+    assert kept.x == ["1", "2", "3", "rest"] and removed.x == ["4", "rest"]
+    assert removed.y[-1] == 0.02 and 'style="--c:#56B4E9;--b:0.05;--v:0.02;"' in drawn
+    assert [label for label in third.labels if label] == ["1", "rest"]
 
 
 def test_legend_names_each_fate_once():
-    names = [t.name for t in strategies_figure(RESULTS).data if t.showlegend is not False]
-    assert len(names) == len(set(names))
+    legend = read_chart(strategies_figure(RESULTS)).legend
+    assert len(legend) == len(set(legend))
 
 
 def test_top_k_title_explains_ties():
     tied = alone("top_k", [True, True, True, True], value=3)
-    assert "ties kept" in strategies_figure([tied]).layout.annotations[0].text
+    assert "ties kept" in strategies_figure([tied])
 
 
 def test_percent_reads_at_a_glance():

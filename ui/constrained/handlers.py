@@ -23,9 +23,9 @@ from decoding.prompts import Prompt, encode_prompt
 from ui.context import AppConfig, get_model, scheduler_for
 from ui.events import PROGRESS, paced
 from ui.sessions import STORE, Entry
+from visuals.chart import empty_html
 from visuals.constrained import views as draw
 from visuals.glossary import stop_reason, term
-from visuals.theme import empty_figure
 from visuals.words import count
 
 KINDS = {label: kind for kind, label in KIND_LABELS.items()}  # the radio shows labels
@@ -184,7 +184,7 @@ def back(run_id, controls: Controls) -> View:
 def reset(run_id) -> View:
     STORE.release(run_id)
     return View(
-        run_id=None, status="", answer=draw.answer_html([]), chart=empty_figure(CHART_BLANK, 420), rows="", orders=""
+        run_id=None, status="", answer=draw.answer_html([]), chart=empty_html(CHART_BLANK, 360), rows="", orders=""
     )
 
 
@@ -208,7 +208,7 @@ def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
         run_id=run_id,
         status=status,
         answer=draw.answer_html(steps, run.trace.held_text),
-        chart=draw.step_chart(chosen[-1]) if chosen else empty_figure(blank, 420),
+        chart=draw.step_chart(chosen[-1]) if chosen else empty_html(blank, 360),
         rows=rows,
         orders=orders(run, settings),
     )

@@ -20,6 +20,7 @@ from ui.lesson import lesson, try_this
 from ui.links import picked_on_load
 from ui.sessions import release_run
 from ui.validate import knob, knob_slider, whole_number_box
+from visuals.chart import empty_html
 from visuals.constrained.views import answer_html
 from visuals.glossary import term
 from visuals.theme import empty_figure
@@ -152,7 +153,7 @@ def _run_panel() -> tuple[dict, dict]:
     shown = dict(
         status=gr.Markdown(elem_id="constrained-status"),
         answer=gr.HTML(answer_html([]), elem_id="constrained-answer"),
-        chart=gr.Plot(empty_figure(h.CHART_BLANK, 420), show_label=False, elem_id="constrained-chart"),
+        chart=gr.HTML(empty_html(h.CHART_BLANK, 360), elem_id="constrained-chart"),
         rows=gr.Markdown(elem_id="constrained-rows"),
     )
     # under the chart, so that Step and the chart share the screen (1280x720)

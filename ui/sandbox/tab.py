@@ -167,7 +167,9 @@ def layout(config) -> SandboxPage:
     with gr.Row():  # four abreast on a wide screen, two by two at 800 px (min_width)
         knobs = _knobs()
     message = message_line("sandbox-message")
-    strategies = gr.Plot(first.strategies, label="Same logits, each strategy alone", elem_id="sandbox-strategies")
+    strategies = gr.HTML(
+        first.strategies, label="Same logits, each strategy alone", show_label=True, elem_id="sandbox-strategies"
+    )
     gr.Markdown(PANELS_NOTE, elem_classes="hint")
     code_view()
     gr.Markdown("### Temperature sweep: top-p 0.9 vs min-p 0.1\n" + REFERENCE)

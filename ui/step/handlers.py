@@ -2,8 +2,10 @@
 `ui.step.view.view` draws from it.
 
 The page keeps only a run id (`gr.State`); the run itself, with its KV cache, lives in `sessions.STORE`, and what
-the tab shows of it in the entry's `StepView`. The sampler knobs arrive as one mapping, their values by the
-`SamplerSettings` field each sets, and become settings through `decoding.knobs.settings_from`.
+the tab shows of it in the entry's `StepView`. Each handler holds the session's entry for its whole work
+(`STORE.holding`), so two events of one page never interleave on its run. The sampler knobs arrive as one mapping,
+their values by the `SamplerSettings` field each sets, and become settings through `decoding.knobs.settings_from`;
+`strategies_open` and `on_screen` say which costly panels the page shows (`ui.step.view.panels`).
 A ValueError raised here names the bad value; `ui.events.teach` shows it in the browser.
 """
 
@@ -11,6 +13,8 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
+import gradio as gr
 
 from decoding import values
 from decoding.inspector import inspect_step
@@ -24,10 +28,12 @@ from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
 from ui.step import lens
+from ui.step import view as shown_view
 from ui.step.controls import Reads, Setup
 from ui.step.lessons import PRESETS
-from ui.step.view import TOP_N, StepView, View, empty_view, start_line, view
+from ui.step.view import TOP_N, StepRecord, StepView, View, chart, empty_view, panels, start_line, view
 from visuals import distribution
+from visuals.chart import empty_html
 from visuals.step import sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
@@ -86,9 +92,23 @@ def prompt_view(config: AppConfig, model_id: str, message: str, template: str) -
 
 
 def prefill(
-    config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, mode, knobs: Mapping, alone=False
+    config: AppConfig,
+    run_id,
+    model_id,
+    message,
+    template,
+    seed,
+    max_new,
+    stops,
+    mode,
+    knobs: Mapping,
+    alone=False,
+    lens_open=False,
+    strategies_open=False,
+    on_screen=None,
 ) -> View:
-    """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution."""
+    """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution;
+    its lens read at once when the learner left that panel open."""
     lm = get_model(config, model_id)
     settings = settings_from(knobs, vocab_size=lm.vocab_size)
     seed = check_seed(seed)
@@ -102,121 +122,217 @@ def prefill(
     stop_running(run_id)
     run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
     run.prefill()
-    entry = Entry(trace=run.trace, run=run, view=StepView())
+    entry = Entry(trace=run.trace, run=run, view=StepView(lens_on=bool(lens_open)))
     run_id = STORE.put(entry, replace=run_id)
-    _show_preview(entry, settings)
-    return view(entry, run_id, mode, settings.order)
+    with entry.lock:
+        _show_preview(entry, settings)
+        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
 
 
 def set_alone(run_id, alone) -> None:
     """Run my steps alone: the session's next forward passes get a pass of their own (bit-exact with generate())."""
     if run_id is None:
         return
-    entry = STORE.get(run_id)
-    if entry.run is not None:
-        entry.run.alone = bool(alone)
+    with STORE.holding(run_id) as entry:
+        if entry.run is not None:
+            entry.run.alone = bool(alone)
 
 
-def step(run_id, mode, knobs: Mapping, force_id=None) -> View:
+def step(run_id, mode, knobs: Mapping, force_id=None, strategies_open=False, on_screen=None) -> View:
     """One token (or, replaying a loaded trace, show one more recorded step)."""
+    with STORE.holding(run_id) as entry:
+        return _step(entry, run_id, mode, knobs, force_id, panels(strategies_open, on_screen))
+
+
+def _step(entry: Entry, run_id, mode, knobs: Mapping, force_id, shown) -> View:
     started = time.perf_counter()
-    entry = STORE.get(run_id)
+    settings = _take(entry, knobs, force_id)
+    answer = view(entry, run_id, mode, settings, started=started, shown=shown)
+    lens.after_step(entry)  # the panel open and the run stopped: its curve's pass, outside this step's server time
+    return answer
+
+
+def _take(entry: Entry, knobs: Mapping, force_id=None) -> SamplerSettings | None:
+    """The step's work, without its view (the caller holds `entry`): choose and append a token, or, replaying a loaded
+    trace, move to the next recorded step. Returns the settings it chose with (None for a replay)."""
     v: StepView = entry.view
     if entry.run is None:
         v.cursor = min(v.cursor + 1, len(entry.trace.steps))
         v.shown, v.preview = (entry.trace.steps[v.cursor - 1] if v.cursor else None), False
-        return view(entry, run_id, mode, knobs["order"])
+        return None
     settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)
     if force_id is None and entry.run.done:  # the view says it is finished and what to press; nothing to redo
-        return view(entry, run_id, mode, settings.order)
+        return settings
     if force_id is not None and not v.preview and entry.trace.steps:
         _back(entry)  # forcing on a chosen step means: choose again at that step
     if entry.run.alone and entry.run.scheduler is not None and entry.run.last_pass.mode not in ("alone", "lens"):
         entry.run.refeed()  # "Run my steps alone" takes effect on this very step: its distribution from its own pass
-        v.preview = False
+        v.preview, v.pending = False, StepRecord()
     if lens.before_choosing(entry):  # the panel open: the step chooses from the logits its lens was read with
         v.preview = False
-    fresh = v.preview and v.shown is not None and v.shown.settings == settings.to_dict()
-    extras = v.preview_extras if fresh else inspect_step(entry.run, settings)
+    seen = v.pending
+    if not (v.preview and v.shown is not None and v.shown.settings == settings.to_dict()):
+        seen.inspection = inspect_step(entry.run, settings)  # not what the page was shown: inspected afresh
     v.shown, v.preview = entry.run.step(settings, force_id=force_id), False
-    v.extras.append(extras)  # only once the step succeeded, so extras stay one per step
+    v.records.append(seen)  # only once the step succeeded, so there is one record per step
+    v.pending = StepRecord()
     v.cursor = len(entry.trace.steps)
-    shown = view(entry, run_id, mode, settings.order, started=started)
-    lens.after_step(entry)  # the panel open and the run stopped: its curve's pass, outside this step's server time
-    return shown
+    return settings
 
 
-def force(run_id, force_id, mode, knobs: Mapping) -> View:
+def force(run_id, force_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View:
     if force_id is None or force_id == "":
         raise ValueError("Force a token: pick a candidate in the list under the chart first, then press Force")
-    run = STORE.get(run_id).run
-    if run is None:
-        raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
-    # checked before step() goes back a step, so a bad id leaves the run as it was
-    force_id = values.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
-    return step(run_id, mode, knobs, force_id=force_id)
+    with STORE.holding(run_id) as entry:
+        run = entry.run
+        if run is None:
+            raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
+        # checked before the step goes back a step, so a bad id leaves the run as it was
+        force_id = values.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
+        return _step(entry, run_id, mode, knobs, force_id, panels(strategies_open, on_screen))
 
 
-def run_steps(run_id, n, mode, knobs: Mapping):
-    """Run N / Run to end: a generator, so the page follows the run (at most four views a second) and Stop can
-    cancel. Reset or a new Prefill stops it, their answer drawn after its last view (ui.running). On a finished run it
-    shows the run as it is (the view says it is finished), never a blank page."""
+def run_steps(run_id, n, mode, knobs: Mapping, strategies_open=False, on_screen=None):
+    """Run N / Run to end: a generator, so the page follows the run (at most four views a second, each drawn only
+    when it is sent: the token strip and the time chart send what was added since the last one sent) and Stop can
+    cancel. Reset or a new Prefill stops it, their answer drawn after its last view (ui.running). On a finished run
+    it shows the run as it is (the view says it is finished), never a blank page."""
     entry = STORE.get(run_id)
     limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
+    shown = panels(strategies_open, on_screen)
+    settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
     if _finished(entry):
-        yield view(entry, run_id, mode, knobs["order"])
+        with entry.lock:
+            yield view(entry, run_id, mode, settings, shown=shown)
         return
-    advance = lambda: step(run_id, mode, knobs)  # noqa: E731
+    first = entry.view.cursor
     if entry.run is not None:
-        steps = drive(entry.run, limit=limit, advance=advance)
+        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, knobs))
     else:  # a replay moves through its steps
-        steps = (advance() for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
-    yield from entry.running.views(steps)
+        steps = (_taken(entry, knobs) for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
+
+    def drawn(_):
+        with entry.lock:  # still running: more steps to take, and the run not finished
+            running = not _finished(entry) and entry.view.cursor - first < limit
+            return view(entry, run_id, mode, settings, shown=shown, running=running)
+
+    yield from entry.running.views(steps, draw=drawn)
 
 
-def run_to_end(run_id, mode, knobs: Mapping):
-    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, mode, knobs)  # a run stops by max_new_tokens at the latest
+def _taken(entry: Entry, knobs: Mapping) -> None:
+    """One step of a Run N, its view not drawn: only the views sent are."""
+    with entry.lock:
+        _take(entry, knobs)
+        lens.after_step(entry)
+
+
+def run_to_end(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None):
+    # a run stops by max_new_tokens at the latest
+    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, mode, knobs, strategies_open, on_screen)
 
 
 def _finished(entry: Entry) -> bool:
     return entry.run.done if entry.run is not None else entry.view.cursor >= len(entry.trace.steps)
 
 
-def back(run_id, mode, knobs: Mapping) -> View:
-    entry = STORE.get(run_id)
-    v: StepView = entry.view
-    if entry.run is None:
-        v.cursor = max(v.cursor - 1, 0)
-        v.shown = entry.trace.steps[v.cursor - 1] if v.cursor else None
-    else:
-        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)  # bad knobs raise before any change
-        _back(entry)
-        _show_preview(entry, settings)
-    return view(entry, run_id, mode, knobs["order"])
+def back(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View:
+    with STORE.holding(run_id) as entry:
+        v: StepView = entry.view
+        settings = None
+        if entry.run is None:
+            v.cursor = max(v.cursor - 1, 0)
+            v.shown = entry.trace.steps[v.cursor - 1] if v.cursor else None
+        else:
+            settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)  # bad knobs raise before any change
+            _back(entry)
+            _show_preview(entry, settings)
+        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
 
 
 def _back(entry: Entry) -> None:
     entry.run.back()
-    entry.view.extras.pop()
-    del entry.view.draw_ms[len(entry.trace.steps) :]
-    entry.view.cursor = len(entry.trace.steps)
+    v = entry.view
+    # the step's record goes with it; the lens read before it chose stays: it read this very context
+    v.pending = StepRecord(lens=v.records.pop().lens)
+    v.cursor = len(entry.trace.steps)
 
 
-def settings_changed(run_id, mode, knobs: Mapping) -> View | dict:
+def settings_changed(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View | dict:
     """A knob moved: redraw the next distribution under the new settings (no forward pass)."""
     entry = STORE.get(run_id) if run_id is not None else None
     settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size if entry and entry.run else None)
-    if entry is None or entry.run is None or entry.run.done:
+    if entry is None:
         return {}  # nothing to redraw; checked first, so a bad value is said even before Prefill
-    _show_preview(entry, settings)
-    return view(entry, run_id, mode, settings.order)
+    with entry.lock:  # whether there is a next distribution is read with the run held: a step may end it meanwhile
+        if entry.run is None or entry.run.done:
+            return {}
+        _show_preview(entry, settings)
+        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+
+
+def lens_opened(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View | dict:
+    """The lens panel opens: its rows for the distribution on the chart, in this one answer (read now, with the
+    pending distribution shown again, when the chart's has none yet)."""
+    if run_id is None:
+        return {}
+    with STORE.holding(run_id) as entry:
+        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
+        if lens.opened(entry) and settings is not None and not entry.run.done:
+            _show_preview(entry, settings)
+        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
 
 
 def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
     v: StepView = entry.view
     lens.before_choosing(entry)
     v.shown, v.preview = entry.run.preview_step(settings), True
-    v.preview_extras = inspect_step(entry.run, settings)
+    v.pending.inspection = inspect_step(entry.run, settings)
+
+
+def stopped(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View | dict:
+    """After Stop: the run where it stopped, no longer said to be running."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # no run, or it expired: nothing to say
+        return {}
+    with entry.lock:
+        live = entry.run is not None and not entry.run.done
+        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size) if live else None
+        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+
+
+def redraw_chart(run_id, mode):
+    """The chart as "Bars show" changes: the same distribution, another reading of it."""
+    values.choice("Bars show", mode, distribution.MODES)
+    if run_id is None:
+        return chart(None, mode)
+    with STORE.holding(run_id) as entry:
+        return chart(entry.view, mode)
+
+
+def strategies_drawn(run_id, knobs: Mapping):
+    """ "Each strategy alone", drawn as its panel opens, or comes on screen showing an older distribution than the
+    chart's."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # no run yet, or it expired
+        return empty_html(shown_view.STRATEGIES_BLANK, 200)
+    try:
+        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size if entry.run is not None else None)
+    except ValueError:  # the step says what is wrong; the panel keeps its look
+        return gr.skip()
+    with entry.lock:
+        return shown_view.strategies_view(entry, settings, entry.view.number)
+
+
+def whole(run_id, part: str):
+    """The whole token strip or time chart, for a page whose copy missed a change (ui/patch.py)."""
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:
+        return ""
+    with entry.lock:
+        return getattr(entry.view, part).resend()
 
 
 def reset(run_id) -> View:
@@ -237,7 +353,8 @@ def stop_running(run_id) -> None:
 
 
 def save_trace(run_id):
-    trace = STORE.get(run_id).trace
+    with STORE.holding(run_id) as entry:
+        trace = entry.trace
     folder = Path(tempfile.mkdtemp(prefix="decoding-lab-"))
     (folder / "trace.json").write_text(trace.to_json(), encoding="utf-8")
     (folder / "trace.csv").write_text(trace.to_csv(), encoding="utf-8")
@@ -259,7 +376,7 @@ def load_trace(run_id, file, mode, order) -> View | dict:
     entry = Entry(trace=trace, view=StepView(cursor=len(trace.steps), shown=shown, preview=False))
     new_id = STORE.put(entry)
     try:  # drawn before the session's own run is let go: right keys with wrong values fail here
-        out = view(entry, new_id, mode, order)
+        out = view(entry, new_id, mode, None)
     except (AttributeError, KeyError, TypeError, ValueError) as err:
         STORE.release(new_id)
         raise ValueError(f"{NOT_A_TRACE}: {err}") from None

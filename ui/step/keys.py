@@ -1,27 +1,40 @@
 """The step tab in the browser, without a round trip: the keys a teacher steps with, Enter and the arrow keys on
-the knobs, and clicking a bar to force it. Plain JavaScript, attached once when the tab loads."""
+the knobs, clicking a bar to force it, and which costly panels are on screen. Plain JavaScript, attached once when
+the tab loads."""
 
-# gr.Plot has no click event (gradio 6.31: only change): a click in a bar's column (even a bar a few pixels tall)
-# puts its token id in a hidden box and presses a hidden button. The column is found from the plot area's box and
-# the axis range, not from plotly's own click, which misses under projector mode's CSS zoom.
+# a click on a bar's column (even a bar a few pixels tall) puts its token id (the column's data-key, visuals.chart)
+# in a hidden box and presses a hidden button: the step forces that token
 FORCE_ON_CLICK = """
 document.addEventListener('click', (ev) => {
-  const plot = ev.target.closest && ev.target.closest('#step-dist .js-plotly-plot');
-  const area = plot && plot.querySelector('.nsewdrag');
-  const labels = plot && plot.layout && plot.layout.xaxis && plot.layout.xaxis.categoryarray;
-  if (!area || !labels || !labels.length) return;
-  const box = area.getBoundingClientRect();
-  if (ev.clientX < box.left || ev.clientX > box.right || ev.clientY < box.top || ev.clientY > box.bottom) return;
-  // category i sits at x = i; the axis range (padded for the dashes' width) maps the click to the nearest one
-  const [lo, hi] = plot.layout.xaxis.range || [-0.5, labels.length - 0.5];
-  const label = labels[Math.round(lo + (ev.clientX - box.left) / box.width * (hi - lo))];
-  const trace = plot.data.find((t) => t.type === 'bar' && t.customdata && t.x.includes(label));
-  if (!trace) return;
+  const column = ev.target.closest && ev.target.closest('#step-dist .lc-col[data-key]');
+  if (!column) return;
   const input = document.querySelector('#step-force-click textarea, #step-force-click input');
-  input.value = String(trace.customdata[trace.x.indexOf(label)][0]);
+  input.value = column.dataset.key;
   input.dispatchEvent(new Event('input', {bubbles: true}));
   setTimeout(() => document.querySelector('#step-force-click-btn').click(), 50);
 }, true);
+"""
+
+# "Each strategy alone" is vocabulary-sized work on the server: the page tells each click whether the panel is on
+# screen (a hidden box the click reads), and when it comes on screen showing another chart than the one above (its
+# data-view is older), presses the hidden button that draws it
+ON_SCREEN = """
+const watchPanels = () => {
+  const panel = document.querySelector('#step-strategies');
+  const box = document.querySelector('#step-on-screen textarea, #step-on-screen input');
+  if (!panel || !box) return setTimeout(watchPanels, 500);
+  const drawnFor = (sel) => (document.querySelector(`${sel} .step-drawn`) || {dataset: {}}).dataset.view;
+  new IntersectionObserver(([seen]) => {
+    const on = seen.isIntersecting;
+    if ((box.value === 'strategies') !== on) {
+      box.value = on ? 'strategies' : '';
+      box.dispatchEvent(new Event('input', {bubbles: true}));
+    }
+    const chart = drawnFor('#step-dist');
+    if (on && chart && drawnFor('#step-strategies') !== chart) document.querySelector('#step-strategies-draw').click();
+  }).observe(panel);
+};
+watchPanels();
 """
 
 # → Step, ← Back, P Prefill, never while typing (a text box, a number box, a slider or a radio has the focus).
@@ -51,4 +64,4 @@ document.addEventListener('keyup', (ev) => {
 });
 """
 
-JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {FORCE_ON_CLICK}\n{KEYS} }}"
+JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {FORCE_ON_CLICK}\n{KEYS}\n{ON_SCREEN} }}"

@@ -1,16 +1,15 @@
 """The step tab's "What each layer would have said" panel: the logit lens (decoding.lens) of the distribution on the
 chart, a row per layer, and over the run how often each layer's top-1 was the token chosen.
 
-Closed, it costs nothing: no hidden state is kept, no pass is added, no event of its own is sent, and the panels
-below the chart send it nothing (an output they left unchanged would still cost gradio a rebuilt component). Open,
-those panels change its stamp, and the stamp's change draws it; each distribution the tab shows is read again by one
-extra pass of the session's own over its last position, with every layer's hidden state; that pass's logits become
-the ones the step chooses from, so the lens's final row is the chart, bit for bit. A moved knob reuses the lens (the
+Closed, it costs nothing: no hidden state is kept, no pass is added, and a click's answer leaves it as it is (nothing
+sent). Open, it is drawn in the click's own answer; each distribution the tab shows is read again by one extra pass
+of the session's own over its last position, with every layer's hidden state; that pass's logits become the ones
+the step chooses from, so the lens's final row is the chart, bit for bit. Each read is kept in the record of the
+step it was read for (ui.step.view.StepRecord). A moved knob reuses the lens (the
 model's distribution did not change); the agreement curve reuses every lens the run already read, with no pass of its
 own, until the run stops: then one more pass over its whole text (decoding.lens.run_agreement) reads the lens at
 every step, whether taken with the panel open or not, once per run (Back or another token makes it another run's)."""
 
-import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -38,7 +37,7 @@ CURVE_NOTE = (
 
 
 @dataclass
-class Seen:
+class LensRead:
     """One distribution's lens, with the context it was read at and the logits it left pending."""
 
     ids: tuple[int, ...]
@@ -58,7 +57,6 @@ class LensPanel:
     accordion: gr.Accordion
     is_open: gr.State  # the page's, so a new run (Prefill) reads its lens when the learner left the panel open
     view: LensView
-    stamp: gr.State  # changed by the panels below the chart while the panel is open: its change draws the panel
 
 
 def layout() -> LensPanel:
@@ -74,7 +72,7 @@ def layout() -> LensPanel:
         note = gr.HTML(CURVE_NOTE, elem_id="step-lens-curve-note", elem_classes="hint")
         curve = gr.Plot(visuals.agreement_figure([], 0), show_label=False, elem_id="step-lens-agree")
     view = LensView(summary, table, note, curve)
-    return LensPanel(accordion=accordion, is_open=gr.State(False), view=view, stamp=gr.State(0))
+    return LensPanel(accordion=accordion, is_open=gr.State(False), view=view)
 
 
 def before_choosing(entry: Entry) -> bool:
@@ -83,18 +81,18 @@ def before_choosing(entry: Entry) -> bool:
     v, run = entry.view, entry.run
     if not v.lens_on or run is None or run.logits is None:
         return False
-    index = len(entry.trace.steps)
-    if index in v.lenses and v.lenses[index].logits is run.logits:
+    if v.pending.lens is not None and v.pending.lens.logits is run.logits:
         return False
     with model_turn(run.lm, "the logit lens"):
         seen = lens_run(run)
-    v.lenses[index] = Seen(tuple(run.ids), run.logits, seen)
+    v.pending.lens = LensRead(tuple(run.ids), run.logits, seen)
     return True
 
 
 def _valid(entry: Entry, index: int):
     """The lens read at step `index`, if the context there is still the run's (Back and a new choice change it)."""
-    seen = entry.view.lenses.get(index)
+    record = entry.view.record(index)
+    seen = record.lens if record is not None else None
     trace = entry.trace
     if seen is None or index > len(trace.steps):
         return None
@@ -153,7 +151,7 @@ def _shows_lens(entry: Entry) -> bool:
     if entry.run is None or entry.run.logits is None:
         return True  # nothing more to read
     if v.preview:
-        seen = v.lenses.get(len(entry.trace.steps))
+        seen = v.pending.lens
         return seen is not None and seen.logits is entry.run.logits
     return _valid(entry, v.cursor - 1) is not None
 
@@ -165,35 +163,13 @@ def side(entry: Entry | None) -> LensView:
     return draw(entry)
 
 
-_STAMPS = itertools.count(1)  # every stamp differs from the last, whichever run set it
-
-
-def stamp(entry: Entry | None):
-    """The panel's stamp, as the panels below the chart set it: a new value while it is open (its change draws the
-    panel, `drawn`), nothing while it is closed."""
-    if entry is None or not entry.view.lens_on:
-        return gr.skip()
-    return next(_STAMPS)
-
-
-def drawn(run_id) -> LensView:
-    """The panel as the run stands, drawn as its stamp changes."""
-    try:
-        entry = STORE.get(run_id)
-    except ValueError:  # freed meanwhile: the panel stays as it is
-        entry = None
-    return side(entry)
-
-
-def opened(run_id, redraw) -> dict | object:
-    """The panel opens: the run reads a lens with each distribution from now on, starting with the chart's when it
-    lacks one (`redraw()` then shows the pending distribution with it)."""
-    if run_id is None:
-        return {}
-    entry = STORE.get(run_id)
+def opened(entry: Entry) -> bool:
+    """The panel opens (the caller holds `entry`): the run reads a lens with each distribution from now on, and a
+    stopped run its curve over every step. Returns whether the chart's distribution lacks its lens: the caller then
+    shows the pending distribution again, read with it."""
     entry.view.lens_on = True
-    after_step(entry)  # a stopped run: its curve over every step
-    return {} if _shows_lens(entry) else redraw()
+    after_step(entry)
+    return not _shows_lens(entry)
 
 
 def closed(run_id) -> bool:
@@ -203,5 +179,6 @@ def closed(run_id) -> bool:
     except ValueError:  # freed: the next Prefill starts afresh
         return False
     if entry is not None:
-        entry.view.lens_on = False
+        with entry.lock:
+            entry.view.lens_on = False
     return False

@@ -11,16 +11,17 @@ import gradio as gr
 from ui.context import AppConfig
 from ui.events import message_line
 from ui.lesson import lesson
+from ui.patch import patched
 from ui.sessions import release_run
 from ui.step import keys
 from ui.step import lens as lens_panel
 from ui.step.controls import Buttons, Knobs, Reads, Setup, buttons, knob_column, lesson_controls
 from ui.step.lessons import DEFAULT_PRESET
-from ui.step.view import STRATEGIES_BLANK, Side, View, start_line
+from ui.step.view import CHART_BLANK, STRATEGIES_BLANK, View, start_line
 from ui.strategy_code import code_view
 from visuals import distribution
-from visuals.step import sequence
-from visuals.theme import empty_figure
+from visuals.chart import empty_html
+from visuals.step import sequence, timeline
 
 LESSON = (
     "At each step the model gives every token a probability, a decoding strategy picks one, the text grows by it, "
@@ -68,9 +69,10 @@ class StepPage:
     copy: gr.Button
     link: gr.Textbox
     view: View
-    side: Side
     strategies_panel: gr.Accordion  # "Same logits, each strategy alone"
     strategies_open: gr.State
+    on_screen: gr.Textbox  # the costly panels the page shows now, written by its script (ui/step/keys.py)
+    strategies_draw: gr.Button  # pressed by that script when the panel comes on screen showing an older chart
     lens: lens_panel.LensPanel
     mode: gr.Radio
     force: gr.Button
@@ -121,25 +123,25 @@ def layout(config: AppConfig) -> StepPage:
 def chart_column(run_id: gr.State) -> dict:
     """The chart and its loop, chips and stop line, the force picker, the engine orders, the panels below, the trace
     files. Returns its components by their `StepPage` names."""
-    blank = empty_figure("Press Prefill to see the first distribution", 400)
-    chart = gr.Plot(blank, show_label=False, elem_id="step-dist")
+    chart = gr.HTML(empty_html(CHART_BLANK, 360), elem_id="step-dist")
     loop = gr.HTML(sequence.loop_html("context", 0, 0), elem_id="step-loop")
-    chips = gr.HTML(elem_id="step-chips")
+    chips = patched(elem_id="step-chips")
     stop = gr.HTML(elem_id="step-stop")
     with gr.Row(equal_height=True):
         mode, candidate, force = force_row()
     click_box = gr.Textbox(visible="hidden", elem_id="step-force-click")
     click = gr.Button(visible="hidden", elem_id="step-force-click-btn")
     orders = gr.Markdown(elem_id="step-orders")
-    with gr.Accordion("Same logits, each strategy alone", open=True) as strategies_panel:
+    with gr.Accordion("Same logits, each strategy alone", open=True, elem_id="step-strategies-panel") as panel:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
-        strategies = gr.Plot(empty_figure(STRATEGIES_BLANK, 260), show_label=False, elem_id="step-strategies")
+        strategies = gr.HTML(empty_html(STRATEGIES_BLANK, 200), elem_id="step-strategies")
         code_view()
     strategies_open = gr.State(True)  # the panel's vocabulary-sized work is done only while it is open
+    on_screen = gr.Textbox(visible="hidden", elem_id="step-on-screen")
+    strategies_draw = gr.Button(visible="hidden", elem_id="step-strategies-draw")
     lens = lens_panel.layout()
-    penalties = gr.Plot(label="Penalties this step")
-    time_fig = gr.Plot(label="Time", elem_id="step-time")
-    side = Side(penalties, time_fig, strategies, lens=lens.stamp)
+    penalties = gr.HTML(elem_id="step-penalties")
+    time_fig = patched(timeline.timeline_blank().html, elem_id="step-time")
     numbers = gr.Markdown(elem_id="step-numbers")
     with gr.Row():
         save = gr.Button("Save trace (JSON + CSV)")
@@ -154,12 +156,20 @@ def chart_column(run_id: gr.State) -> dict:
         orders=orders,
         numbers=numbers,
         run_id=run_id,
+        penalties=penalties,
+        timeline=time_fig,
+        strategies=strategies,
+        lens_summary=lens.view.summary,
+        lens_table=lens.view.table,
+        lens_note=lens.view.note,
+        lens_curve=lens.view.curve,
     )
     return dict(
         view=view,
-        side=side,
-        strategies_panel=strategies_panel,
+        strategies_panel=panel,
         strategies_open=strategies_open,
+        on_screen=on_screen,
+        strategies_draw=strategies_draw,
         lens=lens,
         mode=mode,
         force=force,

@@ -1,20 +1,18 @@
 """Step by step: watch the model choose one token at a time, change a knob between steps, force a token,
 go back and branch. The page is built in ui/step/page.py, its parts named; `wire` connects them, one line per
-event; the handlers are in ui/step/handlers.py, what they draw in ui/step/view.py."""
+event and one event per click; the handlers are in ui/step/handlers.py, what they draw in ui/step/view.py."""
 
 import inspect
 from functools import partial
 
 import gradio as gr
 
-from decoding.knobs import settings_from
 from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.step import handlers as h
 from ui.step import lens, links
 from ui.step.controls import Knobs
 from ui.step.page import StepPage, layout
-from ui.step.view import Side, redraw_chart, side_view, strategies_panel
 
 
 def build(config: AppConfig):
@@ -52,31 +50,13 @@ def named(fn, outputs, **args):
     return handler, inputs, list(outputs) if by_component else outputs
 
 
-def _settings_or_none(knobs):
-    try:
-        return settings_from(knobs)
-    except (ValueError, TypeError):  # gr.Error is a ValueError
-        return None
-
-
-def side_panels(run_id, knobs, strategies_open=True) -> Side:
-    """The panels below the chart; bad settings are said by the step itself, so the panels just keep their look."""
-    return side_view(run_id, _settings_or_none(knobs), strategies_open)
-
-
-def strategies_opened(run_id, knobs):
-    """The "each strategy alone" panel, drawn as it opens."""
-    return strategies_panel(run_id, _settings_or_none(knobs))
-
-
 def wire(c: StepPage, config: AppConfig):
-    """One line per event; returns the function app.py calls with the page, to open a shared link's setup on load."""
+    """One line per event, one event per click: each answer holds everything the click changed (ui/step/view.py).
+    Returns the function app.py calls with the page, to open a shared link's setup on load."""
     b, knobs = c.buttons, c.knobs
-    live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs)
-    side = named(side_panels, c.side, run_id=c.run_id, knobs=knobs, strategies_open=c.strategies_open)
-
-    def then_side(event, **options):  # the panels below the chart follow, so they never delay it
-        return event.then(*side, show_progress="hidden", **options)
+    # the costly panels' state rides with every click: the answer draws only those the page shows
+    panels = dict(strategies_open=c.strategies_open, on_screen=c.on_screen)
+    live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs, **panels)
 
     def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
         return model_event(triggers, *fn, message=c.message, show_progress="minimal", **options)
@@ -87,15 +67,9 @@ def wire(c: StepPage, config: AppConfig):
 
     _wire_prompt(c, config)
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
-
-    def prefill_lens(lens_open, **given):  # a new run reads its lens at once when the panel was left open
-        shown = h.prefill(config, **given)
-        redraw = lambda: h.settings_changed(shown.run_id, given["mode"], given["knobs"])  # noqa: E731
-        return (lens.opened(shown.run_id, redraw) or shown) if lens_open else shown
-
-    # the page's visible inputs keep their order (the API's, bench/classroom_load.py's); the panel's state comes last
+    # the page's visible inputs keep their order (the API's, bench/classroom_load.py's); the panels' state comes last
     prefill = named(
-        prefill_lens,
+        partial(h.prefill, config),
         c.view,
         run_id=c.run_id,
         **start,
@@ -103,27 +77,30 @@ def wire(c: StepPage, config: AppConfig):
         knobs=knobs,
         alone=c.alone,
         lens_open=c.lens.is_open,
+        **panels,
     )
-
-    then_side(on_step(b.prefill.click, prefill, api_name="prefill"))
+    on_step(b.prefill.click, prefill, api_name="prefill")
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
-    then_side(on_step(b.step.click, named(h.step, c.view, **live)), api_name="step_side")
-    then_side(on_step(b.back.click, named(h.back, c.view, **live)))
-    then_side(on_step(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate)))
-    then_side(on_step(c.click.click, named(h.force, c.view, **live, force_id=c.click_box)))
+    on_step(b.step.click, named(h.step, c.view, **live), api_name="step")
+    on_step(b.back.click, named(h.back, c.view, **live))
+    on_step(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate))
+    on_step(c.click.click, named(h.force, c.view, **live, force_id=c.click_box))
     run_n = on_step(b.run_n.click, named(h.run_steps, c.view, **live, n=b.n_steps))
     run_end = on_step(b.run_end.click, named(h.run_to_end, c.view, **live))
-    for event in (run_n, run_end, b.stop.click(None, cancels=[run_n, run_end])):
-        then_side(event)
-    then_side(b.reset.click(*saying(h.reset, run_id=c.run_id)))
+    # Stop cancels the run, then says where it stopped (its last view said "running")
+    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.stopped, c.view, **live), **h.QUIET)
+    b.reset.click(*saying(h.reset, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]
-    then_side(on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last"))
+    on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last")
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
-    c.mode.change(teach(redraw_chart), [c.run_id, c.mode], c.view.chart)
-    _wire_lens(c, live, on_step, then_side)
+    c.mode.change(teach(h.redraw_chart), [c.run_id, c.mode], c.view.chart)
+    _wire_lens(c, live, on_step)
     _wire_strategies(c)
+    # a patched element that missed a change asks for its whole view (ui/patch.py)
+    for part, element in (("chips", c.view.chips), ("time", c.view.timeline)):
+        element.input(partial(h.whole, part=part), c.run_id, element, **h.QUIET)
     c.save.click(teach(h.save_trace), c.run_id, c.files)
-    then_side(c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order)))
+    c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order))
     # the settings a link carries, in the order COPY_JS takes them
     shared = [c.preset, *[getattr(knobs, field) for field in links.PARAMS.values()], c.seed]
     c.copy.click(None, shared, c.link, js=links.COPY_JS)
@@ -142,26 +119,21 @@ def _wire_prompt(c: StepPage, config: AppConfig) -> None:
     picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
 
 
-def _wire_lens(c: StepPage, live: dict, on_step, then_side) -> None:
-    """The lens panel: opening it reads the chart's lens (one pass, in the model's queue); closing stops the passes."""
-    c.lens.accordion.expand(lambda: True, None, c.lens.is_open, **h.QUIET)
-
-    def opened_lens(run_id, mode, knobs):
-        return lens.opened(run_id, lambda: h.settings_changed(run_id, mode, knobs))
-
-    then_side(on_step(c.lens.accordion.expand, named(opened_lens, c.view, **live)))
+def _wire_lens(c: StepPage, live: dict, on_step) -> None:
+    """The lens panel: opening it reads the chart's lens (one pass, in the model's queue) and draws it in that one
+    answer; from then on each click's answer draws it; closing stops the passes."""
+    c.lens.accordion.expand(None, None, c.lens.is_open, js="() => true")  # the page's own state: no server call
+    on_step(c.lens.accordion.expand, named(h.lens_opened, c.view, **live))
     c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
-    # drawn as the panels below the chart change its stamp (they do only while it is open), off the model's queue
-    c.lens.stamp.change(*named(lens.drawn, c.lens.view, run_id=c.run_id), show_progress="hidden")
 
 
 def _wire_strategies(c: StepPage) -> None:
-    """ "Same logits, each strategy alone": drawn with the panels below the chart while open, and as it opens."""
-    panel, is_open = c.strategies_panel, c.strategies_open
-    panel.expand(lambda: True, None, is_open, **h.QUIET)
-    panel.collapse(lambda: False, None, is_open, **h.QUIET)
-    draw = named(strategies_opened, c.side.strategies, run_id=c.run_id, knobs=c.knobs)
-    model_event(panel.expand, *draw, show_progress="hidden")
+    """ "Same logits, each strategy alone": in each click's answer while open and on screen; drawn as it opens, and
+    when it comes on screen showing an older distribution than the chart (the page's script presses `draw`)."""
+    c.strategies_panel.expand(None, None, c.strategies_open, js="() => true")
+    c.strategies_panel.collapse(None, None, c.strategies_open, js="() => false")
+    draw = named(h.strategies_drawn, c.view.strategies, run_id=c.run_id, knobs=c.knobs)
+    model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden")
 
 
 def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks) -> None:

@@ -1,30 +1,52 @@
-"""What the step tab shows, drawn from a session's entry. The main view (chips, loop, chart, numbers) comes
-back with the click; the side panels (penalties, timeline) follow in a second event, so the chart the
-learner is watching is not held up by figures below the fold."""
+"""What the step tab shows, drawn from a session's entry: the whole view of a click in one answer.
+
+A click (Prefill, Step, Back, Force, a moved knob) is one event, and its answer holds everything that changed: the
+chart, the token strip and the loop, and the panels below them. A panel costs only while it shows: "each strategy
+alone" (vocabulary-sized work) is computed while it is open and on screen, the logit lens while it is open, and
+otherwise left as it is (`gr.skip()`, nothing sent); the token strip and the time chart send only what the step added
+(ui/patch.py).
+
+What the tab saw of each step lives in that step's own record (`StepRecord`): what the inspectors read before it
+chose, its lens, its drawing time. Back removes the record with the step.
+"""
 
 import html
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import gradio as gr
 
-from decoding.inspector import strategies_alone
+from decoding.inspector import Inspection, strategies_alone
 from decoding.pipeline import SamplerSettings
 from decoding.stages import TEMPERATURE
 from decoding.trace import Step
-from ui.sessions import STORE, Entry
-from ui.step import lens
+from ui.patch import Patcher
+from ui.sessions import Entry
+from ui.step import lens as lens_panel
 from ui.step.lessons import PRESETS
 from visuals import distribution, strategies
+from visuals.chart import empty_html
 from visuals.sandbox import views as sandbox
 from visuals.serving import traffic as serving
 from visuals.step import penalties, sequence, timeline
-from visuals.theme import empty_figure
 
 TOP_N = 20
 GREEDY_NOTE = "*Temperature 0 is greedy: it takes the argmax, so top-k, top-p and min-p are skipped, as in generate()*"
 KEYS = "Keys: <kbd>P</kbd> Prefill · <kbd>→</kbd> Step · <kbd>←</kbd> Back"
+CHART_BLANK = "Press Prefill to see the first distribution"
+STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
+STRATEGIES_SHOWN = "strategies"  # in the page's list of panels on screen (`Panels.on_screen`)
+
+
+@dataclass
+class StepRecord:
+    """What the tab saw of one distribution before a token was chosen from it, and what drawing its step took."""
+
+    inspection: Inspection | None = None  # what the penalties moved, what each engine order keeps
+    lens: object = None  # its logit lens (ui.step.lens.LensRead), read while the lens panel was open
+    draw_ms: float | None = None  # the server's time drawing the step's view (None: not drawn, a Run N skipped it)
 
 
 @dataclass
@@ -33,19 +55,43 @@ class StepView:
     holds what it has drawn of it."""
 
     cursor: int = 0  # steps shown; a live run shows them all, a replay moves through them
-    extras: list = field(default_factory=list)  # per step: what the inspectors saw before choosing
-    draw_ms: list[float] = field(default_factory=list)  # per step: server time spent drawing
+    records: list[StepRecord] = field(default_factory=list)  # one per step of the trace
+    pending: StepRecord = field(default_factory=StepRecord)  # the distribution the next step chooses from
     shown: Step | None = None  # the distribution on the chart (a preview when `preview`)
     preview: bool = True
-    preview_extras: object = None
-    penalties_blank_sent: bool = False  # the page already shows the empty penalties chart
     lens_on: bool = False  # the "What each layer would have said" panel is open (ui/step/lens.py)
-    lenses: dict = field(default_factory=dict)  # per step index: the lens read there (ui.step.lens.Seen)
     whole: tuple | None = None  # (the run's ids, its decoding.lens.RunAgreement): the curve over a stopped run
+    chips: Patcher = field(default_factory=Patcher)  # what the token strip was last sent
+    time: Patcher = field(default_factory=Patcher)  # what the time chart was last sent
+    penalties_sent: str | None = None  # the penalties chart as last sent: the same one is not sent again
+    number: int = 0  # the number of the chart last drawn (`chart`): a panel drawn later is drawn for it
+
+    def record(self, index: int) -> StepRecord | None:
+        """What was seen of step `index`'s distribution: the pending one's when `index` is the next step."""
+        if index == len(self.records):
+            return self.pending
+        return self.records[index] if 0 <= index < len(self.records) else None
+
+
+class Panels(NamedTuple):
+    """The panels of a click's answer that cost work, and whether each is drawn: "each strategy alone" when it is open
+    and on screen (the page says which panels it shows), the lens when its panel is open (`StepView.lens_on`)."""
+
+    strategies: bool = False
+
+
+NO_PANELS = Panels()
+
+
+def panels(strategies_open, on_screen: str | None) -> Panels:
+    """From the page: the strategies panel's open state, and the panels its script saw on screen ("strategies ...");
+    a page that has not said (an API call) is taken to show what is open."""
+    shown = on_screen is None or STRATEGIES_SHOWN in str(on_screen).split()
+    return Panels(strategies=bool(strategies_open) and shown)
 
 
 class View(NamedTuple):
-    """The main view, drawn with each click: values from the handlers, or the page's components that show them."""
+    """A click's answer: values from the handlers, or the page's components that show them."""
 
     chips: object
     loop: object
@@ -55,15 +101,14 @@ class View(NamedTuple):
     orders: object
     numbers: object
     run_id: object
-
-
-class Side(NamedTuple):
-    """The panels below the chart, drawn after it."""
-
     penalties: object
     timeline: object
     strategies: object
-    lens: object  # the stamp of "What each layer would have said" (ui/step/lens.py): its change draws that panel
+    # the lens panel (ui/step/lens.py): left as it is while the panel is closed
+    lens_summary: object
+    lens_table: object
+    lens_note: object
+    lens_curve: object
 
 
 def start_line(preset: str) -> str:
@@ -72,15 +117,33 @@ def start_line(preset: str) -> str:
     return f"**Press Prefill**, then **Step**. {watch}<span class='step-keys'>{KEYS}</span>"
 
 
-def redraw_chart(run_id, mode):
-    v: StepView | None = STORE.get(run_id).view if run_id else None
+_VIEWS = itertools.count(1)  # each chart drawn is numbered: a panel drawn for it carries its number
+
+
+def chart(v: StepView | None, mode: str, number: int = 0) -> str:
+    """The distribution on the chart, the pending one (a preview) or the step shown, marked with its `number`."""
     if v is None or v.shown is None:
-        return empty_figure("Press Prefill to see the first distribution")
-    return distribution.distribution_figure(v.shown, mode, chosen=not v.preview, n=TOP_N)
+        return empty_html(CHART_BLANK, 360)
+    return numbered(distribution.distribution_figure(v.shown, mode, chosen=not v.preview, n=TOP_N), number)
 
 
-def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None = None) -> View:
-    """The main view of `entry` as it stands; `started` (a new step's start) adds its drawing and server time."""
+def numbered(panel: str, number: int) -> str:
+    """A panel drawn for the chart numbered `number`: the page's script draws it again if it comes on screen while
+    the chart shows another (ui/step/keys.py)."""
+    return f'<div class="step-drawn" data-view="{number}">{panel}</div>'
+
+
+def view(
+    entry: Entry,
+    run_id: str,
+    mode: str,
+    settings: SamplerSettings | None,
+    started: float | None = None,
+    shown: Panels = NO_PANELS,
+    running: bool = False,
+) -> View:
+    """The whole answer for `entry` as it stands; `started` (a new step's start) adds its drawing and server time;
+    `running`: a Run N is under way (the stop line says so)."""
     start = time.perf_counter()
     v: StepView = entry.view
     trace, steps = entry.trace, entry.trace.steps[: v.cursor]
@@ -89,32 +152,60 @@ def view(entry: Entry, run_id: str, mode: str, order: str, started: float | None
     held = trace.held_text if done_here else ""
     phase = "sample" if v.preview else ("append" if steps else "context")
     choices = distribution.candidate_choices(v.shown, TOP_N) if v.shown is not None else []
-    orders = sandbox.orders_markdown(_extras(entry), order) if live else "Replaying a loaded trace: no model."
-    if live and v.shown is not None:
+    v.number = number = next(_VIEWS)
+    drawn = chart(v, mode, number)
+    if started is not None and v.records:  # a new step: keep its drawing time for the timeline
+        v.records[-1].draw_ms = (time.perf_counter() - start) * 1e3
+    out = View(
+        chips=v.chips.send(sequence.chips_parts(trace.prompt_tokens, trace.prompt_ids, steps, held)),
+        loop=sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
+        stop=sequence.stop_html(trace.stop_reason if done_here else None, held, trace.text, live, running),
+        chart=drawn,
+        candidate=gr.update(choices=choices, value=None),
+        orders=_orders(entry, settings),
+        numbers=_numbers(entry, steps, started),
+        run_id=run_id,
+        penalties=_penalties(entry),
+        timeline=v.time.send(_timeline(entry, steps)),
+        strategies=strategies_view(entry, settings, number) if shown.strategies else gr.skip(),
+        **{f"lens_{name}": value for name, value in lens_panel.side(entry)._asdict().items()},
+    )
+    return out
+
+
+def _orders(entry: Entry, settings: SamplerSettings | None) -> str:
+    """How the pass behind the distribution ran, and what each engine's stage order keeps of it."""
+    v = entry.view
+    if entry.run is None:
+        return "Replaying a loaded trace: no model."
+    record = _record_shown(entry)
+    order = settings.order if settings is not None else None
+    orders = sandbox.orders_markdown(record.inspection if record is not None else None, order)
+    if v.shown is not None:
         if v.shown.settings.get(TEMPERATURE.field) == 0:  # why every engine "keeps" the whole vocabulary
             orders = f"{GREEDY_NOTE}  \n{orders}"
-        orders = f"**Forward pass:** {_pass_line(v.shown)}  \n{orders}"
-    chips = sequence.chips_html(trace.prompt_tokens, trace.prompt_ids, steps, held)
-    loop = sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps))
-    stop = sequence.stop_html(trace.stop_reason if done_here else None, held, trace.text, live)
-    chart = redraw_chart(run_id, mode)
-    if started is not None:  # a new step: keep its drawing time for the timeline
-        v.draw_ms.append((time.perf_counter() - start) * 1e3)
-    numbers = timeline.request_numbers(trace.prefill_ms, *_times(steps))
+        orders = f"**Forward pass behind this distribution:** {_pass_line(v.shown)}  \n{orders}"
+    return orders
+
+
+def _record_shown(entry: Entry) -> StepRecord | None:
+    """The record of the distribution on the chart."""
+    v = entry.view
+    if v.preview:
+        return v.pending
+    return v.records[v.cursor - 1] if entry.run is not None and v.cursor and v.cursor <= len(v.records) else None
+
+
+def _numbers(entry: Entry, steps: list[Step], started: float | None) -> str:
+    numbers = timeline.request_numbers(entry.trace.prefill_ms, *_times(steps))
     text = numbers.markdown() if numbers else ""
     if started is not None:
         server_ms = (time.perf_counter() - started) * 1e3
-        text += f" · server time for this step: <span id='server-ms'>{server_ms:.1f}</span> ms"
-    return View(
-        chips=chips,
-        loop=loop,
-        stop=stop,
-        chart=chart,
-        candidate=gr.update(choices=choices, value=None),
-        orders=orders,
-        numbers=text,
-        run_id=run_id,
-    )
+        text += (
+            f" · this click on the server, from its arrival to its answer: <span id='server-ms'>{server_ms:.1f}</span>"
+            " ms (the forward pass for the next token included)"
+        )
+    return text
 
 
 def _pass_line(step) -> str:
@@ -123,63 +214,43 @@ def _pass_line(step) -> str:
     return serving.pass_caption(step.rows, step.forward_ms, step.pass_mode, step.noise, gap)
 
 
-def side_view(run_id, settings: SamplerSettings | None, strategies_open: bool = True) -> Side:
-    """The penalties chart, the request timeline, and each strategy alone on the pending logits (left as it is while
-    its panel is closed: opening it draws it, `strategies_panel`)."""
-    try:
-        entry = STORE.get(run_id)
-    except ValueError:  # no run yet, or it expired
-        return Side(
-            penalties=empty_figure("Penalties appear here once a run starts", 260),
-            timeline=timeline.request_timeline_figure(0, [], []),
-            strategies=empty_figure(STRATEGIES_BLANK, 260) if strategies_open else gr.skip(),
-            lens=lens.stamp(None),
-        )
-    v: StepView = entry.view
-    extras = _extras(entry)
-    on = bool(extras and extras.penalties_on)
-    if not on and v.penalties_blank_sent:
-        pen = gr.skip()  # the browser already shows "no penalty is on": redrawing it costs a plotly render
+def _penalties(entry: Entry):
+    """The penalties chart of the distribution on the chart; nothing is sent when the page already shows it."""
+    record = _record_shown(entry)
+    inspection = record.inspection if record is not None else None
+    if inspection is None:
+        drawn = penalties.penalties_figure([], False) if entry.run is not None else empty_html("No penalties", 160)
     else:
-        pen = penalties.penalties_figure(extras.moved, on) if extras else empty_figure("No penalties", 260)
-    v.penalties_blank_sent = not on
-    steps = entry.trace.steps[: v.cursor]
-    time_fig = timeline.request_timeline_figure(entry.trace.prefill_ms, *_times(steps), v.draw_ms[: len(steps)])
-    strategies = strategies_view(entry, settings) if strategies_open else gr.skip()
-    return Side(penalties=pen, timeline=time_fig, strategies=strategies, lens=lens.stamp(entry))
+        drawn = penalties.penalties_figure(inspection.moved, inspection.penalties_on)
+    if drawn == entry.view.penalties_sent:
+        return gr.skip()
+    entry.view.penalties_sent = drawn
+    return drawn
 
 
-STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
+def _timeline(entry: Entry, steps: list[Step]):
+    """The time chart: the prefill (drawn as a copy when the prefix cache answered it), then each step."""
+    if not steps:
+        return timeline.timeline_blank()
+    first = steps[0]
+    prefill = timeline.Prefill(entry.trace.prefill_ms, copied=first.pass_mode == "cached")
+    draw = [r.draw_ms or 0.0 for r in entry.view.records[: len(steps)]]
+    return timeline.request_timeline(prefill, *_times(steps), draw)
 
 
-def strategies_panel(run_id, settings: SamplerSettings | None):
-    """Each strategy alone, drawn as its panel opens (closed, the side panels leave it as it was)."""
-    try:
-        entry = STORE.get(run_id)
-    except ValueError:  # no run yet, or it expired
-        return empty_figure(STRATEGIES_BLANK, 260)
-    return strategies_view(entry, settings)
-
-
-def strategies_view(entry: Entry, settings: SamplerSettings | None):
+def strategies_view(entry: Entry, settings: SamplerSettings | None, number: int):
     """Greedy, temperature, top-k, top-p, min-p, each alone on the raw logits the next step chooses from.
-    Off settings show their usual value; a settings error leaves the panel as it is (the step says why)."""
+    Off settings show their usual value; a settings error leaves the panel as it is (the step says why). Marked with
+    the number of the chart it was drawn for (the page's script draws it again when it comes on screen stale)."""
     run = entry.run
     if run is None:
-        return empty_figure("Each strategy alone needs a live run (a replayed trace has no logits)", 260)
+        return empty_html("Each strategy alone needs a live run (a replayed trace has no logits)", 200)
     if run.logits is None:  # the run has ended: there is no next token to choose
-        return empty_figure("The run is finished: press Prefill to run again", 260)
+        return empty_html("The run is finished: press Prefill to run again", 200)
     if settings is None:
         return gr.skip()
     results, labels = strategies_alone(run, settings, TOP_N)  # the run's processed distribution, read
-    return strategies.strategies_figure(results, labels, height=400)
-
-
-def _extras(entry: Entry):
-    v: StepView = entry.view
-    if v.preview:
-        return v.preview_extras
-    return v.extras[v.cursor - 1] if entry.run is not None and v.cursor else None
+    return numbered(strategies.strategies_figure(results, labels), number)
 
 
 def _times(steps) -> tuple[list[float], list[float]]:
@@ -191,9 +262,16 @@ def empty_view() -> View:
         chips="",
         loop=sequence.loop_html("context", 0, 0),
         stop="",
-        chart=empty_figure("Press Prefill to see the first distribution"),
+        chart=empty_html(CHART_BLANK, 360),
         candidate=gr.update(choices=[], value=None),
         orders="",
         numbers="",
         run_id=None,
+        penalties=empty_html("Penalties appear here once a run starts", 160),
+        timeline=timeline.timeline_blank().html,
+        strategies=empty_html(STRATEGIES_BLANK, 200),
+        lens_summary=gr.skip(),
+        lens_table=gr.skip(),
+        lens_note=gr.skip(),
+        lens_curve=gr.skip(),
     )

@@ -54,13 +54,10 @@ def answer_html(steps: list[Step], held: str = "") -> str:
     return f'<div class="chips">{body}</div>{legend}'
 
 
-def step_chart(step: Step) -> go.Figure:
-    """The Step tab's distribution chart of one sampled step (the grammar's bars in its own colour), with the
-    legend under the axis: this tab draws it in a narrower column, where a legend above would cover the title."""
-    fig = distribution_figure(step, n=20)
-    fig.layout.legend = {"orientation": "h", "x": 0, "y": -0.42, "yanchor": "top", "bgcolor": "rgba(0,0,0,0)"}
-    fig.layout.margin.t, fig.layout.margin.b, fig.layout.height = 70, 150, 500
-    return fig
+def step_chart(step: Step) -> str:
+    """The tab's distribution chart of one sampled step (the grammar's bars in its own colour), as the Step tab
+    draws it (HTML: it follows every step of every student on this tab)."""
+    return distribution_figure(step, n=20)
 
 
 def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> str:
