@@ -19,11 +19,11 @@ from decoding.checkpoints import Checkpoints
 from decoding.clock import Timer
 from decoding.forward import forward_one, kv_cache_bytes, rewind
 from decoding.models import LoadedModel
+from decoding.passes import Pass
 from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt
 from decoding.recent import Recent
 from decoding.record import Timings, record_step, timed
-from decoding.serving.passes import Pass
 from decoding.stages import GRAMMAR
 from decoding.static import StaticStep
 from decoding.trace import Step, Trace

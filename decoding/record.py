@@ -26,7 +26,7 @@ class Timings:
     kv_bytes: int  # KV cache size after that forward pass
     context_len: int  # tokens the model had seen
     rows: int = 1  # sessions that shared that forward pass
-    pass_mode: str = "solo"  # decoding.serving.passes.Pass.mode
+    pass_mode: str = "solo"  # decoding.passes.Pass.mode
     noise: float = 0.0  # how far sharing it could move a logit
 
 

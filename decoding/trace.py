@@ -41,7 +41,7 @@ class Step:
     kv_bytes: int  # KV cache size after the forward pass that produced this distribution
     context_len: int  # tokens the model had seen when it produced this distribution
     rows: int = 1  # sessions whose tokens shared that forward pass (decoding.serving batches them)
-    # decoding.serving.passes.Pass.mode: "solo", "packed" (shared), "alone" (kept alone on request), "lens" (the lens
+    # decoding.passes.Pass.mode: "solo", "packed" (shared), "alone" (kept alone on request), "lens" (the lens
     # pass), "cached" or "prefix" (from the prefix cache), or a static-cache run's step: "static" (uncaptured) or
     # "captured" (a CUDA graph's replay)
     pass_mode: str = "solo"

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from decoding.loop import Run, drive, generate_steps, prefill_once, run_to_end
+from decoding.passes import Pass
 from decoding.pipeline import SamplerSettings, process
 from decoding.prompts import encode_prompt
-from decoding.serving.passes import Pass
 from decoding.trace import Step
 from tests.helpers.fidelity import FIDELITY, GREEDY, generate_ids
 
