@@ -31,3 +31,9 @@ class Pass:
     chunks: int = 1
     noise: float = 0.0
     kind: str = "eager"  # what ran: KINDS
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"a pass's mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"a pass's kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
