@@ -12,10 +12,14 @@ import pytest
 
 from decoding import lens
 from decoding.loop import Run, prefill_once
+from decoding.passes import KINDS, MODES, Pass
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.serving.ragged import feed_together
 from decoding.serving.scheduler import Scheduler
+from decoding.static import can_capture
+from decoding.timing import regimes
+from visuals.serving.traffic import pass_caption
 
 FIELDS = ("logits", "cache", "last_pass")
 GREEDY, SAMPLED = SamplerSettings(temperature=0), SamplerSettings()
@@ -170,3 +174,19 @@ def test_no_code_but_install_sets_a_runs_logits_cache_or_last_pass():
     writes = {(path, where, target) for path, tree in trees.items() for where, target in _field_writes(tree, runs)}
     installs = {("decoding/loop.py", "Run._install", f"self.{name}") for name in FIELDS}
     assert writes == installs
+
+
+def test_one_vocabulary_names_a_pass_in_the_run_the_regime_map_and_the_step_line(tiny):
+    assert regimes.PATHS == KINDS
+    for kind in KINDS:  # every kind a run's path, every pair a line under the step
+        if kind != "captured" or can_capture(tiny.device):
+            assert Run(tiny, encode_prompt(tiny.tokenizer, "hi", chat=False), path=kind).path == kind
+        assert all(pass_caption(2, 3.0, mode, 1e-5, kind=kind) for mode in MODES)
+    with pytest.raises(
+        ValueError, match="mode must be one of solo, packed, alone, lens, cached, prefix, got 'batched'"
+    ):
+        Pass(1.0, mode="batched")
+    with pytest.raises(ValueError, match="kind must be one of eager, static, captured, got 'dynamic'"):
+        Pass(1.0, kind="dynamic")
+    with pytest.raises(ValueError, match="path must be one of eager, static, captured, got 'dynamic'"):
+        Run(tiny, encode_prompt(tiny.tokenizer, "hi", chat=False), path="dynamic")
