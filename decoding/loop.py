@@ -174,25 +174,21 @@ class Run:
         settings: the inspectors, the panels and the choice all read the same `Processed` (treat it as read-only:
         another session with exactly these logits, settings and context reads it too). A new forward pass makes new
         logits, and a step or Back changes the ids: either one computes it afresh."""
-        assert self.logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
+        logits = self.logits  # read once: a concurrent refeed may install other logits between two reads
+        assert logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
         known = self._processed
-        if (
-            known is not None
-            and known.logits is self.logits
-            and known.n_ids == len(self.ids)
-            and known.settings == settings
-        ):
+        if known is not None and known.logits is logits and known.n_ids == len(self.ids) and known.settings == settings:
             return known.processed
         grammar = self.legal_mask()
         # without a grammar (the run's own state) it is a function of the logits, the settings and the context alone:
         # a session with exactly these reads the one another session processed (decoding.recent)
         inputs = (settings, tuple(self.ids), len(self.prompt.ids)) if grammar is None else None
-        processed = _PROCESSED.get(self.logits, inputs) if inputs is not None else None
+        processed = _PROCESSED.get(logits, inputs) if inputs is not None else None
         if processed is None:
-            processed = process(self.logits, settings, self.ids, self.generated, grammar=grammar)
+            processed = process(logits, settings, self.ids, self.generated, grammar=grammar)
             if inputs is not None:
-                _PROCESSED.put(self.logits, inputs, processed)
-        self._processed = _Preview(self.logits, len(self.ids), settings, processed)
+                _PROCESSED.put(logits, inputs, processed)
+        self._processed = _Preview(logits, len(self.ids), settings, processed)
         return processed
 
     def preview_step(self, settings: SamplerSettings) -> Step:
@@ -201,12 +197,13 @@ class Run:
         and context copies another's, with its own timings in it."""
         p = self.preview(settings)
         inputs = (settings, tuple(self.ids), len(self.prompt.ids), len(self.trace.steps), self.top_n, self.lm.model_id)
-        kept = _PREVIEWED.get(self.logits, inputs) if GRAMMAR not in p.stages else None
+        # kept under the logits `p` came from (their float32 copy), not the run's field read again
+        kept = _PREVIEWED.get(p.raw, inputs) if GRAMMAR not in p.stages else None
         if kept is not None:
             return timed(kept, self._timings(0.0))
         step = self.record(p, int(torch.argmax(p.final)), False, settings, 0.0)
         if GRAMMAR not in p.stages:
-            _PREVIEWED.put(self.logits, inputs, step)
+            _PREVIEWED.put(p.raw, inputs, step)
         return step
 
     def step(self, settings: SamplerSettings, force_id: int | None = None, *, feed: bool = True) -> Step:
