@@ -112,8 +112,8 @@ class Run:
         self._install(Passed(None, None, Pass(0.0)))  # no pass yet
         self.scheduler, self.alone = scheduler, alone
         self._phase, self.path = "prefill", path
-        static = len(prompt.ids) + max_new_tokens
-        self.static = StaticStep(lm, static, capture=path == "captured") if path != "eager" else None
+        room = len(prompt.ids) + max_new_tokens  # a static cache holds the whole run from its first pass
+        self.static = StaticStep(lm, room, capture=path == "captured") if path != "eager" else None
         self.checkpoints = Checkpoints(self.generator)  # before each step, so Back can replay a draw
         self._processed: _Preview | None = None  # the pending distribution, processed once
 

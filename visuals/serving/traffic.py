@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 WINDOW_S = 120.0  # the tick figure's look-back
 MIN_BAR_S = 0.4  # a 30 ms pass still shows as a bar two minutes wide
-# a static run's one-token pass, in the regime map's words (visuals.timing.regimes): always a pass of its own
+# a static run's one-token pass by its kind (decoding.passes.KINDS): always a pass of its own, no batchmate to warn of
 STATIC_STEPS = {"static": "uncaptured", "captured": "replayed as a CUDA graph"}
 SHORT_HASH = 6  # hex digits of a block's hash on the chart
 BLOCK_ROWS = 12  # sessions drawn; the title counts the rest
