@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from decoding.forward import forward_one  # noqa: E402
 from decoding.models import BUNDLED, load_model  # noqa: E402
-from decoding.serving.passes import Pass  # noqa: E402
+from decoding.passes import Pass  # noqa: E402
 from decoding.serving.prefix import BLOCK_TOKENS, Hit, PrefixCache  # noqa: E402
 
 

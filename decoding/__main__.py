@@ -53,6 +53,7 @@ def settings_from(args: argparse.Namespace, vocab_size: int | None = None) -> Sa
 def sample(args: argparse.Namespace, lm, prompt):
     """Token-by-token sampling (greedy at temperature 0): the instrumented loop, to the end."""
     from decoding.loop import run_to_end
+    from decoding.static import static_kind
 
     return run_to_end(
         lm,
@@ -62,7 +63,7 @@ def sample(args: argparse.Namespace, lm, prompt):
         max_new_tokens=args.max_new_tokens,
         stop_strings=args.stop,
         top_n=args.top_n,
-        path="static" if args.static else "dynamic",
+        path=static_kind(lm) if args.static else "eager",
     )
 
 

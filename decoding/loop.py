@@ -19,11 +19,11 @@ from decoding.checkpoints import Checkpoints
 from decoding.clock import Timer
 from decoding.forward import forward_one, kv_cache_bytes, rewind
 from decoding.models import LoadedModel
+from decoding.passes import KINDS, Pass
 from decoding.pipeline import Processed, SamplerSettings, process, select
 from decoding.prompts import Prompt
 from decoding.recent import Recent
 from decoding.record import Timings, record_step, timed
-from decoding.serving.passes import Pass
 from decoding.stages import GRAMMAR
 from decoding.static import StaticStep
 from decoding.trace import Step, Trace
@@ -33,9 +33,17 @@ MAX_NEW_TOKENS_CAP = 4096
 # each holds a few V-sized tensors (~1 MB for the bundled model)
 KEPT = 8
 _PROCESSED, _PREVIEWED = Recent(KEPT), Recent(KEPT)  # the distributions, and their records as previews
-# how a run's decode passes run: "dynamic", the cache grown every token (the eager step); "static", a cache sized
-# to prompt + max new tokens up front and a one-token step captured as a CUDA graph on CUDA (decoding.static)
-PATHS = ("dynamic", "static")
+
+
+class Passed(NamedTuple):
+    """What a forward pass gave a run: the last position's logits (V,) float32 (None: nothing to choose from), the
+    cache it left, how it ran, and what a caller's own pass returned beside them (the lens: every layer's hidden
+    state)."""
+
+    logits: torch.Tensor | None
+    cache: object
+    passed: Pass
+    extra: object = None
 
 
 class _Preview(NamedTuple):
@@ -52,7 +60,9 @@ class Run:
     """One decoding run, stepped by the caller; it holds the KV cache, so it lives on the server. With a `scheduler`
     (decoding.serving) its forward passes ride in the scheduler's ticks with other sessions' steps; `alone` asks for
     passes of its own (bit-exact with generate()). Sampling always happens here, with the run's own generator.
-    `path="static"` decodes through a static cache (decoding.static): the same tokens, its passes always its own.
+    `path` is the kind of its one-token passes (decoding.passes.KINDS): "eager" on a growing cache; "static" through
+    a static cache (decoding.static), "captured" with that step replayed as a CUDA graph: the same tokens, its passes
+    always its own. Every pass goes through `_pass`, and its result reaches the run's fields through `_install` only.
     A run under rules of its own (decoding.constrained: a grammar) overrides the hooks below, never the loop;
     `forced` tokens are appended unfed and reach the model together, in one pass."""
 
@@ -67,7 +77,7 @@ class Run:
         top_n=20,
         scheduler=None,
         alone: bool = False,
-        path: str = "dynamic",
+        path: str = "eager",
     ):
         if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
             raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
@@ -78,10 +88,10 @@ class Run:
             )
         if not (isinstance(top_n, int) and 1 <= top_n <= 100):
             raise ValueError(f"top_n must be an integer in [1, 100], got {top_n!r}")
-        if path not in PATHS:
-            raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
-        if path == "static" and scheduler is not None:
-            raise ValueError("a static-cache run runs its own passes: the scheduler packs growing caches only")
+        if path not in KINDS:
+            raise ValueError(f"path must be one of {', '.join(KINDS)}, got {path!r}")
+        if path != "eager" and scheduler is not None:
+            raise ValueError(f"a {path} run runs its own passes: the scheduler packs growing caches only")
         self.lm, self.prompt, self.top_n, self.seed = lm, prompt, top_n, int(seed)
         self.trace = Trace(
             model_id=lm.model_id,
@@ -98,12 +108,12 @@ class Run:
         self.generator = torch.Generator(device=lm.device).manual_seed(self.seed)
         self.ids = list(prompt.ids)
         self.unfed: list[int] = []  # the newest tokens, appended but not yet fed to the model
-        self.cache = None
-        self.logits = None  # (V,) float32: the distribution the next step chooses from
+        # logits (V,) float32: the distribution the next step chooses from; cache; last_pass: how they came to be
+        self._install(Passed(None, None, Pass(0.0)))  # no pass yet
         self.scheduler, self.alone = scheduler, alone
-        self.last_pass, self._phase = Pass(0.0), "prefill"
-        self.path = path
-        self.static = StaticStep(lm, len(prompt.ids) + max_new_tokens) if path == "static" else None
+        self._phase, self.path = "prefill", path
+        room = len(prompt.ids) + max_new_tokens  # a static cache holds the whole run from its first pass
+        self.static = StaticStep(lm, room, capture=path == "captured") if path != "eager" else None
         self.checkpoints = Checkpoints(self.generator)  # before each step, so Back can replay a draw
         self._processed: _Preview | None = None  # the pending distribution, processed once
 
@@ -149,12 +159,13 @@ class Run:
         a copy of its cache and its logits, exactly what its own pass would have computed, recorded as "cached"."""
         self.unfed = []
         if shared is None:
-            self._forward(self.ids, None, 0)
+            self._install(self._pass(self.ids, 0))
         else:
             if shared.ids != tuple(self.ids) or self.static is not None or self.scheduler is not None:
-                raise ValueError("a shared prefill is of this prompt, for a run that runs its own dynamic passes")
-            self.logits, self.cache = shared.logits.clone(), copy.deepcopy(shared.cache)
-            self.last_pass = Pass(shared.passed.ms, mode="cached")
+                raise ValueError("a shared prefill is of this prompt, for a run that runs its own eager passes")
+            # copies: the run grows its cache, and the next run of the prompt starts from it as it was
+            copied = Passed(shared.logits.clone(), copy.deepcopy(shared.cache), Pass(shared.passed.ms, mode="cached"))
+            self._install(copied)
         self.trace.prefill_ms = self.last_pass.ms
         self._phase = "prefill"
 
@@ -163,25 +174,21 @@ class Run:
         settings: the inspectors, the panels and the choice all read the same `Processed` (treat it as read-only:
         another session with exactly these logits, settings and context reads it too). A new forward pass makes new
         logits, and a step or Back changes the ids: either one computes it afresh."""
-        assert self.logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
+        logits = self.logits  # read once: a concurrent refeed may install other logits between two reads
+        assert logits is not None, "no pending distribution: prefill() first (none once done, or while forced)"
         known = self._processed
-        if (
-            known is not None
-            and known.logits is self.logits
-            and known.n_ids == len(self.ids)
-            and known.settings == settings
-        ):
+        if known is not None and known.logits is logits and known.n_ids == len(self.ids) and known.settings == settings:
             return known.processed
         grammar = self.legal_mask()
         # without a grammar (the run's own state) it is a function of the logits, the settings and the context alone:
         # a session with exactly these reads the one another session processed (decoding.recent)
         inputs = (settings, tuple(self.ids), len(self.prompt.ids)) if grammar is None else None
-        processed = _PROCESSED.get(self.logits, inputs) if inputs is not None else None
+        processed = _PROCESSED.get(logits, inputs) if inputs is not None else None
         if processed is None:
-            processed = process(self.logits, settings, self.ids, self.generated, grammar=grammar)
+            processed = process(logits, settings, self.ids, self.generated, grammar=grammar)
             if inputs is not None:
-                _PROCESSED.put(self.logits, inputs, processed)
-        self._processed = _Preview(self.logits, len(self.ids), settings, processed)
+                _PROCESSED.put(logits, inputs, processed)
+        self._processed = _Preview(logits, len(self.ids), settings, processed)
         return processed
 
     def preview_step(self, settings: SamplerSettings) -> Step:
@@ -190,12 +197,13 @@ class Run:
         and context copies another's, with its own timings in it."""
         p = self.preview(settings)
         inputs = (settings, tuple(self.ids), len(self.prompt.ids), len(self.trace.steps), self.top_n, self.lm.model_id)
-        kept = _PREVIEWED.get(self.logits, inputs) if GRAMMAR not in p.stages else None
+        # kept under the logits `p` came from (their float32 copy), not the run's field read again
+        kept = _PREVIEWED.get(p.raw, inputs) if GRAMMAR not in p.stages else None
         if kept is not None:
             return timed(kept, self._timings(0.0))
         step = self.record(p, int(torch.argmax(p.final)), False, settings, 0.0)
         if GRAMMAR not in p.stages:
-            _PREVIEWED.put(self.logits, inputs, step)
+            _PREVIEWED.put(p.raw, inputs, step)
         return step
 
     def step(self, settings: SamplerSettings, force_id: int | None = None, *, feed: bool = True) -> Step:
@@ -228,7 +236,7 @@ class Run:
         cache (`decoding.serving.ragged.feed_together`): `logits` (V,) float32."""
         if not self.hungry:
             raise ValueError("the run has no unfed tokens waiting for a pass")
-        self.logits, self.last_pass = logits, passed
+        self._install(Passed(logits, self.cache, passed))  # the pass wrote into the run's own cache
         self._phase, self.unfed = "decode", []
 
     def back(self) -> None:
@@ -246,12 +254,13 @@ class Run:
         """The pending distribution again, from a new pass over the last position (none while the next is forced):
         after Back, and when the learner asks for passes of their own (`alone`), so the next choice comes from one."""
         if not self.trace.steps:
-            self.cache = None
+            self._install(Passed(None, None, self.last_pass))  # the old cache let go before the prompt's new pass
             return self.prefill()
         need_logits = not self.forced()
         keep = min(self.cache.get_seq_length(), len(self.ids) - (1 if need_logits else 0))
         rewind(self.cache, keep)
-        self.unfed, self.logits = self.ids[keep:], None
+        self.unfed = self.ids[keep:]
+        self._spend()  # they were the distribution after the positions just cut
         if need_logits:
             self.feed()
 
@@ -262,34 +271,47 @@ class Run:
         time is the step's forward time, named "lens". Returns (logits, extra)."""
         if self.logits is None or self.cache is None:
             raise ValueError("no distribution to look into: press Prefill (or Back, once the run has stopped)")
-        with Timer(self.lm.device) as t:
-            logits, extra, self.cache = forward(self.lm, self.ids, self.cache)
-        self.logits, self.unfed, self.last_pass = logits, [], Pass(t.ms, mode="lens")
-        return logits, extra
+        passed = self._pass(self.ids[-1:], len(self.ids) - 1, forward)
+        self._install(passed)
+        self.unfed = []
+        return passed.logits, passed.extra
 
     def feed(self) -> None:
         """One forward pass over the tokens not yet fed: the next distribution."""
-        self._forward(self.unfed, self.cache, len(self.ids) - len(self.unfed))
+        self._install(self._pass(self.unfed, len(self.ids) - len(self.unfed)))
         self._phase, self.unfed = "decode", []
 
-    def _forward(self, ids: list[int], cache, past: int) -> None:
-        if self.static is not None:
-            return self._forward_static(ids, past)
-        if self.scheduler is not None:
-            self.logits, self.cache, self.last_pass = self.scheduler.forward(ids, cache, past, alone=self.alone)
-            return
-        with Timer(self.lm.device) as t:
-            self.logits, self.cache = forward_one(self.lm, ids, cache, past)
-        self.last_pass = Pass(t.ms)
+    # --- one way in: every pass of the run, and the one place its result lands ---
 
-    def _forward_static(self, ids: list[int], past: int) -> None:
-        """The static path: one token takes the static step (captured on CUDA), a prompt one eager pass."""
-        if past == 0:  # a new prefill (after Back to the start): the cache's old positions are overwritten
-            self.static.rewind(0)
-        with Timer(self.lm.device) as t:
-            self.logits = self.static.feed(ids, past)
-        one = len(ids) == 1
-        self.cache, self.last_pass = self.static.cache, Pass(t.ms, mode=_static_mode(one, self.static.captured))
+    def _pass(self, ids: list[int], past: int, forward=None) -> Passed:
+        """Every forward pass of the run: `ids` at positions past .. past + T - 1 onto the run's cache (a new one at
+        0), run the way this run's passes go, chosen here as nano-vllm's `ModelRunner.run` chooses eager or graph:
+        - `forward` given: the caller's own eager pass, `forward(lm, ids, cache)` over the run's ids, reading the last
+          position again ("lens": the logit lens's, with every layer's hidden state);
+        - a static run: one token through its static step ("static", or "captured": a CUDA graph's replay), more
+          tokens (the prompt, forced tokens) in one eager pass on the same cache;
+        - with a scheduler: in its next tick, packed with other sessions' tokens, alone, or from the prefix cache;
+        - else an eager pass of its own ("solo").
+        Returns what the pass gave; `_install` makes it the run's."""
+        if forward is not None:
+            with Timer(self.lm.device) as t:
+                logits, extra, cache = forward(self.lm, self.ids, self.cache)
+            return Passed(logits, cache, Pass(t.ms, mode="lens"), extra)
+        cache = self.cache if past else None
+        if self.static is not None:
+            return _static_pass(self.static, ids, past)
+        if self.scheduler is not None:
+            return Passed(*self.scheduler.forward(ids, cache, past, alone=self.alone))
+        return eager_pass(self.lm, ids, cache, past)
+
+    def _install(self, passed: Passed) -> None:
+        """The only place the run's pending logits, its cache and how its last pass ran are set: from `_pass`, from a
+        pass run for several runs (`fed`), from a shared prefill, or spent (`_spend`)."""
+        self.logits, self.cache, self.last_pass = passed.logits, passed.cache, passed.passed
+
+    def _spend(self) -> None:
+        """No distribution to choose from (the run stopped, or its cache moved back); the cache and its pass stay."""
+        self._install(Passed(None, self.cache, self.last_pass))
 
     def _update_text_and_stop(self, chosen: int) -> None:
         text = self._update_text(self.generated)
@@ -297,7 +319,7 @@ class Run:
         if reason is not None:
             held = text.held if reason != stopping.STOP_STRING else ""  # a stop string's text is cut
             self.trace.stop_reason, self.trace.text, self.trace.held_text = reason, text.visible + held, ""
-            self.logits = None
+            self._spend()
 
     def _update_text(self, generated: list[int]) -> stopping.TextState:
         text = stopping.split_text(
@@ -326,6 +348,7 @@ class Run:
             forward_ms=self.last_pass.ms,
             rows=self.last_pass.rows,
             pass_mode=self.last_pass.mode,
+            pass_kind=self.last_pass.kind,
             noise=self.last_pass.noise,
             sample_ms=sample_ms,
             kv_bytes=kv_cache_bytes(self.cache),
@@ -333,11 +356,20 @@ class Run:
         )
 
 
-def _static_mode(one_token: bool, captured: bool) -> str:
-    """A static run's pass, as its step records it: the captured graph, the static step uncaptured, or eager."""
-    if not one_token:
-        return "solo"
-    return "captured" if captured else "static"
+def eager_pass(lm: LoadedModel, ids: list[int], cache, past: int) -> Passed:
+    """One eager pass of its own (decoding.forward), timed: `ids` at positions past .. past + T - 1."""
+    with Timer(lm.device) as t:
+        logits, cache = forward_one(lm, ids, cache, past)  # (V,)
+    return Passed(logits, cache, Pass(t.ms))
+
+
+def _static_pass(static: StaticStep, ids: list[int], past: int) -> Passed:
+    """A static run's pass: one token through the static step (captured or not), more in one eager pass."""
+    if past == 0:  # a new prefill (after Back to the start): the cache's old positions are overwritten
+        static.rewind(0)
+    with Timer(static.lm.device) as t:
+        logits = static.feed(ids, past)  # (V,)
+    return Passed(logits, static.cache, Pass(t.ms, kind=static.kind_of(len(ids))))
 
 
 class Prefilled(NamedTuple):
@@ -352,9 +384,8 @@ class Prefilled(NamedTuple):
 
 def prefill_once(lm: LoadedModel, ids: list[int]) -> Prefilled:
     """One pass over the prompt, for every run of it that follows (a measurement's samples, one seed each)."""
-    with Timer(lm.device) as t:
-        logits, cache = forward_one(lm, list(ids), None, 0)
-    return Prefilled(tuple(ids), logits, cache, Pass(t.ms))
+    logits, cache, passed, _ = eager_pass(lm, list(ids), None, 0)
+    return Prefilled(tuple(ids), logits, cache, passed)
 
 
 def drive(run, settings: SamplerSettings | None = None, *, limit: int | None = None, advance=None) -> Iterator:

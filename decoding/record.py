@@ -26,8 +26,9 @@ class Timings:
     kv_bytes: int  # KV cache size after that forward pass
     context_len: int  # tokens the model had seen
     rows: int = 1  # sessions that shared that forward pass
-    pass_mode: str = "solo"  # decoding.serving.passes.Pass.mode
+    pass_mode: str = "solo"  # decoding.passes.Pass.mode: what batched the pass
     noise: float = 0.0  # how far sharing it could move a logit
+    pass_kind: str = "eager"  # decoding.passes.Pass.kind: what ran
 
 
 def record_step(
@@ -80,6 +81,7 @@ def _timed(timings: Timings) -> dict:
         context_len=timings.context_len,
         rows=timings.rows,
         pass_mode=timings.pass_mode,
+        pass_kind=timings.pass_kind,
         noise=timings.noise,
     )
 

@@ -33,6 +33,14 @@ def can_capture(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.is_available()
 
 
+def static_kind(lm: LoadedModel) -> str:
+    """The kind of one-token pass a static run of this model takes where it can (decoding.passes.KINDS): "captured"
+    on CUDA for a cache of plain StaticLayers (what a graph replays right), else "static", the step as it is."""
+    if not can_capture(lm.device):
+        return "static"
+    return "static" if _odd_layers(_allocated_cache(lm, 1)) else "captured"  # a cache of one position says which
+
+
 def check_capturable(cache) -> None:
     """Refuse a cache a graph could replay wrongly: every layer must be a plain `StaticLayer`, whose length is a
     tensor on the device that the step reads and advances there. A subclass may decide on the host: the sliding-window
@@ -80,6 +88,13 @@ class StaticStep:
     def captured(self) -> bool:
         return self.graph is not None
 
+    def kind_of(self, tokens: int) -> str:
+        """The kind of pass `feed` runs for `tokens` tokens (decoding.passes.KINDS): one token takes the step,
+        "captured" when a graph replays it, "static" when it runs as it is; more take one "eager" pass."""
+        if tokens != 1:
+            return "eager"
+        return "captured" if self.captured else "static"
+
     @property
     def pool_bytes(self) -> int:
         """The memory the captured graph keeps for its own tensors (its pool), measured at capture; 0 uncaptured."""
@@ -110,7 +125,7 @@ class StaticStep:
         assert past == self.length, f"the static cache holds {self.length} positions, the pass starts at {past}"
         if past + len(ids) > self.max_len:
             raise ValueError(f"{past + len(ids)} positions do not fit the static cache of {self.max_len}")
-        if len(ids) != 1:
+        if self.kind_of(len(ids)) == "eager":
             return forward_one(self.lm, ids, self.cache, past)[0]  # (V,)
         return self.step(ids[0])
 

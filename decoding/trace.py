@@ -41,11 +41,11 @@ class Step:
     kv_bytes: int  # KV cache size after the forward pass that produced this distribution
     context_len: int  # tokens the model had seen when it produced this distribution
     rows: int = 1  # sessions whose tokens shared that forward pass (decoding.serving batches them)
-    # decoding.serving.passes.Pass.mode: "solo", "packed" (shared), "alone" (kept alone on request), "lens" (the lens
-    # pass), "cached" or "prefix" (from the prefix cache), or a static-cache run's step: "static" (uncaptured) or
-    # "captured" (a CUDA graph's replay)
+    # how that pass ran, in decoding.passes' words: what batched it (MODES: "solo", "packed", "alone", "lens",
+    # "cached", "prefix") and what ran (KINDS: "eager", "static" the static cache's step, "captured" its CUDA graph)
     pass_mode: str = "solo"
     noise: float = 0.0  # how far sharing the pass could move a logit (0 when computed alone)
+    pass_kind: str = "eager"
     # with a grammar set (decoding.constrained); the defaults mean none, so traces saved before still load
     allowed: int | None = None  # tokens the grammar allowed at this step
     illegal_mass: float = 0.0  # the model's probability on the tokens the grammar refused
@@ -117,6 +117,8 @@ class Trace:
 
 # traces saved before the rename: a candidate's "prob" was before the pipeline, a step's "prob" after it
 OLD_NAMES = {"candidate": {"prob": "prob_before"}, "step": {"prob": "prob_after"}}
+# traces saved before a pass had a kind named a static run's one-token step in its mode: a pass of its own
+KINDS_SAVED_AS_MODES = ("static", "captured")
 
 
 def _renamed(d: dict, names: dict[str, str]) -> dict:
@@ -125,6 +127,8 @@ def _renamed(d: dict, names: dict[str, str]) -> dict:
 
 def _step_from_dict(d: dict) -> Step:
     d = _renamed(d, OLD_NAMES["step"])
+    if d.get("pass_mode") in KINDS_SAVED_AS_MODES:
+        d["pass_kind"], d["pass_mode"] = d["pass_mode"], "solo"
     d["top"] = [Candidate(**_renamed(c, OLD_NAMES["candidate"])) for c in d["top"]]
     d["stages"] = [tuple(x) for x in d["stages"]]
     return Step(**d)

@@ -29,7 +29,7 @@ import torch
 from transformers import DynamicCache
 
 from decoding.forward import empty_cache, kv_cache_bytes
-from decoding.serving.passes import Pass
+from decoding.passes import Pass
 
 BLOCK_TOKENS = 16
 SHORT_HASH = 6  # hex digits of a block's hash shown on the page

@@ -26,7 +26,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 from decoding.clock import Timer
 from decoding.forward import empty_cache
 from decoding.models import LoadedModel
-from decoding.serving.passes import Pass
+from decoding.passes import Pass
 
 NAME = "decoding_lab_ragged"
 

@@ -31,8 +31,8 @@ import torch
 from decoding.clock import Timer
 from decoding.forward import forward_one, rewind
 from decoding.models import LoadedModel
+from decoding.passes import Pass
 from decoding.serving import ragged
-from decoding.serving.passes import Pass
 from decoding.serving.prefix import BLOCK_TOKENS, PrefixCache
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns

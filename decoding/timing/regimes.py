@@ -12,11 +12,12 @@ benchmark checks this on the bundled shape, real weights beside random ones: `re
 
 1) the machine's copy bandwidth (machine.probe, the one method every lesson reads; the server's kept figure when
    one is handed in);
-2) per size: build it, prefill a short prompt, then time one-token decode steps on each path (warm-up excluded, the
-   device synchronised before each clock read): "eager", the lab's step on a growing cache; "static", the static
-   cache's step run as it is (decoding.static, any device); "captured", that step replayed as a CUDA graph (CUDA
-   only). Eager to static is what the fixed cache and the device-built mask change; static to captured, what one
-   launch for the whole step instead of one per kernel changes;
+2) per size: build it, prefill a short prompt, then time one-token decode steps on each path, a kind of pass in the
+   words a run's steps are recorded in (decoding.passes.KINDS; warm-up excluded, the device synchronised before
+   each clock read): "eager", the lab's step on a growing cache; "static", the static cache's step run as it is
+   (decoding.static, any device); "captured", that step replayed as a CUDA graph (CUDA only). Eager to static is
+   what the fixed cache and the device-built mask change; static to captured, what one launch for the whole step
+   instead of one per kernel changes;
 3) per size and path: ms per token (median of the raw times, kept), MBU against that bandwidth, kernel launches
    per step (counted by torch.profiler, CUDA only: decoding.timing.launches).
 Arguments and result are plain values (no model, no tensor), so the work can run in a process of its own.
@@ -31,6 +32,7 @@ import torch
 
 from decoding.forward import forward_one
 from decoding.models import LoadedModel, resolve_device, resolve_dtype
+from decoding.passes import KINDS
 from decoding.static import StaticStep, can_capture
 from decoding.timing import roofline as rl
 from decoding.timing.launches import launch_count, profiled
@@ -102,7 +104,9 @@ SIZES = (
     Size("CodeLlama-34B", 8192, 22016, 48, 64, 8, 32000, tied=False, rope_theta=1e6, gpu_only=True),
 )
 BUNDLED_SHAPE = SIZES[0]
-PATHS = ("eager", "static", "captured")  # the growing cache; the static cache's step as it is; that step as a graph
+# every kind of pass a run takes (decoding.passes), timed on its one-token step: the growing cache's eager step; the
+# static cache's step as it is; that step replayed as a graph
+PATHS = KINDS
 
 
 @dataclass(frozen=True)

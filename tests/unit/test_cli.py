@@ -110,7 +110,7 @@ def test_static_writes_the_same_tokens_and_says_so_in_each_step(capsys):
     plain = _json(capsys, "--prompt", "Hello", "--temperature", "0.9", "--seed", "3")
     static = _json(capsys, "--prompt", "Hello", "--temperature", "0.9", "--seed", "3", "--static")
     assert static["token_ids"] == plain["token_ids"]
-    assert [s["pass_mode"] for s in static["steps"][1:]] == ["static"] * (len(static["steps"]) - 1)
+    assert [s["pass_kind"] for s in static["steps"][1:]] == ["static"] * (len(static["steps"]) - 1)
 
 
 def test_stop_strings_and_sampler_options_reach_the_trace(capsys):

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from decoding.loop import Run, drive, generate_steps, prefill_once, run_to_end
+from decoding.passes import Pass
 from decoding.pipeline import SamplerSettings, process
 from decoding.prompts import encode_prompt
-from decoding.serving.passes import Pass
 from decoding.trace import Step
 from tests.helpers.fidelity import FIDELITY, GREEDY, generate_ids
 
@@ -285,3 +285,17 @@ def test_a_preview_record_is_shared_with_each_run_s_own_timings(tiny, prompt):
     other = SamplerSettings(temperature=0.8, top_p=0.8)  # other settings: a record of their own
     p = second.preview(other)
     assert second.preview_step(other) == second.record(p, int(torch.argmax(p.final)), False, other, 0.0)
+
+
+def test_a_preview_reads_the_pending_logits_once_so_a_refeed_cannot_split_it(tiny, prompt):
+    run = _run(tiny, prompt)
+    first = run.logits
+    reads = iter([first] + [first + 1.0] * 5)  # a refeed in another thread installs new logits after the first read
+
+    class Refed(Run):
+        logits = property(lambda self: next(reads), lambda self, value: None)
+
+    run.__class__ = Refed
+    settings = SamplerSettings(temperature=0.6, top_k=7)
+    processed = run.preview(settings)
+    assert torch.equal(processed.raw, first) and run._processed.logits is first

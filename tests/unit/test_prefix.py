@@ -80,7 +80,7 @@ def _cache_for(tiny, ids):
 
 
 def test_blocks_are_freed_least_recently_used_within_the_cap(tiny):
-    from decoding.serving.passes import Pass
+    from decoding.passes import Pass
 
     prompts = [[p + k for p in PROMPT[:20]] for k in range(3)]  # each: one full block and an end block of 4
     logits, cache = _cache_for(tiny, prompts[0])
@@ -97,7 +97,7 @@ def test_blocks_are_freed_least_recently_used_within_the_cap(tiny):
 
 
 def test_the_server_cap_bounds_the_pool_through_its_room_hook(tiny):
-    from decoding.serving.passes import Pass
+    from decoding.passes import Pass
 
     logits, cache = _cache_for(tiny, PROMPT)
     pool = PrefixCache(max_bytes=10 * kv_cache_bytes(cache))

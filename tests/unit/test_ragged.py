@@ -8,10 +8,10 @@ import torch
 
 from decoding.forward import forward_one
 from decoding.loop import Run
+from decoding.passes import Pass
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.serving import ragged
-from decoding.serving.passes import Pass
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3])
 TOLERANCE = 1e-4  # float32: packed and solo sums are ordered differently, by ~1e-6 here

@@ -96,3 +96,17 @@ def test_the_captured_path_needs_cuda():
         pytest.skip("this machine can capture")
     with pytest.raises(ValueError, match="captured on CUDA only"):
         regime_map("cpu", "float32", paths=("captured",))
+
+
+def test_the_benchmark_keeps_this_machine_beside_the_figure_its_mbus_are_against(monkeypatch):
+    from bench import gpu_decode
+    from decoding.timing.limits import Probe
+    from decoding.timing.machine import MachineFigure
+
+    copy, matmul = Probe(12.5, "GB/s", [1.0], 1e9, "copy"), Probe(0.2, "TFLOP/s", [1.0], 1e9, "matmul")
+    figure = MachineFigure("a test CPU", "float32", copy, matmul, at=0.0)
+    mapped = regimes.RegimeMap("cpu", "a test CPU", "float32", bandwidth_gbs=12.5, machine=figure)
+    monkeypatch.setattr(gpu_decode, "regime_map", lambda *args, **kwargs: mapped)
+    out = gpu_decode.main(["--no-check"])
+    assert out["machine"]["torch"] == torch.__version__ and len(out["machine"]["load_average"]) == 3
+    assert out["machine_figure"]["bandwidth"]["value"] == out["bandwidth_gbs"] == 12.5

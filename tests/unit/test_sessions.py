@@ -268,7 +268,7 @@ def test_the_tabs_keep_their_state_in_the_one_store():
 
 def test_the_prefix_blocks_count_once_under_the_cap_and_give_way_to_sessions_first(tiny):
     from decoding.forward import forward_one
-    from decoding.serving.passes import Pass
+    from decoding.passes import Pass
     from decoding.serving.prefix import PrefixCache
 
     run = live_run(tiny)

@@ -1,4 +1,4 @@
-"""The static-cache path writes the dynamic path's tokens and generate()'s, steps back exactly, feeds forced tokens,
+"""The static-cache path writes the eager path's tokens and generate()'s, steps back exactly, feeds forced tokens,
 and its one-token step is one graph whatever the position (nothing the host decides per step)."""
 
 import copy
@@ -11,7 +11,7 @@ from decoding.lens import lens_run
 from decoding.loop import Run, run_to_end
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
-from decoding.static import StaticStep, can_capture, check_capturable
+from decoding.static import StaticStep, can_capture, check_capturable, static_kind
 from tests.helpers.fidelity import FIDELITY, GREEDY, generate_ids
 
 
@@ -21,30 +21,33 @@ def prompt(tiny):
 
 
 def _static(lm, prompt, **kwargs) -> Run:
-    run = Run(lm, prompt, path="static", **kwargs)
+    """A static run, its step captured where this device can (the static step as it is on a CPU)."""
+    run = Run(lm, prompt, path=static_kind(lm), **kwargs)
     run.prefill()
     return run
 
 
 @pytest.mark.parametrize(("settings", "seed"), FIDELITY[:5], ids=lambda v: str(v) if isinstance(v, int) else None)
-def test_static_path_writes_the_dynamic_paths_tokens_and_generates(tiny, prompt, settings, seed):
-    static = run_to_end(tiny, prompt, settings, seed=seed, max_new_tokens=24, path="static")
+def test_static_path_writes_the_eager_paths_tokens_and_generates(tiny, prompt, settings, seed):
+    static = run_to_end(tiny, prompt, settings, seed=seed, max_new_tokens=24, path=static_kind(tiny))
     assert static.token_ids == run_to_end(tiny, prompt, settings, seed=seed, max_new_tokens=24).token_ids
     assert static.token_ids == generate_ids(tiny, prompt, settings, seed, 24)
 
 
-def test_static_steps_record_their_path_and_a_cache_sized_up_front(tiny, prompt):
+def test_static_steps_record_their_kind_and_a_cache_sized_up_front(tiny, prompt):
     run = _static(tiny, prompt, max_new_tokens=6)
     steps = [run.step(GREEDY) for _ in range(3)]
-    assert steps[0].phase == "prefill" and steps[0].pass_mode == "solo"  # the prompt: one eager pass
-    assert {s.pass_mode for s in steps[1:]} == {"captured" if can_capture(tiny.device) else "static"}
+    assert (steps[0].phase, steps[0].pass_kind, steps[0].pass_mode) == ("prefill", "eager", "solo")  # the prompt
+    assert {(s.pass_kind, s.pass_mode) for s in steps[1:]} == {
+        ("captured" if can_capture(tiny.device) else "static", "solo")
+    }
     assert run.static.max_len == len(prompt.ids) + 6
     assert len({s.kv_bytes for s in steps}) == 1  # allocated once, for prompt + max new tokens
 
 
 def test_static_back_then_step_equals_a_straight_run(tiny, prompt):
     s = SamplerSettings(temperature=1.2)
-    straight = run_to_end(tiny, prompt, s, seed=5, max_new_tokens=8, path="static").token_ids
+    straight = run_to_end(tiny, prompt, s, seed=5, max_new_tokens=8, path=static_kind(tiny)).token_ids
     run = _static(tiny, prompt, seed=5, max_new_tokens=8)
     for _ in range(5):
         run.step(s)
@@ -131,13 +134,15 @@ def test_the_static_step_never_reads_a_tensor_on_the_host(tiny, monkeypatch):
 
 
 def test_static_arguments_are_checked(tiny, prompt):
-    with pytest.raises(ValueError, match="path must be one of dynamic, static, got 'graph'"):
+    with pytest.raises(ValueError, match="path must be one of eager, static, captured, got 'graph'"):
         Run(tiny, prompt, path="graph")
     with pytest.raises(ValueError, match="runs its own passes"):
         Run(tiny, prompt, path="static", scheduler=object())
     if not can_capture(tiny.device):
         with pytest.raises(ValueError, match="a CUDA graph needs a CUDA device"):
             StaticStep(tiny, 16, capture=True)
+        with pytest.raises(ValueError, match="a CUDA graph needs a CUDA device"):
+            Run(tiny, prompt, path="captured")
     with pytest.raises(ValueError, match="do not fit the static cache of 4"):
         StaticStep(tiny, 4).feed([1, 2, 3, 4, 5], 0)
 
@@ -175,6 +180,11 @@ def test_a_static_step_captures_only_what_a_graph_can_replay(tiny, monkeypatch):
         StaticStep(tiny, 16, capture=True)  # refused before any CUDA call
     step = StaticStep(tiny, 16)  # by default: runs uncaptured instead
     assert not step.captured and step.pool_bytes == 0
+    assert static_kind(tiny) == "static"  # and a static run of it takes the step as it is
+    from transformers import StaticCache
+
+    monkeypatch.setattr(static_module, "_allocated_cache", lambda lm, n: StaticCache(lm.model.config, max_cache_len=n))
+    assert static_kind(tiny) == "captured"  # plain StaticLayers, on a device that can capture
     with pytest.raises(ValueError, match="capture error mode must be one of thread_local, global, relaxed"):
         StaticStep(tiny, 16, error_mode="local")
 
@@ -227,8 +237,8 @@ def test_the_captured_step_writes_the_uncaptured_steps_tokens_on_cuda():
 
 @pytest.mark.bundled
 @pytest.mark.parametrize(("settings", "seed"), [(GREEDY, 0), (SamplerSettings(temperature=0.7, top_p=0.9), 1)])
-def test_bundled_static_path_writes_the_dynamic_paths_tokens_and_generates(bundled, settings, seed):
+def test_bundled_static_path_writes_the_eager_paths_tokens_and_generates(bundled, settings, seed):
     prompt = encode_prompt(bundled.tokenizer, "What is the capital of France?", chat=True)
-    static = run_to_end(bundled, prompt, settings, seed=seed, max_new_tokens=24, path="static")
+    static = run_to_end(bundled, prompt, settings, seed=seed, max_new_tokens=24, path=static_kind(bundled))
     assert static.token_ids == run_to_end(bundled, prompt, settings, seed=seed, max_new_tokens=24).token_ids
     assert static.token_ids == generate_ids(bundled, prompt, settings, seed, 24)

@@ -7,8 +7,8 @@ import gradio as gr
 import pytest
 
 from decoding.models import TINY
+from decoding.passes import Pass
 from decoding.recent import Recent
-from decoding.serving.passes import Pass
 from tests.helpers.step_knobs import CONFIG, KNOBS
 from ui.context import RAW
 from ui.events import teach

@@ -2,6 +2,7 @@
 
 import copy
 import csv
+import dataclasses
 import io
 import json
 
@@ -113,3 +114,17 @@ def test_a_trace_saved_with_the_old_prob_names_still_loads(trace):
             c["prob"] = c.pop("prob_before")
     again = Trace.from_dict(old)
     assert again == trace and again.steps[0].top[0].prob_before == 0.75 and again.steps[0].prob_after == 1.0
+
+
+def test_a_trace_saved_before_passes_had_a_kind_loads_a_static_runs_steps_as_kinds(trace):
+    old = json.loads(trace.to_json())
+    for step, saved in zip(old["steps"], ("solo", "static", "captured")):  # a static run's prefill, then its steps
+        del step["pass_kind"]
+        step["pass_mode"] = saved
+    again = Trace.from_json(json.dumps(old))
+    assert [(s.pass_kind, s.pass_mode) for s in again.steps] == [
+        ("eager", "solo"),
+        ("static", "solo"),
+        ("captured", "solo"),
+    ]
+    assert [dataclasses.replace(s, pass_kind="eager") for s in again.steps] == trace.steps  # nothing else moved

@@ -195,6 +195,15 @@ def test_pass_caption_warns_when_the_gap_is_within_twice_the_noise_boundary_incl
     assert "flipped" not in vis.pass_caption(1, 35, "alone", noise, gap=0.0)
 
 
+def test_a_static_runs_step_says_which_static_step_ran_and_no_batchmate():
+    assert vis.pass_caption(1, 35, "solo", None) == vis.pass_caption(1, 35, "solo", None, kind="eager")
+    static = vis.pass_caption(1, 35, "solo", 1e-5, gap=0.0, kind="static")
+    assert static == "computed alone by the static cache's step, uncaptured: 35 ms"
+    assert vis.pass_caption(1, 3.2, "solo", None, kind="captured").endswith("replayed as a CUDA graph: 3.2 ms")
+    with pytest.raises(ValueError, match="'dynamic'"):
+        vis.pass_caption(1, 35, "solo", None, kind="dynamic")
+
+
 def test_a_cached_prompt_and_a_shared_start_say_what_the_prefix_cache_did():
     cached = vis.pass_caption(1, 0.4, "cached", 0.0)
     assert "not computed" in cached and "logits its first computation got" in cached and "0.4 ms" in cached

@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from decoding.nondeterminism.flips import flip_possible
+from decoding.passes import KINDS, MODES
 from visuals.glossary import term
 from visuals.theme import DECODE, KEPT, OTHER, PREFILL, TEXT, empty_figure, styled
 from visuals.words import count
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 
 WINDOW_S = 120.0  # the tick figure's look-back
 MIN_BAR_S = 0.4  # a 30 ms pass still shows as a bar two minutes wide
-MODES = ("packed", "solo", "alone", "lens", "cached", "prefix")
+# a static run's one-token pass by its kind (decoding.passes.KINDS): always a pass of its own, no batchmate to warn of
+STATIC_STEPS = {"static": "uncaptured", "captured": "replayed as a CUDA graph"}
 SHORT_HASH = 6  # hex digits of a block's hash on the chart
 BLOCK_ROWS = 12  # sessions drawn; the title counts the rest
 SHARED, COMPUTED, GENERATED = KEPT, PREFILL, OTHER  # a block copied from the pool, one computed, generated tokens
@@ -196,10 +198,17 @@ def traffic_markdown(summary: dict, noise: Noise | None, holder_text: str | None
     return f"{text}\n\n{holder_text}" if holder_text else text
 
 
-def pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: float | None = None) -> str:
-    """The note under one step: how its forward pass ran, and whether a batchmate could have flipped its pick."""
+def pass_caption(
+    rows: int, ms: float, mode: str, noise: float | None, gap: float | None = None, kind: str = "eager"
+) -> str:
+    """The note under one step: how its forward pass ran (`mode`, what batched it; `kind`, what ran: the words of
+    decoding.passes), and whether a batchmate could have flipped its pick."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if kind in STATIC_STEPS:
+        return f"computed alone by the static cache's step, {STATIC_STEPS[kind]}: {_num(ms)} ms"
     if mode == "alone":
         return f"computed alone, as you asked: {term('bit-exact with generate()')}, {_num(ms)} ms"
     if mode == "lens":  # the lens panel's pass: the step chose from its logits, so its time is this step's

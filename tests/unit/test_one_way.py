@@ -1,0 +1,192 @@
+"""One way into a run: every forward pass of a Run goes through `Run._pass`, and `Run._install` is the only place a
+run's logits, cache and last pass are set, whatever ran the pass: an eager pass of its own, the scheduler's solo,
+packed and alone passes and its prefix cache, the static step, the lens, a pass fed to several runs at once, a
+prefill shared by many runs."""
+
+import ast
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from decoding import lens
+from decoding.loop import Run, prefill_once
+from decoding.passes import KINDS, MODES, Pass
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import encode_prompt
+from decoding.serving.ragged import feed_together
+from decoding.serving.scheduler import Scheduler
+from decoding.static import can_capture
+from decoding.timing import regimes
+from visuals.serving.traffic import pass_caption
+
+FIELDS = ("logits", "cache", "last_pass")
+GREEDY, SAMPLED = SamplerSettings(temperature=0), SamplerSettings()
+ROOT = Path(__file__).resolve().parents[2]
+# every way a pass reaches a run, as (kind, mode): decoding.passes' words
+EVERY_PATH = {
+    ("eager", "solo"),
+    ("eager", "lens"),
+    ("static", "solo"),
+    ("eager", "packed"),
+    ("eager", "alone"),
+    ("eager", "cached"),
+    ("eager", "prefix"),
+}
+
+
+class Ways:
+    """What the runs took in: every pass `_pass` ran, every install as (where it came from, kind, mode, whether it
+    holds a distribution), and every field of a run set outside `_install`."""
+
+    def __init__(self):
+        self.ran, self.installed, self.stray = [], [], []
+        self.installing = threading.local()
+
+
+@pytest.fixture()
+def ways(monkeypatch):
+    seen, one_pass, install = Ways(), Run._pass, Run._install
+
+    def passing(run, *args, **kwargs):
+        passed = one_pass(run, *args, **kwargs)
+        seen.ran.append(passed)
+        return passed
+
+    def installing(run, passed):
+        came = "_pass" if any(passed is p for p in seen.ran) else sys._getframe(1).f_code.co_name
+        seen.installed.append((came, passed.passed.kind, passed.passed.mode, passed.logits is not None))
+        seen.installing.now = True
+        try:
+            install(run, passed)
+        finally:
+            seen.installing.now = False
+
+    def setting(run, name, value):
+        if name in FIELDS and not getattr(seen.installing, "now", False):
+            seen.stray.append(name)
+        object.__setattr__(run, name, value)
+
+    monkeypatch.setattr(Run, "_pass", passing)
+    monkeypatch.setattr(Run, "_install", installing)
+    monkeypatch.setattr(Run, "__setattr__", setting)
+    return seen
+
+
+def _own_passes(tiny, prompt):
+    """An eager run: prefill, steps, Back (the last position again), the lens's pass, Back to the start; a static
+    run; two runs from one shared prefill, fed together in one packed pass."""
+    run = Run(tiny, prompt, max_new_tokens=8)
+    run.prefill()
+    run.step(GREEDY)
+    run.step(GREEDY)
+    run.back()
+    lens.lens_run(run)
+    run.step(GREEDY)
+    for _ in range(2):
+        run.back()
+    static = Run(tiny, prompt, path="static", max_new_tokens=4)
+    static.prefill()
+    static.step(GREEDY)
+    shared = prefill_once(tiny, prompt.ids)
+    pair = [Run(tiny, prompt, seed=seed, max_new_tokens=4) for seed in (1, 2)]
+    for one in pair:
+        one.prefill(shared)
+        one.step(SAMPLED, feed=False)
+    feed_together(tiny, pair)
+
+
+def _scheduled_passes(tiny, texts):
+    """Runs through one scheduler: a prompt alone on the server (solo), the same prompt again (cached), one that starts
+    the same way (prefix), one that asks to run alone; then three stepping at once (packed)."""
+    scheduler = Scheduler(tiny, chunk_tokens=8)
+    prompts = [encode_prompt(tiny.tokenizer, text, chat=True) for text in texts]
+    runs = [Run(tiny, p, max_new_tokens=8, scheduler=scheduler) for p in (prompts[0], prompts[0], prompts[1])]
+    for run in runs:
+        run.prefill()
+    alone = Run(tiny, prompts[0], max_new_tokens=2, scheduler=scheduler, alone=True)
+    alone.prefill()
+    alone.step(GREEDY)
+    barrier = threading.Barrier(len(runs))
+
+    def student(run):
+        barrier.wait()
+        for _ in range(6):
+            run.step(GREEDY)
+
+    threads = [threading.Thread(target=student, args=(run,)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+
+def test_every_pass_of_a_run_goes_through_its_one_pass_and_lands_through_its_one_install(tiny, ways):
+    prompt = encode_prompt(tiny.tokenizer, "Tell me a story.", chat=True)
+    _own_passes(tiny, prompt)
+    _scheduled_passes(tiny, ("Tell me a story about a cat.", "Tell me a story about a dog, please."))
+    assert ways.stray == []  # nothing set a run's logits, cache or last pass but `_install`
+    assert {(p.passed.kind, p.passed.mode) for p in ways.ran} == EVERY_PATH
+    # a distribution to choose from came from the run's own pass, from a pass the caller ran for several runs at once
+    # (packed), or from a prefill run once for many (cached); everything else installed holds none
+    given = {(came, mode) for came, kind, mode, pending in ways.installed if pending and came != "_pass"}
+    assert given == {("fed", "packed"), ("prefill", "cached")}
+    assert {came for came, *_, pending in ways.installed if not pending} == {"__init__", "_spend", "refeed"}
+
+
+def _run_classes(trees) -> set[str]:
+    """Run and every class that derives from it, across the modules read."""
+    found, classes = {"Run"}, [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    while True:
+        more = {c.name for c in classes if any(ast.unparse(b).split(".")[-1] in found for b in c.bases)} - found
+        if not more:
+            return found
+        found |= more
+
+
+def _assigned(node) -> list:
+    """The attributes an assignment writes (each of a tuple's), none for any other node."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+    flat = [t for target in targets for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
+    return [t for t in flat if isinstance(t, ast.Attribute)]
+
+
+def _field_writes(node, runs: set[str], where=("", "")):
+    """Every assignment to a run's logits, cache or last_pass, as (class.function, target): the object is `self` in
+    a run class, or any object named like a run (`run`, `entry.run`)."""
+    for child in ast.iter_child_nodes(node):
+        inside = (child.name, "") if isinstance(child, ast.ClassDef) else where
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            inside = (where[0], child.name)
+        for t in _assigned(child):
+            owner = ast.unparse(t.value)
+            if t.attr in FIELDS and ((owner == "self" and where[0] in runs) or owner.endswith("run")):
+                yield ".".join(where), ast.unparse(t)
+        yield from _field_writes(child, runs, inside)
+
+
+def test_no_code_but_install_sets_a_runs_logits_cache_or_last_pass():
+    paths = sorted(p for folder in ("decoding", "ui", "bench") for p in (ROOT / folder).rglob("*.py"))
+    trees = {str(p.relative_to(ROOT)): ast.parse(p.read_text(), str(p)) for p in paths}
+    runs = _run_classes(trees.values())
+    assert {"Run", "ConstrainedRun"} <= runs
+    writes = {(path, where, target) for path, tree in trees.items() for where, target in _field_writes(tree, runs)}
+    installs = {("decoding/loop.py", "Run._install", f"self.{name}") for name in FIELDS}
+    assert writes == installs
+
+
+def test_one_vocabulary_names_a_pass_in_the_run_the_regime_map_and_the_step_line(tiny):
+    assert regimes.PATHS == KINDS
+    for kind in KINDS:  # every kind a run's path, every pair a line under the step
+        if kind != "captured" or can_capture(tiny.device):
+            assert Run(tiny, encode_prompt(tiny.tokenizer, "hi", chat=False), path=kind).path == kind
+        assert all(pass_caption(2, 3.0, mode, 1e-5, kind=kind) for mode in MODES)
+    with pytest.raises(
+        ValueError, match="mode must be one of solo, packed, alone, lens, cached, prefix, got 'batched'"
+    ):
+        Pass(1.0, mode="batched")
+    with pytest.raises(ValueError, match="kind must be one of eager, static, captured, got 'dynamic'"):
+        Pass(1.0, kind="dynamic")
+    with pytest.raises(ValueError, match="path must be one of eager, static, captured, got 'dynamic'"):
+        Run(tiny, encode_prompt(tiny.tokenizer, "hi", chat=False), path="dynamic")
