@@ -20,7 +20,7 @@ MAIN = {
     "sandbox": "#sandbox-temperature",
     "timing": "#timing-measure",
     "serving": "#serving-open",
-    "batching": "#batching-run",
+    "batching": "#nondeterminism-run",
     "beams": "#beams-step",
     "speculative": "#speculative-round",
     "constrained": "#constrained-step",

@@ -111,8 +111,8 @@ def two_steps(page) -> None:
 def one_batch_run(page) -> None:
     """Run with batch 2 alone: the same page as with every size, in a quarter of the time."""
     for size in ("4", "8"):
-        page.locator("#batching-sizes").get_by_label(size, exact=True).uncheck()
-    page.click("#batching-run")
+        page.locator("#nondeterminism-sizes").get_by_label(size, exact=True).uncheck()
+    page.click("#nondeterminism-run")
 
 
 def round_after_prefill(page) -> None:
@@ -133,7 +133,7 @@ ONE_SCREEN = {
     "sandbox": (cooler, "#sandbox-temperature", "#sandbox-strategies", None),
     "timing": (lambda page: page.click("#timing-measure"), "#timing-measure", "#timing-roofline", None),
     "serving": (lambda page: page.click("#serving-open"), "#serving-open", "#serving-ticks", None),
-    "batching": (one_batch_run, "#batching-run", "#batching-noise", "#batching-try"),
+    "batching": (one_batch_run, "#nondeterminism-run", "#nondeterminism-noise", "#nondeterminism-try"),
     "beams": (lambda page: page.click("#beams-step"), "#beams-step", "#beams-tree", "#beams-try"),
     "speculative": (round_after_prefill, "#speculative-round", "#speculative-verify", "#speculative-try"),
     "constrained": (two_steps, "#constrained-step", "#constrained-chart", "#constrained-try"),

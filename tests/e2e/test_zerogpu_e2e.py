@@ -119,13 +119,13 @@ def test_the_simulated_class_steps_on_the_servers_scheduler(browser, space):
 def test_the_measurements_run_in_a_worker_as_plain_data(browser, space):
     url, log = space
     before = len(calls(log))
-    page = opened(browser, url, "batching", "#batching-run")
+    page = opened(browser, url, "batching", "#nondeterminism-run")
     for size in ("4", "8"):
-        page.locator("#batching-sizes").get_by_label(size, exact=True).uncheck()
-    set_number(page, "batching-new-tokens", 3)
-    page.click("#batching-run")
-    drawn(page, "#batching-noise", "the temperature-0 run")
-    assert "No run yet" not in page.locator("#batching-headline").inner_text()
+        page.locator("#nondeterminism-sizes").get_by_label(size, exact=True).uncheck()
+    set_number(page, "nondeterminism-new-tokens", 3)
+    page.click("#nondeterminism-run")
+    drawn(page, "#nondeterminism-noise", "the temperature-0 run")
+    assert "No run yet" not in page.locator("#nondeterminism-headline").inner_text()
     no_error(page)
     page.close()
     page = opened(browser, url, "quantization", "#quantization-kernels-btn")

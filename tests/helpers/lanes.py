@@ -18,7 +18,7 @@ SECOND_HALF = {
         "test_try_constrained",
         "test_try_speculative",
         "test_try_beams",
-        "test_try_batching",
+        "test_try_nondeterminism",
         "test_try_timing",
         "test_try_serving",
         "test_speculative_lens",
