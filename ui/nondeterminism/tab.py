@@ -15,6 +15,7 @@ from ui.events import PROGRESS, message_line, model_event
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
 from ui.nondeterminism import handlers as h
+from ui.tabs import TabSpec
 from ui.validate import knob_slider
 from visuals.glossary import term
 from visuals.nondeterminism import batches as vis
@@ -209,3 +210,15 @@ def wire(c: BatchingPage, config: AppConfig) -> None:
 
 def build(config: AppConfig) -> None:
     wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Temperature 0 & batching",
+    "nondeterminism",
+    50,
+    build,
+    main="#nondeterminism-run",
+    chart="#nondeterminism-noise",
+    try_this="#nondeterminism-try",
+    old_ids=("batching",),  # its id in links until the ids became the packages' names
+)

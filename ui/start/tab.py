@@ -14,6 +14,7 @@ from ui.links import slugs
 from ui.speculative import presets as speculative_presets
 from ui.start.plans import PLANS, Plan, Step
 from ui.step import lessons
+from ui.tabs import TabSpec
 from visuals.glossary import term
 
 LESSON = (
@@ -103,3 +104,6 @@ def build(config) -> None:
         gr.Markdown(INTRO, elem_id="start-intro")
     gr.Markdown(PLANS_LINE, elem_id="start-how")
     gr.HTML(plans_html(), elem_id="start-plans")
+
+
+SPEC = TabSpec("Start here", "start", 0, build, main="#start-plans a")
