@@ -16,8 +16,6 @@ from ui.start.tab import tab_of
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 # s a step's action may take on a shared 2-core CPU: the longest is Prefill vs decode's Measure (about a minute alone)
 ACTION_S = 600
-# what a step leaves running on the server, stopped once its notice is checked (the plan's words say to stop it)
-STOP = {"serving": "#serving-stop"}
 
 
 def test_the_app_opens_on_start_here_with_one_row_of_tabs_and_its_links_open_their_steps(browser, app_url):
@@ -76,8 +74,8 @@ def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(br
         until(page, lambda s=step: says(page, s), ACTION_S, f"step {k}: {step.notice}")
         page.locator(step.shows).scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"e2e-start-{plan.title.replace(' ', '-').lower()}-{k}.png"))
-        if step.tab in STOP:
-            page.click(STOP[step.tab])
+        if tab_of(step).stop:  # what the step left running, stopped once its notice is checked (as its words say)
+            page.click(tab_of(step).stop)
             idle(page)
     page.close()
 

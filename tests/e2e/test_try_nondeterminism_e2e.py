@@ -9,12 +9,13 @@ import pytest
 
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import ARTIFACTS, figure, idle, set_number, until
+from ui.nondeterminism.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 400  # one Run or Many runs on a shared 2-core CPU
 
 
-TAB = ("Temperature 0 & batching", "#nondeterminism-run")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#nondeterminism-run")  # the module's page (tests/e2e/conftest.py)
 
 
 def run(page, label: str) -> None:

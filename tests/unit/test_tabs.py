@@ -71,3 +71,17 @@ def test_projector_mode_keeps_every_row_of_buttons_a_spec_names_on_one_row_and_a
     rows = [spec.buttons for spec in specs() if spec.buttons]
     assert rows and f".projector :is({', '.join(rows)}) > button" in CSS
     assert all(spec.css in CSS for spec in specs())
+
+
+def test_every_lesson_names_what_its_main_action_draws_and_the_browser_tests_visit_each_one_from_the_specs():
+    """The layout test visits every lesson, the ZeroGPU test every one it has no test of its own for, each by its
+    spec: a new tab is in both without a line in either."""
+    from tests.e2e import test_layout_e2e as layout
+    from tests.e2e import test_zerogpu_e2e as zerogpu
+    from tests.helpers.actions import ACTIONS
+
+    lessons = [spec.id for spec in specs() if spec.id != "start"]
+    assert [spec.id for spec in specs() if spec.chart is None] == ["start"]
+    assert [spec.id for spec in layout.LESSONS] == lessons
+    assert [spec.id for spec in zerogpu.IN_THE_SERVER] == [i for i in lessons if i not in zerogpu.OWN_TEST]
+    assert set(ACTIONS) <= set(lessons) and set(zerogpu.OWN_TEST) <= set(lessons)

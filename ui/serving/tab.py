@@ -231,5 +231,12 @@ def build(config: AppConfig) -> None:
 
 
 SPEC = TabSpec(
-    "Continuous batching", "serving", 40, build, main="#serving-open", chart="#serving-ticks", try_this="#serving-try"
+    "Continuous batching",
+    "serving",
+    40,
+    build,
+    main="#serving-open",
+    chart="#serving-ticks",
+    try_this="#serving-try",
+    stop="#serving-stop",  # the simulated class steps for two minutes unless stopped
 )
