@@ -25,7 +25,7 @@ class TabSpec:
     try_this: str | None = None  # the "Try this" accordion (a selector), closed as the tab opens
     buttons: str | None = None  # a row of buttons (a selector) that stays one row in projector mode
     stop: str | None = None  # stops what the main action leaves running on the server (a test presses it when done)
-    css: str = ""  # the tab's rules in the app's style sheet: those that must reach past its own block (projector mode)
+    css: str = ""  # its rules in the app's own style sheet, beside projector mode's (the rest: ui.lesson.style)
     presets: tuple[str, ...] = ()  # the presets a link can pick on it (?preset=, ui/links.py), by name
     old_ids: tuple[str, ...] = ()  # ids it was shared under before: links already sent to classes still open it
 
