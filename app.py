@@ -1,11 +1,10 @@
 """Decoding Lab: watch a real language model write one token at a time, and see why.
 
 `python app.py` (or `gradio app.py`) starts the app on the bundled model. Each lesson is one tab,
-built by its module in ui/; this file only assembles them and launches.
+the `SPEC` of its package in ui/ (ui/tabs.py finds them); this file only assembles them and launches.
 """
 
 import argparse
-import importlib
 import importlib.metadata
 import os
 import subprocess
@@ -26,24 +25,10 @@ from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
 from ui.serving.tab import server_note
+from ui.tabs import TabSpec, opened_by, specs
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
 from visuals.glossary import CSS as GLOSSARY_CSS
-
-# (tab title, module in ui/ with a build(config) function, its id in a shared link: ?tab=step), in teaching order.
-# The ids are written out, not derived from the modules' names: a link sent to a class must outlive a moved module.
-TABS = (
-    ("Start here", "ui.start.tab", "start"),
-    ("Step by step", "ui.step.tab", "step"),
-    ("Sampler sandbox", "ui.sandbox.tab", "sandbox"),
-    ("Prefill vs decode", "ui.timing.tab", "timing"),
-    ("Continuous batching", "ui.serving.tab", "serving"),
-    ("Temperature 0 & batching", "ui.nondeterminism.tab", "batching"),
-    ("Beam search & repetition", "ui.beams.tab", "beams"),
-    ("Speculative decoding", "ui.speculative.tab", "speculative"),
-    ("Constrained decoding", "ui.constrained.tab", "constrained"),
-    ("Quantization", "ui.quantization.tab", "quantization"),
-)
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
 # the full 700 face (shipped with gradio, so it works offline) keeps every heading in one font
@@ -67,6 +52,17 @@ THEME = gr.themes.Default(
     button_cancel_text_color="white",
     button_cancel_text_color_dark="white",
 )
+SPECS = specs()
+
+
+def tabs_css(tabs: tuple[TabSpec, ...]) -> str:
+    """The tabs' rules in the page's style sheet: each tab's own, and its row of buttons kept one row in projector
+    mode (each label there is a word or two)."""
+    rows = ", ".join(spec.buttons for spec in tabs if spec.buttons)
+    one_row = f".projector :is({rows}) > button {{ min-width: 96px !important; }}" if rows else ""
+    return "\n".join([one_row, *(spec.css for spec in tabs if spec.css)])
+
+
 # the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
 # in dark mode the charts' dark grey text (visuals.theme.TEXT, as the browser writes it) turns light grey;
 # a message line (ui.events.error_html) is marked by a red rule, whatever the tab
@@ -85,8 +81,8 @@ CSS = f"""
 /* a table's first column names its row (an engine, a stage): its words stay whole ("transformers", not "transfo" over
    "rmers"), the other columns wrap */
 .prose table :is(td, th):first-child {{ word-break: keep-all; overflow-wrap: normal; }}
-/* the ten titles (Start here and nine lessons) in one row at 1280 px, with room for a scrollbar: gradio's 16 px
-   each side would push the last three onto a second row, 9 px the last one */
+/* every title in one row at 1280 px, with room for a scrollbar: with today's ten, gradio's 16 px each side would
+   push the last three onto a second row, 9 px the last one */
 #lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; }}
 /* projector mode: everything larger (type, controls and charts alike), for a room reading the screen; the class sits
    on <html> from the first paint (PROJECTOR_HEAD) and on <body> once it exists */
@@ -97,16 +93,10 @@ CSS = f"""
 .projector #lab-tabs [role=tab] {{ font-size: 12px; padding: 0 6px; white-space: nowrap; flex: 0 0 auto; }}
 /* and the one-line title alone: the subtitle's height goes to the lesson */
 .projector #app-title p {{ display: none; }}
-/* a lesson's row of buttons stays one row in it (each label is a word or two) */
-.projector :is(#speculative-buttons, #beams-buttons, #constrained-buttons, #quantization-buttons) > button {{
-  min-width: 96px !important;
-}}
-/* and a speculative round's rows of chips sit closer, so its verify chart still fits under them at 1280x720 */
-.projector .speculative-round {{ line-height: 2; }}
+{tabs_css(SPECS)}
 {LESSON_CSS}
 {CHART_CSS}
 {GLOSSARY_CSS}"""
-TAB_IDS = tuple(tab_id for _, _, tab_id in TABS)
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
 # a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom there, so
@@ -140,8 +130,8 @@ def open_link(request: gr.Request):
     """A shared link's tab (?tab=beams) and projector mode (?projector=1; without it, the mode this browser last
     chose, which PROJECTOR_SHOWN_JS reads from the page)."""
     query = dict(request.query_params) if request is not None else {}
-    tab = query.get("tab")
-    selected = tab if tab in TAB_IDS else gr.skip()
+    tab = opened_by(query.get("tab"))
+    selected = tab.id if tab is not None else gr.skip()
     asked = query.get("projector")
     return gr.Tabs(selected=selected), gr.skip() if asked is None else asked in ("1", "true", "on")
 
@@ -165,10 +155,10 @@ def build_app(config: AppConfig) -> gr.Blocks:
         loads = []
         # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
         with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs") as tabs:
-            for title, module, tab_id in TABS:
-                with gr.Tab(title, id=tab_id):
+            for spec in SPECS:
+                with gr.Tab(spec.title, id=spec.id):
                     # a tab may return a function that wires its own page-load events (a shared link's setup)
-                    loads.append(importlib.import_module(module).build(config))
+                    loads.append(spec.build(config))
         demo.load(None, None, projector, js=PROJECTOR_SHOWN_JS)
         demo.load(open_link, None, [tabs, projector], show_progress="hidden", concurrency_limit=None)
         for wire in filter(callable, loads):

@@ -7,25 +7,10 @@ import re
 
 import pytest
 
-from app import TABS
 from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, new_page
+from ui.tabs import TabSpec, specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
-
-# each tab's main control, as tests/test_layout_e2e.py's ONE_SCREEN names it (the speculative round's, not Prefill's);
-# Start here's is its first class plan's first link
-MAIN = {
-    "start": "#start-plans a",
-    "step": "#step-prefill",
-    "sandbox": "#sandbox-temperature",
-    "timing": "#timing-measure",
-    "serving": "#serving-open",
-    "batching": "#batching-run",
-    "beams": "#beams-step",
-    "speculative": "#speculative-round",
-    "constrained": "#constrained-step",
-    "quantization": "#quantization-step",
-}
 
 # the box of the first visible element matching each selector, as [top, bottom, left, right], and the viewport's size
 WHERE = """
@@ -55,20 +40,21 @@ def inside(box, where) -> bool:
     return box is not None and box[0] >= 0 and box[1] <= where["height"] and box[2] >= 0 and box[3] <= where["width"]
 
 
-def first_screen(page, title: str, tab_id: str) -> dict:
-    """Open the tab by its button, scroll to the top; where its lesson line and main control are."""
-    page.get_by_role("tab", name=title, exact=True).click()
+def first_screen(page, tab: TabSpec) -> dict:
+    """Open the tab by its button, scroll to the top; where its lesson line and main control (its spec's `main`: the
+    speculative round's button, not Prefill's; Start here's first class plan's first link) are."""
+    page.get_by_role("tab", name=tab.title, exact=True).click()
     page.wait_for_function(
         "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
         "b.getAttribute('aria-selected') === 'true')",
-        arg=title,
+        arg=tab.title,
     )
     page.locator(".lab-lesson >> visible=true").first.wait_for()
-    page.locator(f"{MAIN[tab_id]} >> visible=true").first.wait_for()
+    page.locator(f"{tab.main} >> visible=true").first.wait_for()
     idle(page)
     page.evaluate("scrollTo(0, 0)")
     page.wait_for_timeout(300)
-    where = page.evaluate(WHERE, [".lab-lesson", MAIN[tab_id]])
+    where = page.evaluate(WHERE, [".lab-lesson", tab.main])
     where["fits"] = inside(where["lesson"], where) and inside(where["main"], where)
     return where
 
@@ -86,13 +72,13 @@ def test_every_tab_opens_with_its_lesson_line_and_main_button_on_one_screen_in_b
         if mode == "projector":
             page.locator("#projector input").check()
             page.wait_for_function("document.body.classList.contains('projector')")
-        for title, _, tab_id in TABS:
-            where = first_screen(page, title, tab_id)
-            shown[(tab_id, mode)] = where
+        for tab in specs():
+            where = first_screen(page, tab)
+            shown[(tab.id, mode)] = where
             if mode == "normal":  # as each tab first opens: its own "Try this", closed
-                tries[tab_id] = page.evaluate(TRY_THIS, True)
+                tries[tab.id] = page.evaluate(TRY_THIS, True)
             suffix = "" if mode == "normal" else "-projector"
-            page.screenshot(path=str(ARTIFACTS / f"e2e-first-{tab_id}{suffix}.png"))
+            page.screenshot(path=str(ARTIFACTS / f"e2e-first-{tab.id}{suffix}.png"))
     page.close()
     assert {k: w for k, w in shown.items() if not w["fits"]} == {}
     assert all(re.search(r"\w", w["lessonText"]) for w in shown.values()), "each lesson line says something"

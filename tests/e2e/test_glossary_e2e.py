@@ -6,9 +6,9 @@ which does the action once for both."""
 
 import pytest
 
-from app import TABS
 from tests.helpers.glossary import open_accordions, unmarked_first_uses, unmarked_on_the_tab
 from tests.helpers.pages import idle, new_page
+from ui.tabs import specs
 from visuals.glossary import TERMS, word
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -31,11 +31,11 @@ def test_every_tab_marks_the_first_use_of_each_glossary_term(browser, app_url):
     page.locator("#start-plans a").first.wait_for(timeout=120_000)
     idle(page)
     problems = []
-    for title, _, tab_id in TABS:
-        open_tab(page, title)
-        problems += unmarked_on_the_tab(page, f"{tab_id}, as it opens")
+    for spec in specs():
+        open_tab(page, spec.title)
+        problems += unmarked_on_the_tab(page, f"{spec.id}, as it opens")
         open_accordions(page)
-        problems += unmarked_on_the_tab(page, f"{tab_id}, every accordion open")
+        problems += unmarked_on_the_tab(page, f"{spec.id}, every accordion open")
     page.close()
     assert problems == [], "\n".join(problems)
 

@@ -12,6 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.helpers.actions import act
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.glossary import open_accordions, unmarked_on_the_tab
 from tests.helpers.pages import (
@@ -20,13 +21,13 @@ from tests.helpers.pages import (
     idle,
     new_page,
     not_drawn_whole,
-    set_number,
     shares_the_screen,
     slider_ends_cut,
     texts_over_plots,
     texts_over_texts,
     until,
 )
+from ui.tabs import TabSpec, specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -94,56 +95,9 @@ def test_every_tab_meets_wcag_aa_contrast_as_it_opens_and_at_800_px_is_reachable
     assert overlaps == {title: [] for title in titles}
 
 
-def prefill_then_step(page) -> None:
-    """The step tab's chart after Prefill, then its chips and stop line after a Step."""
-    page.click("#step-prefill")
-    idle(page)
-    page.click("#step-step")
-
-
-def two_steps(page) -> None:
-    """The JSON preset's first Step is all forced (no chart); the second samples."""
-    for _ in range(2):
-        page.click("#constrained-step")
-        idle(page)
-
-
-def one_batch_run(page) -> None:
-    """Run with batch 2 alone: the same page as with every size, in a quarter of the time."""
-    for size in ("4", "8"):
-        page.locator("#batching-sizes").get_by_label(size, exact=True).uncheck()
-    page.click("#batching-run")
-
-
-def round_after_prefill(page) -> None:
-    page.click("#speculative-prefill")
-    idle(page)
-    page.click("#speculative-round")
-
-
-def cooler(page) -> None:
-    set_number(page, "sandbox-temperature", 0.5)
-
-
-# each lesson's main action, the control that starts it, the first chart it draws, and its "Try this" accordion (if
-# it has one): after the action both share the 1280x720 screen, scrolled to the control, with "Try this" open or
-# closed, in projector mode too
-ONE_SCREEN = {
-    "step": (prefill_then_step, "#step-prefill", "#step-dist", "#step-try"),
-    "sandbox": (cooler, "#sandbox-temperature", "#sandbox-strategies", None),
-    "timing": (lambda page: page.click("#timing-measure"), "#timing-measure", "#timing-roofline", None),
-    "serving": (lambda page: page.click("#serving-open"), "#serving-open", "#serving-ticks", None),
-    "batching": (one_batch_run, "#batching-run", "#batching-noise", "#batching-try"),
-    "beams": (lambda page: page.click("#beams-step"), "#beams-step", "#beams-tree", "#beams-try"),
-    "speculative": (round_after_prefill, "#speculative-round", "#speculative-verify", "#speculative-try"),
-    "constrained": (two_steps, "#constrained-step", "#constrained-chart", "#constrained-try"),
-    "quantization": (
-        lambda page: page.click("#quantization-step"),
-        "#quantization-step",
-        "#quantization-dist",
-        "#quantization-try",
-    ),
-}
+# every lesson: after its main action (tests/helpers/actions.py) its main control and the first chart it draws share
+# the 1280x720 screen, scrolled to the control, with "Try this" open or closed, in projector mode too
+LESSONS = [spec for spec in specs() if spec.chart]
 
 # the chart holds data (an empty figure, a message in place of its data, has an empty plot area too)
 DRAWN = (
@@ -152,15 +106,14 @@ DRAWN = (
 )
 
 
-def acted(browser, app_url: str, tab: str, viewport: dict):
+def acted(browser, app_url: str, tab: TabSpec, viewport: dict):
     """A fresh page on the tab in normal mode, its main action done and its first chart drawn."""
-    act, control, chart, _ = ONE_SCREEN[tab]
     page = new_page(browser, viewport)
-    page.goto(f"{app_url}?tab={tab}&projector=0")
-    page.locator(control).wait_for()
+    page.goto(f"{app_url}?tab={tab.id}&projector=0")
+    page.locator(tab.main).wait_for()
     idle(page)
-    act(page)
-    until(page, lambda: page.evaluate(DRAWN, chart), 300, f"{chart} to draw its data")
+    act(page, tab)
+    until(page, lambda: page.evaluate(DRAWN, tab.chart), 300, f"{tab.chart} to draw its data")
     idle(page)
     return page
 
@@ -192,23 +145,22 @@ def relaid(page) -> None:
     idle(page)
 
 
-def fits(page, tab: str, name: str) -> dict:
+def fits(page, tab: TabSpec, name: str) -> dict:
     """The lesson's control and first chart on one 1280x720 screen, as the page is ("Try this" closed, as every tab
     opens) and with "Try this" opened by its label (then closed again); a screenshot of each."""
-    _, control, chart, try_this = ONE_SCREEN[tab]
-    shown = {"as it is": shares_the_screen(page, control, chart)}
-    page.screenshot(path=str(ARTIFACTS / f"e2e-720p-{tab}{name}.png"))
-    if try_this:
-        toggle = page.locator(try_this).get_by_text(re.compile(r"^Try this \("))
+    shown = {"as it is": shares_the_screen(page, tab.main, tab.chart)}
+    page.screenshot(path=str(ARTIFACTS / f"e2e-720p-{tab.id}{name}.png"))
+    if tab.try_this:
+        toggle = page.locator(tab.try_this).get_by_text(re.compile(r"^Try this \("))
         toggle.click()
         idle(page)
-        shown["Try this toggled"] = shares_the_screen(page, control, chart)
+        shown["Try this toggled"] = shares_the_screen(page, tab.main, tab.chart)
         toggle.click()
         idle(page)
     return shown
 
 
-@pytest.mark.parametrize("tab", list(ONE_SCREEN))
+@pytest.mark.parametrize("tab", LESSONS, ids=lambda tab: tab.id)
 def test_after_its_main_action_a_lesson_fits_1280x720_in_both_modes_and_is_drawn_whole_at_800_px(browser, app_url, tab):
     """One visit per lesson: its main action done once, then the page read at 1280x720 (normal, then projector mode
     switched on as a teacher does), then at 800 px (a student's narrow window): the control and its first chart share
@@ -225,13 +177,13 @@ def test_after_its_main_action_a_lesson_fits_1280x720_in_both_modes_and_is_drawn
     page.set_viewport_size({"width": 800, "height": 720})
     relaid(page)
     drawn_whole["800 px"] = not_drawn_whole(page)
-    page.screenshot(path=str(ARTIFACTS / f"e2e-800px-{tab}-after.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"e2e-800px-{tab.id}-after.png"), full_page=True)
     page.set_viewport_size(PROJECTOR)
     relaid(page)
     open_accordions(page)
-    unmarked = unmarked_on_the_tab(page, f"{tab}, after its main action, every accordion open")
-    if tab == "serving":
-        page.click("#serving-stop")  # the simulated class would load the machine for two minutes
+    unmarked = unmarked_on_the_tab(page, f"{tab.id}, after its main action, every accordion open")
+    if tab.stop:
+        page.click(tab.stop)  # what it left running (a simulated class) would load the machine for minutes
     page.close()
     assert {mode: [k for k, where in checks.items() if not where["fits"]] for mode, checks in shown.items()} == {
         "normal": [],

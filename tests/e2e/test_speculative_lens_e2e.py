@@ -7,12 +7,13 @@ import re
 import pytest
 
 from tests.helpers.pages import ARTIFACTS, idle, pick, until
+from ui.speculative.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 300
 
 
-TAB = ("Speculative decoding", "#speculative-buttons")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#speculative-buttons")  # the module's page (tests/e2e/conftest.py)
 
 
 def test_early_exit_rounds_show_the_lens_at_l_and_the_run_its_agreement(page):

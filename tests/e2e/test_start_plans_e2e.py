@@ -11,21 +11,11 @@ from playwright.sync_api import expect
 from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, new_page, until
 from ui.links import slugs
 from ui.start.plans import PLANS
-from ui.start.tab import PRESETS, TITLES
+from ui.start.tab import tab_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 # s a step's action may take on a shared 2-core CPU: the longest is Prefill vs decode's Measure (about a minute alone)
 ACTION_S = 600
-# each tab's preset dropdown
-DROPDOWN = {
-    "step": "step-preset",
-    "sandbox": "sandbox-preset",
-    "beams": "beams-preset",
-    "speculative": "speculative-preset",
-    "constrained": "constrained-preset",
-}
-# what a step leaves running on the server, stopped once its notice is checked (the plan's words say to stop it)
-STOP = {"serving": "#serving-stop"}
 
 
 def test_the_app_opens_on_start_here_with_one_row_of_tabs_and_its_links_open_their_steps(browser, app_url):
@@ -49,7 +39,7 @@ def test_the_app_opens_on_start_here_with_one_row_of_tabs_and_its_links_open_the
     page.goto(app_url)
     first = PLANS[0].steps[0]
     page.locator("#start-plans a").first.click()
-    expect(page.get_by_role("tab", name=TITLES[first.tab], exact=True)).to_have_attribute(
+    expect(page.get_by_role("tab", name=tab_of(first).title, exact=True)).to_have_attribute(
         "aria-selected", "true", timeout=120_000
     )
     assert page.url.endswith(first.link)
@@ -72,11 +62,11 @@ def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(br
     page = new_page(browser)
     for k, step in enumerate(plan.steps, 1):
         page.goto(f"{app_url}{step.link}")
-        tab = page.get_by_role("tab", name=TITLES[step.tab], exact=True)
+        tab = page.get_by_role("tab", name=tab_of(step).title, exact=True)
         expect(tab).to_have_attribute("aria-selected", "true", timeout=120_000)  # the link's tab, picked on load
-        if step.preset:
-            name = slugs(PRESETS[step.tab])[step.preset]
-            expect(page.locator(f"#{DROPDOWN[step.tab]} input")).to_have_value(name, timeout=120_000)
+        if step.preset:  # in the tab's preset dropdown, `<link id>-preset` (tests/unit/test_app_config.py)
+            name = slugs(tab_of(step).presets)[step.preset]
+            expect(page.locator(f"#{step.tab}-preset input")).to_have_value(name, timeout=120_000)
         idle(page)  # the preset's own event (a dropdown's change, a redraw) has ended
         for press in step.presses:
             page.click(press)
@@ -84,8 +74,8 @@ def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(br
         until(page, lambda s=step: says(page, s), ACTION_S, f"step {k}: {step.notice}")
         page.locator(step.shows).scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"e2e-start-{plan.title.replace(' ', '-').lower()}-{k}.png"))
-        if step.tab in STOP:
-            page.click(STOP[step.tab])
+        if tab_of(step).stop:  # what the step left running, stopped once its notice is checked (as its words say)
+            page.click(tab_of(step).stop)
             idle(page)
     page.close()
 

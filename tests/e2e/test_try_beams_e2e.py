@@ -8,12 +8,13 @@ import pytest
 
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import ARTIFACTS, choose_preset, figure, idle, set_number, until
+from ui.beams.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 400  # a 40-token search with four beams on a shared 2-core CPU
 
 
-TAB = ("Beam search & repetition", "#beams-step")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#beams-step")  # the module's page (tests/e2e/conftest.py)
 
 
 def status(page) -> str:

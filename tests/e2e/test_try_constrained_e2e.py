@@ -11,13 +11,13 @@ import pytest
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import ARTIFACTS, choose_preset, explained, figure, idle, until
 from ui.constrained.handlers import ALL_FORCED
-from ui.constrained.tab import TRY_THIS
+from ui.constrained.tab import SPEC, TRY_THIS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 300  # a run, or 2 x 20 samples, on a shared 2-core CPU
 
 
-TAB = ("Constrained decoding", "#constrained-step")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#constrained-step")  # the module's page (tests/e2e/conftest.py)
 
 
 def text(page, elem: str) -> str:

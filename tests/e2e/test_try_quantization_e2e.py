@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.pages import explained, idle, pick, set_number, tick, until
 from ui.quantization.handlers import RUN_N
-from ui.quantization.tab import TRY_THIS
+from ui.quantization.tab import SPEC, TRY_THIS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 300  # 20 steps of three runs, or a measurement, on a shared 2-core CPU
@@ -22,7 +22,7 @@ PROGRESS_SHOWN = """ids => ids.filter(id => {
 TALLY = re.compile(r"Same top-1 at (\d+) of (\d+) steps?, mean KL ([\d.]+)")
 
 
-TAB = ("Quantization", "#quantization-step")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#quantization-step")  # the module's page (tests/e2e/conftest.py)
 
 
 def status(page) -> str:

@@ -9,12 +9,13 @@ import pytest
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import figure, idle, pick, set_number, until
 from ui.beams.repetition import PRESETS
+from ui.beams.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 600  # six settings x 100 tokens on a shared 2-core CPU
 
 
-TAB = ("Beam search & repetition", "#repetition-run")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#repetition-run")  # the module's page (tests/e2e/conftest.py)
 
 
 def labels(page) -> list[str]:

@@ -8,11 +8,12 @@ import pytest
 from decoding.sandbox import PRESETS
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import figure, pick, set_number, until, wait_figure
+from ui.sandbox.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
-TAB = ("Sampler sandbox", "#sandbox-strategies .lc-panels")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#sandbox-strategies .lc-panels")  # the module's page (tests/e2e/conftest.py)
 
 
 def panel(fig: dict, name: str) -> str:

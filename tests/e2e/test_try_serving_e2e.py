@@ -21,12 +21,12 @@ from tests.helpers.pages import (
     texts_over_texts,
     until,
 )
-from ui.serving.tab import TRY
+from ui.serving.tab import SPEC, TRY
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
-TAB = ("Continuous batching", None)  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, None)  # the module's page (tests/e2e/conftest.py)
 
 
 def leave(page) -> None:

@@ -19,13 +19,13 @@ from tests.helpers.pages import (
     texts_over_texts,
     until,
 )
-from ui.speculative.tab import TRY_THIS
+from ui.speculative.tab import SPEC, TRY_THIS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 RUN_S = 300  # a speculative run and the plain run beside it, on a shared 2-core CPU
 
 
-TAB = ("Speculative decoding", "#speculative-buttons")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#speculative-buttons")  # the module's page (tests/e2e/conftest.py)
 
 
 def status(page) -> str:

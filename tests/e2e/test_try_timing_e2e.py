@@ -8,12 +8,13 @@ import pytest
 
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import figure, idle, until
+from ui.timing.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 MEASURE_S = 400  # the quick plan takes about a minute alone on two cores; other tests share the machine
 
 
-TAB = ("Prefill vs decode", "#timing-measure")  # the module's page (tests/e2e/conftest.py)
+TAB = (SPEC.title, "#timing-measure")  # the module's page (tests/e2e/conftest.py)
 
 
 def decode_points(page) -> list[tuple[int, float, float]]:

@@ -10,8 +10,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.helpers.actions import act
 from tests.helpers.pages import idle, new_page, set_number, until
 from ui.launch import ROOT, free_port, start_app
+from ui.tabs import specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 DRAWN = (
@@ -75,34 +77,18 @@ def test_a_step_after_prefill_continues_the_same_run(browser, space):
     page.close()
 
 
-# each stateful lesson's main action, the control that starts it and the chart it draws (as in the layout tests)
-IN_THE_SERVER = {
-    "sandbox": (
-        lambda page: set_number(page, "sandbox-temperature", 0.5),
-        "#sandbox-temperature",
-        "#sandbox-strategies",
-    ),
-    "beams": (lambda page: page.click("#beams-step"), "#beams-step", "#beams-tree"),
-    "speculative": (
-        lambda page: (page.click("#speculative-prefill"), idle(page), page.click("#speculative-round")),
-        "#speculative-round",
-        "#speculative-verify",
-    ),
-    "constrained": (
-        lambda page: (page.click("#constrained-step"), idle(page), page.click("#constrained-step")),
-        "#constrained-step",
-        "#constrained-chart",
-    ),
-    "quantization": (lambda page: page.click("#quantization-step"), "#quantization-step", "#quantization-dist"),
-}
+# the lessons whose main action a test of their own here does its way: a Step continues a run, the simulated class
+# steps on the scheduler, a measurement runs in a worker, Cancel reaches one
+OWN_TEST = ("step", "serving", "nondeterminism", "timing")
+# every other lesson: its main action as the layout test does it (tests/helpers/actions.py) and the chart it draws
+IN_THE_SERVER = [spec for spec in specs() if spec.chart and spec.id not in OWN_TEST]
 
 
-@pytest.mark.parametrize("tab", list(IN_THE_SERVER))
+@pytest.mark.parametrize("tab", IN_THE_SERVER, ids=lambda tab: tab.id)
 def test_every_stateful_lesson_works_on_zerogpu(browser, space, tab):
-    act, control, chart = IN_THE_SERVER[tab]
-    page = opened(browser, space[0], tab, control)
-    act(page)
-    drawn(page, chart, f"{chart} to draw its data")
+    page = opened(browser, space[0], tab.id, tab.main)
+    act(page, tab)
+    drawn(page, tab.chart, f"{tab.chart} to draw its data")
     no_error(page)
     page.close()
 
@@ -122,13 +108,13 @@ def test_the_simulated_class_steps_on_the_servers_scheduler(browser, space):
 def test_the_measurements_run_in_a_worker_as_plain_data(browser, space):
     url, log = space
     before = len(calls(log))
-    page = opened(browser, url, "batching", "#batching-run")
+    page = opened(browser, url, "nondeterminism", "#nondeterminism-run")
     for size in ("4", "8"):
-        page.locator("#batching-sizes").get_by_label(size, exact=True).uncheck()
-    set_number(page, "batching-new-tokens", 3)
-    page.click("#batching-run")
-    drawn(page, "#batching-noise", "the temperature-0 run")
-    assert "No run yet" not in page.locator("#batching-headline").inner_text()
+        page.locator("#nondeterminism-sizes").get_by_label(size, exact=True).uncheck()
+    set_number(page, "nondeterminism-new-tokens", 3)
+    page.click("#nondeterminism-run")
+    drawn(page, "#nondeterminism-noise", "the temperature-0 run")
+    assert "No run yet" not in page.locator("#nondeterminism-headline").inner_text()
     no_error(page)
     page.close()
     page = opened(browser, url, "quantization", "#quantization-kernels-btn")

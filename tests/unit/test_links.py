@@ -3,21 +3,13 @@ preset read only by the tab the link opens."""
 
 import pytest
 
-from decoding import sandbox
-from decoding.constrained import presets as constrained
 from ui.beams import tab as beams_tab
 from ui.links import preset_in_link, slug, slugs
-from ui.speculative import presets as speculative_presets
 from ui.step import lessons
+from ui.tabs import specs
 
 # every tab with presets, by its id in a link, and its presets by name
-PRESETS_BY_TAB = {
-    "step": lessons.PRESETS,
-    "sandbox": sandbox.PRESETS,
-    "beams": beams_tab.PRESETS,
-    "speculative": speculative_presets.PRESETS,
-    "constrained": constrained.PRESETS,
-}
+PRESETS_BY_TAB = {spec.id: spec.presets for spec in specs() if spec.presets}
 
 
 def test_a_link_name_is_the_text_before_the_colon_lowercase_with_dashes():

@@ -1,6 +1,7 @@
 """The class plans on Start here are data that must stay true to the app: every step opens a tab that exists, picks a
 preset that tab has, through a link the app reads; and each plan is about one class long."""
 
+import html
 import re
 from urllib.parse import parse_qs, urlparse
 
@@ -8,23 +9,15 @@ import pytest
 
 from ui.links import preset_in_link, slugs
 from ui.start.plans import PLANS
-from ui.start.tab import PRESETS, TITLES, build
+from ui.start.tab import build, tab_of
 from ui.step.links import settings_from_link
+from ui.tabs import specs
 
 STEPS = [pytest.param(step, id=f"{plan.title}-{k + 1}") for plan in PLANS for k, step in enumerate(plan.steps)]
 
 
-def app_tabs() -> dict[str, str]:
-    """{link id: title} of app.TABS, in the tab row's order."""
-    from app import TABS
-
-    return {tab_id: title for title, _, tab_id in TABS}
-
-
-def test_start_here_is_the_first_tab_and_its_titles_are_the_apps():
-    tabs = app_tabs()
-    assert next(iter(tabs)) == "start"
-    assert {tab_id: title for tab_id, title in tabs.items() if tab_id != "start"} == TITLES
+def test_start_here_is_the_first_tab():
+    assert specs()[0].id == "start"
 
 
 def test_there_are_three_or_four_plans_of_about_50_minutes():
@@ -34,20 +27,21 @@ def test_there_are_three_or_four_plans_of_about_50_minutes():
 
 @pytest.mark.parametrize("step", STEPS)
 def test_every_step_opens_a_tab_of_the_app_with_one_of_its_presets(step):
-    assert step.tab in app_tabs() and step.tab != "start"
+    assert step.tab in [spec.id for spec in specs()] and step.tab != "start"  # by its id, not an old one
     if step.preset:
-        assert step.preset in slugs(PRESETS[step.tab]), f"{step.tab} has no preset {step.preset!r}"
+        assert step.preset in slugs(tab_of(step).presets), f"{step.tab} has no preset {step.preset!r}"
 
 
 @pytest.mark.parametrize("step", STEPS)
 def test_every_steps_link_parses_to_its_tab_and_preset_with_nothing_wrong(step):
     query = {key: values[0] for key, values in parse_qs(urlparse(step.link).query).items()}
     assert query["tab"] == step.tab and query.get("preset", "") == step.preset
+    presets = tab_of(step).presets
     if step.tab == "step":
         name, _, problems = settings_from_link(query)
-        assert problems == [] and name == slugs(PRESETS["step"])[step.preset]
+        assert problems == [] and name == slugs(presets)[step.preset]
     elif step.preset:
-        assert preset_in_link(query, step.tab, PRESETS[step.tab]) == (slugs(PRESETS[step.tab])[step.preset], "")
+        assert preset_in_link(query, step.tab, presets) == (slugs(presets)[step.preset], "")
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -58,14 +52,17 @@ def test_every_step_says_one_line_to_do_and_one_sentence_to_notice_that_a_browse
     assert all(press.startswith("#") for press in step.presses)
 
 
-def test_the_tab_draws_every_step_as_a_plain_link():
+def test_the_tab_draws_every_step_as_a_plain_link_named_by_its_tabs_title():
     import gradio as gr
 
     with gr.Blocks() as demo:
         build(None)
     plans = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "start-plans").value
-    hrefs = re.findall(r'<a href="([^"]+)"', plans)
-    assert hrefs == [step.link.replace("&", "&amp;") for plan in PLANS for step in plan.steps]
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', plans)
+    steps = [step for plan in PLANS for step in plan.steps]
+    assert [href for href, _ in links] == [step.link.replace("&", "&amp;") for step in steps]
+    titles = {spec.id: spec.title for spec in specs()}  # the titles on the tab bar (app.py builds one tab per spec)
+    assert [html.unescape(words).split(" · ")[0] for _, words in links] == [titles[step.tab] for step in steps]
 
 
 def test_the_timing_steps_patterns_match_the_sentence_the_tab_writes_for_a_measurement():

@@ -14,6 +14,7 @@ from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
+from ui.tabs import TabSpec
 from ui.validate import knob_slider
 from visuals.beams.search import beams_markdown
 from visuals.theme import empty_figure
@@ -241,3 +242,16 @@ def build(config: AppConfig):
     wire(c, config)
     repetition_panel.build(config)
     return picked_on_load("beams", c.preset, c.message, PRESETS)
+
+
+SPEC = TabSpec(
+    "Beam search & repetition",
+    "beams",
+    60,
+    build,
+    main="#beams-step",
+    chart="#beams-tree",
+    try_this="#beams-try",
+    buttons="#beams-buttons",
+    presets=tuple(PRESETS),
+)

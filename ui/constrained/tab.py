@@ -19,6 +19,7 @@ from ui.group import Group, controls_from
 from ui.lesson import lesson, try_this
 from ui.links import picked_on_load
 from ui.sessions import release_run
+from ui.tabs import TabSpec
 from ui.validate import knob, knob_slider, whole_number_box
 from visuals.chart import empty_html
 from visuals.constrained.views import answer_html
@@ -263,3 +264,16 @@ def build(config: AppConfig):
     c = layout(config)
     wire(c, config)
     return picked_on_load("constrained", c.preset, c.message, PRESETS)
+
+
+SPEC = TabSpec(
+    "Constrained decoding",
+    "constrained",
+    80,
+    build,
+    main="#constrained-step",
+    chart="#constrained-chart",
+    try_this="#constrained-try",
+    buttons="#constrained-buttons",
+    presets=tuple(PRESETS),
+)

@@ -15,6 +15,7 @@ from ui.events import PROGRESS, message_line, model_event
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
 from ui.nondeterminism import handlers as h
+from ui.tabs import TabSpec
 from ui.validate import knob_slider
 from visuals.glossary import term
 from visuals.nondeterminism import batches as vis
@@ -73,12 +74,12 @@ class BatchingPage:
 
 def layout(config: AppConfig) -> BatchingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
-    style(vis.CSS, "batching-css")
+    style(vis.CSS, "nondeterminism-css")
     lesson(LESSON, "Temperature 0 & batching")
     with gr.Row(equal_height=False):
-        with gr.Accordion("Why a batch changes greedy's text", open=False, elem_id="batching-how"):
+        with gr.Accordion("Why a batch changes greedy's text", open=False, elem_id="nondeterminism-how"):
             gr.Markdown(INTRO)
-        try_this(TRY_THIS, 6, "batching-try")
+        try_this(TRY_THIS, 6, "nondeterminism-try")
     with gr.Row():
         with gr.Column(scale=3):
             prompt = gr.Textbox(
@@ -88,14 +89,14 @@ def layout(config: AppConfig) -> BatchingPage:
                 CONDITION_CHOICES,
                 value=DEFAULTS["condition"],
                 label="Batchmates (condition)",
-                elem_id="batching-condition",
+                elem_id="nondeterminism-condition",
                 info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
             )
             with gr.Row():
-                run_btn = gr.Button("Run", variant="primary", elem_id="batching-run")
-                many_btn = gr.Button("Many runs", elem_id="batching-many")
+                run_btn = gr.Button("Run", variant="primary", elem_id="nondeterminism-run")
+                many_btn = gr.Button("Many runs", elem_id="nondeterminism-many")
                 cancel_btn = gr.Button("Cancel", variant="stop")
-            message = message_line("batching-message")
+            message = message_line("nondeterminism-message")
             gr.Markdown(
                 "**Run**: solo vs each batch, token by token. **Many runs**: several prompts × your batch sizes × "
                 "both conditions, distinct completions counted (a few times longer than Run).",
@@ -121,7 +122,7 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
     sizes = gr.CheckboxGroup(
         h.BATCH_CHOICES,
         label="Batch sizes",
-        elem_id="batching-sizes",
+        elem_id="nondeterminism-sizes",
         value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
         info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
     )
@@ -129,7 +130,7 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
         list(DTYPE_NAMES),
         value=DEFAULTS["dtype"],
         label="Precision (dtype)",
-        elem_id="batching-dtype",
+        elem_id="nondeterminism-dtype",
         info="the model's weights and activations; fewer bits, bigger rounding steps",
     )
     # a knob slider: a typed value out of range reaches the handler's check, which names the control
@@ -140,7 +141,7 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
         step=1,
         label="New tokens",
         info="greedy steps per run; every run makes exactly this many",
-        elem_id="batching-new-tokens",
+        elem_id="nondeterminism-new-tokens",
     )
     invariant = gr.Checkbox(
         DEFAULTS["invariant"],
@@ -153,24 +154,24 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
 def _views() -> h.LabView:
     """Below the controls: a Run's headline, texts, charts and the fix, each with its caption."""
     empty = h.empty_views()
-    headline = gr.Markdown(empty.headline, elem_id="batching-headline")
+    headline = gr.Markdown(empty.headline, elem_id="nondeterminism-headline")
     # the texts beside the first chart: after Run, the button and the chart share one screen (1280x720)
     with gr.Row():
         with gr.Column(min_width=380):
             gr.Markdown("### Side by side")
-            texts = gr.HTML(empty.texts, elem_id="batching-texts")
+            texts = gr.HTML(empty.texts, elem_id="nondeterminism-texts")
             texts_note = gr.Markdown(elem_classes="hint")
         with gr.Column(min_width=380):
             gr.Markdown(f"### How far the {term('logit', 'logits')} moved")
-            noise = gr.Plot(empty.noise, show_label=False, elem_id="batching-noise")
-            noise_note = gr.Markdown(elem_classes="hint", elem_id="batching-noise-note")
+            noise = gr.Plot(empty.noise, show_label=False, elem_id="nondeterminism-noise")
+            noise_note = gr.Markdown(elem_classes="hint", elem_id="nondeterminism-noise-note")
     gr.Markdown(f"### Why a token flips: the {term('top-1')}/top-2 gap against the noise")
-    scatter = gr.Plot(empty.scatter, show_label=False, elem_id="batching-scatter")
+    scatter = gr.Plot(empty.scatter, show_label=False, elem_id="nondeterminism-scatter")
     scatter_note = gr.Markdown(elem_classes="hint")
     causes = gr.Markdown(empty.causes)
     gr.Markdown("### The fix: batch-invariant mode")
-    fix = gr.HTML(elem_id="batching-fix")
-    fix_note = gr.Markdown(empty.fix_note, elem_id="batching-fix-note")
+    fix = gr.HTML(elem_id="nondeterminism-fix")
+    fix_note = gr.Markdown(empty.fix_note, elem_id="nondeterminism-fix-note")
     return h.LabView(
         headline=headline,
         texts=texts,
@@ -187,8 +188,8 @@ def _views() -> h.LabView:
 
 def _tally() -> h.TallyView:
     gr.Markdown("### Many runs: how many different texts does greedy give?")
-    tally = gr.Plot(tally_figure([]), show_label=False, elem_id="batching-tally")
-    tally_note = gr.Markdown(elem_classes="hint", elem_id="batching-tally-note")
+    tally = gr.Plot(tally_figure([]), show_label=False, elem_id="nondeterminism-tally")
+    tally_note = gr.Markdown(elem_classes="hint", elem_id="nondeterminism-tally-note")
     return h.TallyView(tally=tally, tally_note=tally_note)
 
 
@@ -209,3 +210,15 @@ def wire(c: BatchingPage, config: AppConfig) -> None:
 
 def build(config: AppConfig) -> None:
     wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Temperature 0 & batching",
+    "nondeterminism",
+    50,
+    build,
+    main="#nondeterminism-run",
+    chart="#nondeterminism-noise",
+    try_this="#nondeterminism-try",
+    old_ids=("batching",),  # its id in links until the ids became the packages' names
+)

@@ -18,6 +18,7 @@ from ui.quantization import handlers as h
 from ui.quantization import kernels as k
 from ui.quantization import measure as m
 from ui.running import END
+from ui.tabs import TabSpec
 from ui.validate import whole_number_box
 from visuals.glossary import term
 from visuals.quantization import stored as files
@@ -185,3 +186,15 @@ def wire(c: QuantPage, config: AppConfig) -> None:
 
 def build(config: AppConfig) -> None:
     wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Quantization",
+    "quantization",
+    90,
+    build,
+    main="#quantization-step",
+    chart="#quantization-dist",
+    try_this="#quantization-try",
+    buttons="#quantization-buttons",
+)

@@ -24,6 +24,7 @@ from ui.group import Group
 from ui.lesson import lesson, try_this
 from ui.links import preset_in_link, query_of
 from ui.strategy_code import code_view
+from ui.tabs import TabSpec
 from ui.validate import knob_slider
 from visuals.glossary import term
 from visuals.sandbox.views import describe_sweep, orders_table, sweep_figure
@@ -216,3 +217,15 @@ def build(config):
     """Lay out the sandbox tab (inside the caller's gr.Tab) and wire its events. `config` is unused: no model.
     Returns the function app.py calls with the page, to apply a shared link's preset as it loads."""
     return wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Sampler sandbox",
+    "sandbox",
+    20,
+    build,
+    main="#sandbox-temperature",
+    chart="#sandbox-strategies",
+    try_this="#sandbox-try",
+    presets=tuple(PRESETS),
+)

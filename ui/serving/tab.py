@@ -14,6 +14,7 @@ from decoding.serving.traffic import summary
 from ui.context import AppConfig, get_model, scheduler_for, simulated_class
 from ui.events import message_line, teach
 from ui.lesson import lesson, try_this
+from ui.tabs import TabSpec
 from ui.validate import whole_number_box
 from visuals.glossary import glossed, term
 from visuals.serving import traffic as serving
@@ -227,3 +228,15 @@ def wire(c: ServingPage, config: AppConfig) -> None:
 
 def build(config: AppConfig) -> None:
     wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Continuous batching",
+    "serving",
+    40,
+    build,
+    main="#serving-open",
+    chart="#serving-ticks",
+    try_this="#serving-try",
+    stop="#serving-stop",  # the simulated class steps for two minutes unless stopped
+)

@@ -17,6 +17,7 @@ from ui.links import picked_on_load
 from ui.speculative import handlers as h
 from ui.speculative import lens as speculative_lens
 from ui.speculative.presets import DEFAULT, PRESETS, Preset
+from ui.tabs import TabSpec
 from ui.validate import knob, knob_slider, whole_number_box
 from visuals.glossary import term
 from visuals.speculative.captions import EXACTNESS
@@ -255,3 +256,18 @@ def build(config: AppConfig):
     c = layout(config)
     wire(c, config)
     return picked_on_load("speculative", c.preset, c.message, PRESETS)
+
+
+SPEC = TabSpec(
+    "Speculative decoding",
+    "speculative",
+    70,
+    build,
+    main="#speculative-round",  # the round's button, not Prefill's: the round draws the verify chart
+    chart="#speculative-verify",
+    try_this="#speculative-try",
+    buttons="#speculative-buttons",
+    # in projector mode a round's rows of chips sit closer, so its verify chart still fits under them at 1280x720
+    css=".projector .speculative-round { line-height: 2; }",
+    presets=tuple(PRESETS),
+)

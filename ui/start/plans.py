@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 @dataclass(frozen=True)
 class Step:
-    tab: str  # the tab's id in a link (app.TABS)
+    tab: str  # the tab's id in a link (its spec's id, ui/tabs.py)
     preset: str  # the preset's link name on that tab (ui.links.slug), "" for a tab without presets
     do: str  # one line: what to do there
     notice: str  # one sentence: what to notice
@@ -174,13 +174,13 @@ CLASS = Plan(
             r"At batch 64 a step did [\d.]+ FLOPs/byte",
         ),
         Step(
-            "batching",
+            "nondeterminism",
             "",
             "Press **Run** (under a minute), then read **The fix**.",
             "Batch-invariant mode writes the solo text at every batch size, with noise exactly 0.",
             20,
-            ("#batching-run",),
-            "#batching-fix-note",
+            ("#nondeterminism-run",),
+            "#nondeterminism-fix-note",
             r"3 of 3 batch sizes wrote the solo text",
         ),
     ),

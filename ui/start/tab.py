@@ -6,14 +6,10 @@ import re
 
 import gradio as gr
 
-from decoding import sandbox
-from decoding.constrained import presets as constrained
-from ui.beams import tab as beams_tab
 from ui.lesson import lesson
 from ui.links import slugs
-from ui.speculative import presets as speculative_presets
 from ui.start.plans import PLANS, Plan, Step
-from ui.step import lessons
+from ui.tabs import TabSpec, specs
 from visuals.glossary import term
 
 LESSON = (
@@ -29,26 +25,6 @@ Two ideas are all you need first:
   space (shown as ␣Paris).
 - At each step the model gives every token it knows a **probability** of coming next. A decoding strategy picks one
   of them, the text grows by that token, and the model is asked again."""
-# each tab's title as app.TABS names it (a test keeps the two equal): app.py builds this tab, so it is not imported here
-TITLES = {
-    "step": "Step by step",
-    "sandbox": "Sampler sandbox",
-    "timing": "Prefill vs decode",
-    "serving": "Continuous batching",
-    "batching": "Temperature 0 & batching",
-    "beams": "Beam search & repetition",
-    "speculative": "Speculative decoding",
-    "constrained": "Constrained decoding",
-    "quantization": "Quantization",
-}
-# the tabs whose links pick a preset: each one's presets by name (ui/links.py names them in links)
-PRESETS = {
-    "step": lessons.PRESETS,
-    "sandbox": sandbox.PRESETS,
-    "beams": beams_tab.PRESETS,
-    "speculative": speculative_presets.PRESETS,
-    "constrained": constrained.PRESETS,
-}
 # two plans side by side on a laptop or a projector, one under the other on a narrow window
 CSS = """
 #start-plans .plans { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px 20px; }
@@ -69,10 +45,17 @@ def inline(text: str) -> str:
     return re.sub(r"\[\[(.+?)\]\]", lambda m: term(html.unescape(m.group(1))), text)
 
 
+def tab_of(step: Step) -> TabSpec:
+    """The tab a step's link opens, looked up as the page is built, never as this module is imported: finding the
+    specs imports this module."""
+    return next(spec for spec in specs() if spec.id == step.tab)
+
+
 def where(step: Step) -> str:
     """The link's words: the tab's title, and the preset's name as its dropdown shows it."""
-    preset = slugs(PRESETS[step.tab])[step.preset] if step.preset else ""
-    return html.escape(f"{TITLES[step.tab]} · {preset}" if preset else TITLES[step.tab])
+    tab = tab_of(step)
+    preset = slugs(tab.presets)[step.preset] if step.preset else ""
+    return html.escape(f"{tab.title} · {preset}" if preset else tab.title)
 
 
 def step_html(step: Step) -> str:
@@ -103,3 +86,6 @@ def build(config) -> None:
         gr.Markdown(INTRO, elem_id="start-intro")
     gr.Markdown(PLANS_LINE, elem_id="start-how")
     gr.HTML(plans_html(), elem_id="start-plans")
+
+
+SPEC = TabSpec("Start here", "start", 0, build, main="#start-plans a")

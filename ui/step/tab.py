@@ -10,14 +10,27 @@ import gradio as gr
 from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.step import handlers as h
-from ui.step import lens, links
+from ui.step import lens, lessons, links
 from ui.step.controls import Knobs
 from ui.step.page import StepPage, layout
+from ui.tabs import TabSpec
 
 
 def build(config: AppConfig):
     """The tab; returns the function app.py calls with the page, to open a shared link's setup on load."""
     return wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Step by step",
+    "step",
+    10,
+    build,
+    main="#step-prefill",
+    chart="#step-dist",
+    try_this="#step-try",
+    presets=tuple(lessons.PRESETS),
+)
 
 
 def named(fn, outputs, **args):

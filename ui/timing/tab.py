@@ -16,6 +16,7 @@ from ui import gpu
 from ui.context import AppConfig, get_model
 from ui.events import PROGRESS, CancelFlags, message_line, model_event
 from ui.lesson import lesson, try_this
+from ui.tabs import TabSpec
 from ui.timing import calculator, regimes
 from visuals.glossary import term
 from visuals.theme import empty_figure
@@ -188,6 +189,11 @@ def wire(c: TimingPage, config: AppConfig) -> None:
 
 def build(config: AppConfig) -> None:
     wire(layout(config), config)
+
+
+SPEC = TabSpec(
+    "Prefill vs decode", "timing", 30, build, main="#timing-measure", chart="#timing-roofline", try_this="#timing-try"
+)
 
 
 def measure(config: AppConfig, plan_name, progress, request, again: bool = False) -> Measured:
