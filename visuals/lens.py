@@ -6,8 +6,9 @@ Reads `decoding.lens.LayerLens` (plain lists), without importing it: visuals nev
 
 import html
 
+from visuals.chart import Axis, Bar, Chart, Column, Rule, empty_html, figure_html
 from visuals.glossary import model_label, term
-from visuals.theme import CHOSEN, FONT_SIZE, KEPT, TEXT, figure_from, look
+from visuals.theme import CHOSEN, FONT_SIZE, KEPT, TEXT
 from visuals.tokens import visible_token
 from visuals.words import count
 
@@ -130,51 +131,36 @@ def summary_line(lens, taken=None) -> str:
     )
 
 
-def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = None, whole_run: bool = False):
+AGREES = "lens top-1 = chosen token"
+AGREEMENT_BLANK = "Step with this panel open: each step's lens adds to this curve"
+
+
+def agreement_figure(shares: list[float], steps: int, exit_layer: int | None = None, whole_run: bool = False) -> str:
     """Per layer 0..L: the share of steps whose lens top-1 there is the token the step chose (`whole_run`: every
-    step of a finished run, read in one pass). The last point, the final layer's own share, is labelled."""
+    step of a finished run, read in one pass), as an HTML chart (visuals.chart): it follows every step while the
+    panel is open. The final layer's own share is said beside the title."""
     if not shares:
-        layout = look(None, 260)
-        layout["annotations"] = [
-            {"text": "Step with this panel open: each step's lens adds to this curve", "showarrow": False}
-        ]
-        layout["xaxis"], layout["yaxis"] = {"visible": False}, {"visible": False}
-        return figure_from([], layout)
-    xs = list(range(len(shares)))
-    data = [
-        {
-            "x": xs,
-            "y": shares,
-            "mode": "lines+markers",
-            "name": "lens top-1 = chosen token",
-            "line": {"color": KEPT, "width": 3},
-            "hovertemplate": "%{x}: %{y:.0%}<extra></extra>",
-        }
-    ]
+        return empty_html(AGREEMENT_BLANK, 160)
+    every = 5 if len(shares) > 12 else 1
+    columns = tuple(
+        Column(str(layer), (Bar(AGREES, share, KEPT, hover=f"layer {layer}: {share:.0%} of the steps"),))
+        for layer, share in enumerate(shares)
+    )
     over = f"the whole run ({count(steps, 'step')})" if whole_run else count(steps, "step")
-    layout = look(f"Lens top-1 = the chosen token, over {over}", 280)
-    layout["xaxis"] = {
-        **layout["xaxis"],
-        "title": {"text": "layer (0 = embeddings)"},
-        "dtick": 5 if len(xs) > 12 else 1,
-    }
-    layout["yaxis"] = {**layout["yaxis"], "title": {"text": "share of steps"}, "range": [0, 1.12], "tickformat": ".0%"}
-    layout["font"] = {"size": FONT_SIZE, "color": TEXT}
     final = f"final layer: {shares[-1]:.0%}"
-    layout["annotations"] = [{"x": xs[-1], "y": shares[-1], "text": final, "xanchor": "right", "ax": -30, "ay": -22}]
-    if exit_layer is not None:
-        layout["shapes"] = [
-            {
-                "type": "line",
-                "x0": exit_layer,
-                "x1": exit_layer,
-                "y0": 0,
-                "y1": 1,
-                "yref": "paper",
-                "line": {"color": CHOSEN, "dash": "dash"},
-            }
-        ]
-    return figure_from(data, layout)
+    rules = (Rule(f"L = {exit_layer}", CHOSEN, x=exit_layer + 0.5),) if exit_layer is not None else ()
+    y = Axis(0.0, 1.0, (0.0, 0.25, 0.5, 0.75, 1.0), "share of steps", percent=True)
+    chart = Chart(
+        columns,
+        y,
+        title=f"Lens top-1 = the chosen token, over {over}",
+        sub=final,
+        rules=rules,
+        height=180,
+        label_every=every,
+        x_title="layer (0 = embeddings)",
+    )
+    return figure_html(chart, cls="lens-agreement")
 
 
 def run_curve_note(agreement) -> str:

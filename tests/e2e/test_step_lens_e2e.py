@@ -136,7 +136,7 @@ def test_try_this_run_to_end_the_curve_covers_the_whole_run(page):
         r"\d+ ms on this server's cpu", note
     )
     # the sampler drew tokens the final layer did not rank first: the curve's top end says so
-    assert ys[-1] < 1 and f"final layer: {ys[-1]:.0%}" in curve["annotations"] and "did not rank first" in note
+    assert ys[-1] < 1 and f"final layer: {ys[-1]:.0%}" in curve["title"] and "did not rank first" in note
     assert "the lens pass" in page.locator("#step-orders").inner_text()  # the pass the last step chose from
     page.locator("#step-lens-agree").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "step-lens-whole-run.png"))

@@ -51,7 +51,7 @@ def test_open_every_step_reads_its_lens_and_the_panel_shows_the_charts_distribut
     assert panel.table.count("<tr") == 4 and "layer 2 (final)" in panel.table  # header + embeddings + 2 layers
     chosen = entry.trace.steps[-1]
     assert f"data-id='{chosen.token_id}'" in panel.table.split("data-row='2'")[1]
-    assert "over 3 steps" in panel.curve.layout["title"]["text"]
+    assert "over 3 steps" in panel.curve
     STORE.release(run_id)
 
 
@@ -94,7 +94,7 @@ def test_when_the_run_stops_with_the_panel_open_the_curve_covers_every_step_from
     entry = STORE.get(run_id)
     n = len(entry.trace.steps)
     panel = lens.side(entry)
-    assert f"over the whole run ({n} steps)" in panel.curve.layout["title"]["text"]
+    assert f"over the whole run ({n} steps)" in panel.curve
     assert f"Over the whole run, {n} steps: one more pass" in panel.note and "100%: every written token" in panel.note
     whole = entry.view.whole
     _opened(run_id)
@@ -112,5 +112,5 @@ def test_closed_the_panel_reads_no_curve_and_opening_it_on_a_stopped_run_reads_i
     with entry.lock:
         assert not lens.opened(entry)  # nothing pending to read
     assert entry.view.whole[1].steps == len(entry.trace.steps)
-    assert "over the whole run" in lens.side(entry).curve.layout["title"]["text"]
+    assert "over the whole run" in lens.side(entry).curve
     STORE.release(run_id)

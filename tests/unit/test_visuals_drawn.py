@@ -6,11 +6,9 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from visuals import lens
 from visuals.theme import empty_figure, figure_from
 
 FIGURES = {
-    "lens agreement": lambda: lens.agreement_figure([0.0, 0.25, 1.0], 4, exit_layer=1, whole_run=True),
     "empty": lambda: empty_figure("Press Prefill"),
     "titles written as strings": lambda: figure_from(
         [{"type": "bar", "x": ["a"], "y": [1.0]}], {"title": "t", "xaxis": {"title": "x"}, "yaxis2": {"title": "y"}}
@@ -32,7 +30,7 @@ def test_the_json_is_what_plotly_writes(name):
 
 
 def test_read_or_changed_as_a_plotly_figure_it_serialises_the_change():
-    fig = FIGURES["lens agreement"]()
+    fig = FIGURES["titles written as strings"]()
     assert fig.data and fig.layout.height  # read as plotly reads it
     fig.update_layout(height=123)
     assert json.loads(fig.to_json())["layout"]["height"] == 123

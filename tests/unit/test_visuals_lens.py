@@ -3,6 +3,7 @@
 from types import SimpleNamespace
 
 from decoding.lens import LayerLens
+from tests.helpers.charts import read_chart
 from visuals import lens as visuals
 from visuals.glossary import term
 
@@ -76,10 +77,11 @@ def test_a_token_that_shows_nothing_is_named_by_its_id_and_tooltips_show_no_pyth
 
 
 def test_the_agreement_curve_has_a_point_per_layer_and_says_how_many_steps():
-    fig = visuals.agreement_figure([0.0, 0.5, 1.0], 2, exit_layer=1)
-    assert fig.data[0].y == (0.0, 0.5, 1.0) and "2 steps" in fig.layout.title.text
-    assert fig.layout.shapes[0].x0 == 1
-    assert "Step with this panel open" in visuals.agreement_figure([], 0).layout.annotations[0].text
+    drawn = visuals.agreement_figure([0.0, 0.5, 1.0], 2, exit_layer=1)
+    fig = read_chart(drawn)
+    assert fig.data[0].y == [0.0, 0.5, 1.0] and "2 steps" in fig.title
+    assert fig.annotations == ["L = 1"] and "left:50.00%" in drawn  # the middle of layer 1's column, of 3
+    assert "Step with this panel open" in visuals.agreement_figure([], 0)
 
 
 def test_a_rounds_first_guess_shows_the_lens_at_l_beside_the_final_layer():
@@ -103,9 +105,9 @@ def test_over_a_run_first_guesses_kept_sit_beside_the_lens_agreement():
 
 
 def test_the_whole_runs_curve_says_so_and_labels_the_final_layers_own_share():
-    fig = visuals.agreement_figure([0.0, 0.5, 0.75], 4, whole_run=True)
-    assert "over the whole run (4 steps)" in fig.layout.title.text
-    assert fig.layout.annotations[0].text == "final layer: 75%" and fig.layout.annotations[0].x == 2
+    fig = read_chart(visuals.agreement_figure([0.0, 0.5, 0.75], 4, whole_run=True))
+    assert "over the whole run (4 steps)" in fig.title
+    assert fig.sub == "final layer: 75%"
 
 
 def test_the_whole_runs_note_names_its_cost_and_why_its_top_end_is_below_one_when_the_run_sampled():

@@ -70,7 +70,7 @@ def layout() -> LensPanel:
         summary = gr.HTML(HINT, elem_id="step-lens-summary")
         table = gr.HTML(elem_id="step-lens-table")
         note = gr.HTML(CURVE_NOTE, elem_id="step-lens-curve-note", elem_classes="hint")
-        curve = gr.Plot(visuals.agreement_figure([], 0), show_label=False, elem_id="step-lens-agree")
+        curve = gr.HTML(visuals.agreement_figure([], 0), elem_id="step-lens-agree")
     view = LensView(summary, table, note, curve)
     return LensPanel(accordion=accordion, is_open=gr.State(False), view=view)
 

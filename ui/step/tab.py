@@ -72,7 +72,10 @@ def wire(c: StepPage, config: AppConfig):
     live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs, **panels)
 
     def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
-        return model_event(triggers, *fn, message=c.message, show_progress="minimal", **options)
+        # the click's progress shown on the loop diagram alone: a status drawn on each of the answer's outputs cost
+        # the page 100 ms a Step (bench/browser_cost.py)
+        progress = dict(show_progress="minimal", show_progress_on=c.view.loop)
+        return model_event(triggers, *fn, message=c.message, **progress, **options)
 
     def saying(fn, **args):  # off the model's queue: a View to the page, a bad value to the message line
         handler, inputs, outputs = named(fn, c.view, **args)
