@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import threading
@@ -44,9 +45,13 @@ from bench.page_calls import PageCaller  # noqa: E402
 from decoding.serving.students import TOPICS  # noqa: E402
 from ui.context import RAW  # noqa: E402
 from ui.launch import start_app  # noqa: E402
-from visuals.distribution import MODES  # noqa: E402
+from ui.step.page_state import KNOB_FIELDS, written  # noqa: E402
 
 GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. frequency, engine order
+# what a click reads from the page, as the page's script writes it: greedy, "each strategy alone" off screen (at
+# 1280x720 it is below the fold, so a student's Step does not draw it)
+PAGE = written(dict(zip(KNOB_FIELDS, GREEDY)), on_screen="")
+STOPPED = re.compile(r'data-stop="[^"]')  # the stop line once the run has stopped (visuals.step.sequence.stop_html)
 
 
 def prompt_for(i: int) -> str:
@@ -103,14 +108,13 @@ class Student:
             if start is not None:
                 start.wait()
             t0 = time.perf_counter()
-            args = (MODES[0], *GREEDY)
-            model_args = (None, self.prompt, RAW, 0, steps, "", *args)  # None: the app's own model
+            model_args = (None, self.prompt, RAW, 0, steps, "", PAGE)  # None: the app's own model
             self.call(self.prefill_api, *model_args)
             self.prefill_ms = (time.perf_counter() - t0) * 1e3
             time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))  # the first distribution is read too
             for _ in range(steps):
                 t0 = time.perf_counter()
-                out = self.call("/step", *args)
+                out = self.call("/step", PAGE)
                 self.step_ms.append((time.perf_counter() - t0) * 1e3)
                 if out[-1]:  # the step tab says what went wrong in its message line, as a student would read it
                     raise RuntimeError(out[-1])
@@ -118,7 +122,7 @@ class Student:
                     t0 = time.perf_counter()
                     self.call(self.side_api, *GREEDY)
                     self.side_ms.append((time.perf_counter() - t0) * 1e3)
-                if 'data-stop=""' not in out[2]:  # an early end of sequence: nothing more to step
+                if STOPPED.search(json.dumps(out[0])):  # an early end of sequence: nothing more to step
                     break
                 time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
         except Exception as err:  # a student who sees an error stops, as a person would
@@ -156,8 +160,8 @@ def long_run(url: str, downloads: str, start: threading.Barrier, tokens: int = 2
     start.wait()
     t0 = time.perf_counter()
     try:
-        student.call(student.prefill_api, None, student.prompt, RAW, 0, tokens, "", MODES[0], *GREEDY)
-        student.call("/run_to_end", MODES[0], *GREEDY)
+        student.call(student.prefill_api, None, student.prompt, RAW, 0, tokens, "", PAGE)
+        student.call("/run_to_end", PAGE)
     except Exception as err:  # noqa: BLE001 -- reported, like a student's error
         return {"long_runner_error": f"{type(err).__name__}: {err}"}
     trace = json.loads(Path(student.client.predict(api_name="/save_trace")[0]).read_text(encoding="utf-8"))

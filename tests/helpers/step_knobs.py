@@ -15,3 +15,12 @@ KNOBS = {
     "frequency_penalty": 0.0,
     "order": "transformers",
 }
+
+
+def page(knobs=KNOBS, mode: str | None = None, **panels) -> str:
+    """The page's box (ui/step/page_state.py) as a step tab click sends it: these knobs and this mode, the panels
+    as given (by default "each strategy alone" open, its place on screen not said, the lens closed)."""
+    from ui.step.page_state import written
+    from visuals.distribution import MODES
+
+    return written(knobs, mode or MODES[0], **panels)

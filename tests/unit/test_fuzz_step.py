@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from decoding.models import TINY
+from tests.helpers.step_knobs import page
 from ui.context import CHAT, RAW, AppConfig
 from ui.events import teach
 from ui.sessions import STORE
 from ui.step import handlers as h
-from visuals.distribution import MODES
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
 VOCAB = 259
@@ -60,17 +60,17 @@ ACTION = st.one_of(
 
 def act(run_id, action) -> None:
     name, *args, knobs = action
-    mode = MODES[0]
+    box = page(knobs)
     if name == "step":
-        teach(h.step)(run_id, mode, knobs)
+        teach(h.step)(run_id, box)
     elif name == "back":
-        teach(h.back)(run_id, mode, knobs)
+        teach(h.back)(run_id, box)
     elif name == "preview":
-        teach(h.settings_changed)(run_id, mode, knobs)
+        teach(h.settings_changed)(run_id, box, knobs)
     elif name == "force":
-        teach(h.force)(run_id, args[0], mode, knobs)
+        teach(h.force)(run_id, args[0], box)
     else:
-        list(teach(h.run_steps)(run_id, args[0], mode, knobs))
+        list(teach(h.run_steps)(run_id, args[0], box))
 
 
 def assert_consistent(run_id) -> None:
@@ -97,7 +97,7 @@ def test_step_handlers_raise_nothing_but_gr_error(tiny, model, message, template
     if model is not None and model != TINY and isinstance(model, str):
         model = f"not-a-model:{model}"  # never a real hub id: this test must not reach for the network
     try:
-        run_id = teach(h.prefill)(CONFIG, None, model, message, template, seed, max_new, stops, MODES[0], knobs).run_id
+        run_id = teach(h.prefill)(CONFIG, None, model, message, template, seed, max_new, stops, page(knobs)).run_id
     except gr.Error as err:
         assert err.message
         event(f"prefill refused: {err.message[:25]}")

@@ -12,26 +12,25 @@ import gradio as gr
 import pytest
 
 from decoding.models import BUNDLED, EXTRA_ENV, allowed_models, cache_root
-from tests.helpers.step_knobs import CONFIG
+from tests.helpers.step_knobs import CONFIG, page
 from tests.helpers.step_knobs import KNOBS as SAMPLING
 from ui import context
 from ui.context import RAW, AppConfig, get_model
 from ui.events import teach
 from ui.sessions import STORE, release_run
 from ui.step import handlers as h
-from visuals.distribution import MODES
 
 GREEDY = {**SAMPLING, "temperature": 0.0}
 
 
 def prefill(message: str, seed: int, config: AppConfig = CONFIG, max_new: int = 8) -> str:
-    return h.prefill(config, None, config.model_id, message, RAW, seed, max_new, "", MODES[0], SAMPLING).run_id
+    return h.prefill(config, None, config.model_id, message, RAW, seed, max_new, "", page(SAMPLING)).run_id
 
 
 def tokens_alone(message: str, seed: int, n: int, knobs) -> list[int]:
     run_id = prefill(message, seed)
     for _ in range(n):
-        h.step(run_id, MODES[0], knobs)
+        h.step(run_id, page(knobs))
     tokens = STORE.get(run_id).trace.token_ids
     STORE.release(run_id)
     return tokens
@@ -42,11 +41,11 @@ def test_interleaved_sessions_give_the_tokens_each_gives_alone(tiny):
     alone_b = tokens_alone("bravo", 2, 6, GREEDY)
     a, b = prefill("alpha", 1), prefill("bravo", 2)
     for i in range(6):
-        h.step(a, MODES[0], SAMPLING)
-        h.step(b, MODES[0], GREEDY)
+        h.step(a, page(SAMPLING))
+        h.step(b, page(GREEDY))
         if i == 2:  # one session goes back and redoes a step while the other carries on
-            h.back(a, MODES[0], SAMPLING)
-            h.step(a, MODES[0], SAMPLING)
+            h.back(a, page(SAMPLING))
+            h.step(a, page(SAMPLING))
     assert STORE.get(a).trace.token_ids == alone_a
     assert STORE.get(b).trace.token_ids == alone_b
     STORE.release(a)
@@ -57,7 +56,7 @@ def test_a_released_run_id_reads_nothing(tiny):
     run_id = prefill("alpha", 1)
     h.reset(run_id)
     with pytest.raises(gr.Error, match="press Prefill"):
-        teach(h.step)(run_id, MODES[0], SAMPLING)
+        teach(h.step)(run_id, page(SAMPLING))
     with pytest.raises(gr.Error, match="press Prefill"):
         teach(h.save_trace)(run_id)
 
@@ -68,7 +67,7 @@ def test_an_expired_run_id_reads_nothing(tiny, monkeypatch):
     run_id = prefill("alpha", 1)
     now[0] += STORE.ttl_s + 1
     with pytest.raises(gr.Error, match="expired"):
-        teach(h.step)(run_id, MODES[0], SAMPLING)
+        teach(h.step)(run_id, page(SAMPLING))
 
 
 def test_closing_the_page_releases_its_run():
@@ -101,8 +100,8 @@ def assert_private(json_path: str, own: str, other: str) -> None:
 def test_a_saved_trace_holds_no_server_paths_and_only_its_session(tiny):
     mine, theirs = prefill("my own words", 1), prefill("someone else's secret", 2)
     for _ in range(3):
-        h.step(mine, MODES[0], SAMPLING)
-        h.step(theirs, MODES[0], SAMPLING)
+        h.step(mine, page(SAMPLING))
+        h.step(theirs, page(SAMPLING))
     json_path, csv_path = h.save_trace(mine)
     assert_private(json_path, "my own words", "secret")
     assert "secret" not in Path(csv_path).read_text(encoding="utf-8")
@@ -114,7 +113,7 @@ def test_a_saved_trace_holds_no_server_paths_and_only_its_session(tiny):
 def test_a_saved_trace_of_the_bundled_model_names_no_cache_path(bundled):
     config = AppConfig(model_id=BUNDLED, device="cpu")
     run_id = prefill("The capital of France is", 0, config, max_new=2)
-    h.step(run_id, MODES[0], GREEDY)
+    h.step(run_id, page(GREEDY))
     json_path, _ = h.save_trace(run_id)
     assert_private(json_path, "The capital of France is", "secret")
     STORE.release(run_id)
@@ -127,7 +126,7 @@ def test_the_browser_cannot_load_a_path_or_an_unlisted_hub_id(model_id, monkeypa
     calls = []
     monkeypatch.setattr(context, "load_model", lambda *a, **k: calls.append(a))
     with pytest.raises(gr.Error, match="is not available here"):
-        teach(h.prefill)(CONFIG, None, model_id, "hello", RAW, 0, 4, "", MODES[0], SAMPLING)
+        teach(h.prefill)(CONFIG, None, model_id, "hello", RAW, 0, 4, "", page(SAMPLING))
     assert calls == []  # nothing from the browser reached the loader
 
 

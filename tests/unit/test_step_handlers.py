@@ -9,56 +9,56 @@ import pytest
 from decoding.models import TINY
 from decoding.passes import Pass
 from decoding.recent import Recent
-from tests.helpers.step_knobs import CONFIG, KNOBS
+from tests.helpers.step_knobs import CONFIG, KNOBS, page
+from tests.helpers.step_view import changed, ops
 from ui.context import RAW
 from ui.events import teach
 from ui.running import END
 from ui.sessions import STORE
 from ui.step import handlers as h
-from visuals.distribution import MODES
 
 
 def start(knobs=KNOBS, max_new=6):
-    return h.prefill(CONFIG, None, TINY, "hello", RAW, 0, max_new, "", MODES[0], knobs).run_id
+    return h.prefill(CONFIG, None, TINY, "hello", RAW, 0, max_new, "", page(knobs)).run_id
 
 
 def test_step_then_back_returns_to_the_same_tokens(tiny):
     run_id = start()
-    h.step(run_id, MODES[0], KNOBS)
-    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, page(KNOBS))
+    h.step(run_id, page(KNOBS))
     first = list(STORE.get(run_id).trace.token_ids)
-    h.back(run_id, MODES[0], KNOBS)
+    h.back(run_id, page(KNOBS))
     assert STORE.get(run_id).trace.token_ids == first[:1]
-    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, page(KNOBS))
     assert STORE.get(run_id).trace.token_ids == first  # the seeded draw is replayed
 
 
 def test_settings_apply_from_the_next_step(tiny):
     run_id = start()
-    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, page(KNOBS))
     greedy = {**KNOBS, "temperature": 0.0}
-    h.step(run_id, MODES[0], greedy)
+    h.step(run_id, page(greedy))
     steps = STORE.get(run_id).trace.steps
     assert steps[0].settings["temperature"] == 1.0 and steps[1].settings["temperature"] == 0.0
 
 
 def test_forcing_on_a_chosen_step_replaces_that_choice(tiny):
     run_id = start()
-    h.step(run_id, MODES[0], KNOBS)
-    h.force(run_id, 65, MODES[0], KNOBS)
+    h.step(run_id, page(KNOBS))
+    h.force(run_id, 65, page(KNOBS))
     steps = STORE.get(run_id).trace.steps
     assert len(steps) == 1 and steps[0].token_id == 65 and steps[0].forced
 
 
 def test_a_saved_trace_replays_without_a_model(tiny):
     run_id = start()
-    for _ in h.run_to_end(run_id, MODES[0], KNOBS):
+    for _ in h.run_to_end(run_id, page(KNOBS)):
         pass
     json_path, csv_path = h.save_trace(run_id)
-    replay_id = h.load_trace(None, json_path, MODES[0], "transformers").run_id
+    replay_id = h.load_trace(None, json_path, page(KNOBS)).run_id
     entry = STORE.get(replay_id)
     assert entry.run is None and entry.trace.token_ids == STORE.get(run_id).trace.token_ids
-    h.back(replay_id, MODES[0], KNOBS)
+    h.back(replay_id, page(KNOBS))
     assert entry.view.cursor == len(entry.trace.steps) - 1
     with open(csv_path) as f:
         assert f.read().startswith("index,")
@@ -74,17 +74,17 @@ def test_a_saved_trace_replays_without_a_model(tiny):
 )
 def test_bad_values_become_messages_naming_the_range(tiny, knobs, message):
     with pytest.raises(gr.Error, match=message):
-        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], knobs)
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", page(knobs))
 
 
 def test_max_new_tokens_out_of_range_is_refused(tiny):
     with pytest.raises(gr.Error, match=r"Max new tokens must be a whole number in \[1, 4096\], got 0"):
-        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", MODES[0], KNOBS)
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 0, "", page(KNOBS))
 
 
 def test_step_without_a_run_says_to_prefill():
     with pytest.raises(gr.Error, match="press Prefill"):
-        teach(h.step)("no-such-run", MODES[0], KNOBS)
+        teach(h.step)("no-such-run", page(KNOBS))
 
 
 @pytest.mark.parametrize("before", [Pass(ms=1.0, rows=2, mode="packed"), Pass(ms=1.0, rows=1, mode="solo")])
@@ -92,13 +92,13 @@ def test_run_my_steps_alone_takes_effect_on_the_very_next_step(tiny, before):
     """Whether the shown distribution came from a shared pass or from a tick that happened to hold only this session,
     the Step after the tick says "alone, as you asked": its choice comes from a pass that was kept alone."""
     run_id = start()
-    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, page(KNOBS))
     run = STORE.get(run_id).run
     if run.scheduler is None:
         pytest.skip("this server runs without the shared scheduler: every pass is its own")
     run.last_pass = before  # the pass behind the distribution on screen
     h.set_alone(run_id, True)
-    h.step(run_id, MODES[0], KNOBS)
+    h.step(run_id, page(KNOBS))
     step = STORE.get(run_id).trace.steps[-1]
     assert step.pass_mode == "alone" and step.rows == 1  # this step's choice came from a pass of its own
 
@@ -129,11 +129,11 @@ def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, on_scre
     # results kept for other sessions (decoding.recent) start empty: an earlier test's run of this prompt is not read
     monkeypatch.setattr(loop, "_PROCESSED", Recent(loop.KEPT))
     monkeypatch.setattr(inspector, "_INSPECTED", Recent(inspector.KEPT))
-    shown = dict(strategies_open=True, on_screen=on_screen)
-    answer = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 6, "", MODES[0], knobs, **shown)
+    box = page(knobs, strategies_open=True, on_screen=on_screen)
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 6, "", box).run_id
     assert len(calls) == 1  # Prefill: the first distribution's preview, inspectors and panel
     for n in range(2, 5):
-        answer = h.step(answer.run_id, MODES[0], knobs, **shown)
+        answer = h.step(run_id, box)
         # on screen, the panel processes the next distribution, and the Step that chooses from it reads that; off
         # screen, that Step processes it itself
         processed = n if on_screen else n - 1
@@ -144,42 +144,43 @@ def test_a_step_runs_the_sampler_pipeline_once(tiny, monkeypatch, knobs, on_scre
 
 def test_each_strategy_alone_is_drawn_in_the_clicks_answer_only_while_open_and_on_screen(tiny):
     run_id = start()
-    shown = h.step(run_id, MODES[0], KNOBS, strategies_open=True, on_screen="strategies")
+    shown = h.step(run_id, page(KNOBS, strategies_open=True, on_screen="strategies"))
     assert "lc-panels" in shown.strategies  # drawn
     for open_, on_screen in ((False, "strategies"), (True, ""), (False, "")):
-        answer = h.step(run_id, MODES[0], KNOBS, strategies_open=open_, on_screen=on_screen)
+        answer = h.step(run_id, page(KNOBS, strategies_open=open_, on_screen=on_screen))
         assert isinstance(answer.strategies, dict)  # gr.skip(): nothing computed, nothing sent
     # an API call (no page script to say what is on screen) gets what is open
-    assert "lc-panels" in h.back(run_id, MODES[0], KNOBS, strategies_open=True, on_screen=None).strategies
+    assert "lc-panels" in h.back(run_id, page(KNOBS, strategies_open=True, on_screen=None)).strategies
 
 
 def test_a_panel_that_comes_on_screen_stale_is_drawn_for_the_chart_shown(tiny):
     run_id = start()
-    answer = h.step(run_id, MODES[0], KNOBS)  # the panel off screen: not drawn
-    number = answer.chart.split('data-view="')[1].split('"')[0]
-    drawn = h.strategies_drawn(run_id, KNOBS)
+    answer = h.step(run_id, page(KNOBS, on_screen=""))  # the panel off screen: not drawn
+    number = changed(answer.stage, "step-dist").split('data-view="')[1].split('"')[0]
+    drawn = h.strategies_drawn(run_id, page(KNOBS))
     assert f'data-view="{number}"' in drawn and "lc-panels" in drawn
 
 
 def test_a_step_is_one_answer_with_its_panels_and_sends_only_its_new_chip_and_column(tiny):
     run_id = start()
-    first = h.step(run_id, MODES[0], KNOBS)
-    second = h.step(run_id, MODES[0], KNOBS)
-    assert "html" in first.chips or "ops" in first.chips
+    h.step(run_id, page(KNOBS))
+    second = h.step(run_id, page(KNOBS))
+    assert second._fields == ("stage", "strategies", "lens", "below")  # one answer: four elements
     # one chip added (the text held back and the legend's note on bytes may change beside it), none re-sent
-    added = [op for op in second.chips["ops"] if op[1] == ".chips"]
+    added = [op for op in ops(second.stage, "step-chips") if op[1] == "#step-chips .chips"]
     assert [op[0] for op in added] == ["append"] and added[0][2].count('class="tok gen') == 1
-    assert {op[0] for op in second.timeline["ops"]} <= {"append", "attr", "html"}
-    appended = [op for op in second.timeline["ops"] if op[0] == "append"]
+    time = ops(second.below, "step-time")
+    assert {op[0] for op in time} <= {"append", "attr", "html"}
+    appended = [op for op in time if op[0] == "append"]
     assert len(appended) == 2 and appended[0][2].count('class="lc-col"') == 1  # one column, and its label
-    back = h.back(run_id, MODES[0], KNOBS)
-    assert ["drop", ".chips", 1] in back.chips["ops"]
+    back = h.back(run_id, page(KNOBS))
+    assert ["drop", "#step-chips .chips", 1] in back.stage["ops"]
 
 
 def test_reset_during_run_to_end_stops_it_after_the_view_in_flight_with_no_error(tiny):
     run_id = start(max_new=20)
-    run = h.run_to_end(run_id, MODES[0], KNOBS)
-    assert next(run).run_id == run_id
+    run = h.run_to_end(run_id, page(KNOBS))
+    assert next(run)._fields == ("stage", "strategies", "lens", "below")  # a view
     reset = threading.Thread(target=h.reset, args=(run_id,))
     reset.start()  # it waits: the run's first view is still in flight
     reset.join(0.3)
@@ -191,9 +192,9 @@ def test_reset_during_run_to_end_stops_it_after_the_view_in_flight_with_no_error
 
 def test_a_new_prefill_stops_the_old_runs_run_to_end(tiny):
     run_id = start(max_new=20)
-    run = h.run_to_end(run_id, MODES[0], KNOBS)
+    run = h.run_to_end(run_id, page(KNOBS))
     next(run)
     run.close()  # gradio asked for the next view and the run let go of its lock there: the Prefill need not wait
     old = STORE.get(run_id)
-    start_again = h.prefill(CONFIG, run_id, TINY, "hello", RAW, 0, 6, "", MODES[0], KNOBS)
+    start_again = h.prefill(CONFIG, run_id, TINY, "hello", RAW, 0, 6, "", page(KNOBS))
     assert old.running.stopped and start_again.run_id != run_id

@@ -7,19 +7,19 @@ import time
 
 from decoding.models import TINY
 from tests.helpers.charts import read_chart
-from tests.helpers.step_knobs import CONFIG, KNOBS
+from tests.helpers.step_knobs import CONFIG, KNOBS, page
+from tests.helpers.step_view import changed
 from ui.context import RAW
 from ui.sessions import STORE
 from ui.step import handlers as h
 from ui.step import view as step_view
-from visuals.distribution import MODES
 
 HOT = {**KNOBS, "temperature": 2.5, "top_k": 3}  # what the other events set: another distribution on the chart
 STEPS = 16
 
 
 def test_a_step_raced_against_the_pages_other_events_answers_with_the_distribution_it_chose_from(tiny, monkeypatch):
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, STEPS, "", MODES[0], KNOBS).run_id
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, STEPS, "", page(KNOBS)).run_id
     inspect, choices = h.inspect_step, step_view.distribution.candidate_choices
 
     def slowly(fn):  # wider windows inside a step (before it chooses, and before its view is drawn)
@@ -36,8 +36,8 @@ def test_a_step_raced_against_the_pages_other_events_answers_with_the_distributi
     def the_page_meanwhile():
         while not done.is_set():
             try:
-                h.settings_changed(run_id, MODES[0], HOT, strategies_open=True, on_screen="strategies")
-                h.strategies_drawn(run_id, HOT)
+                h.settings_changed(run_id, page(HOT, strategies_open=True, on_screen="strategies"), HOT)
+                h.strategies_drawn(run_id, page(HOT))
             except Exception as err:  # an event that met the run halfway through a step  # noqa: BLE001
                 failed.append(repr(err))
             other_events[0] += 2
@@ -47,9 +47,9 @@ def test_a_step_raced_against_the_pages_other_events_answers_with_the_distributi
     other.start()
     try:
         for n in range(1, STEPS + 1):
-            answer = h.step(run_id, MODES[0], KNOBS)
+            answer = h.step(run_id, page(KNOBS))
             entry = STORE.get(run_id)
-            chart = read_chart(answer.chart)
+            chart = read_chart(changed(answer.stage, "step-dist"))
             # the answer shows the step it took, not another event's preview
             assert chart.title.startswith(f"step {n} "), chart.title
             with entry.lock:

@@ -8,6 +8,8 @@ from decoding.models import TINY
 from decoding.sandbox import each_strategy_alone
 from tests.helpers.charts import read_chart
 from tests.helpers.step import CONFIG, GREEDY, OFF
+from tests.helpers.step_knobs import page
+from tests.helpers.step_view import sent
 from ui.context import RAW
 from ui.events import teach
 from ui.sessions import STORE
@@ -15,7 +17,6 @@ from ui.step import handlers as h
 from ui.step import view as step_view
 from ui.step.page import layout
 from ui.step.tab import named
-from visuals.distribution import MODES
 from visuals.glossary import term
 
 KNOBS = {"temperature": 0.7, "top_k": 5, "top_p": 0.9, "min_p": 0.05, **OFF}
@@ -27,45 +28,48 @@ def bars(chart: str) -> dict[str, list[int]]:
     return {s.name: [c[0] for c in s.customdata] for s in read_chart(chart).data if s.customdata[0] is not None}
 
 
-def shown(chips: dict) -> str:
-    """A patched token strip's whole view (ui/patch.py), as the page holds it after this answer."""
-    return chips["html"] if "html" in chips else "".join(op[2] for op in chips["ops"] if op[0] == "append")
-
-
 def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     # a prompt no other test prefills: one seen before would come from the server's prefix cache, not be computed
-    chips, loop, stop, chart, picker, orders, numbers, run_id, *_ = h.prefill(
-        CONFIG, None, TINY, "qzxvw", RAW, 0, 4, "", MODES[0], GREEDY
-    )
-    assert shown(chips).count('class="tok prompt"') == 5 and 'class="tok gen' not in shown(chips)
-    assert "prefill: one forward pass over the whole prompt (5 tokens)" in loop
-    assert "<b>waiting</b>: not stopped; press Step" in stop  # idle, not "running"
+    run_id = h.prefill(CONFIG, None, TINY, "qzxvw", RAW, 0, 4, "", page(GREEDY)).run_id
+    shown = sent(run_id)
+    chips, orders = shown["step-chips"], shown["step-orders"]
+    assert chips.count('class="tok prompt"') == 5 and 'class="tok gen' not in chips
+    assert "prefill: one forward pass over the whole prompt (5 tokens)" in shown["step-loop"]
+    assert "<b>waiting</b>: not stopped; press Step" in shown["step-stop"]  # idle, not "running"
+    chart = shown["step-dist"]
     assert bars(chart).keys() == {"kept"} and len(bars(chart)["kept"]) == step_view.TOP_N  # a preview: none chosen
-    assert len(picker["choices"]) == step_view.TOP_N and "transformers" in orders
-    assert numbers == ""  # no token yet, so no time per token
+    assert shown["step-force-row"].count("<option value=") == step_view.TOP_N + 1  # and "pick a candidate"
+    assert "transformers" in orders and shown["step-numbers"] == ""  # no token yet, so no time per token
     # under the chart: how the prompt's forward pass ran (alone here), then the engine orders
-    assert orders.startswith("**Forward pass behind this distribution:** computed alone (nobody else was stepping)")
+    assert "<strong>Forward pass behind this distribution:</strong> computed alone (nobody else was stepping)" in orders
 
-    chips, loop, _, chart, picker, _, numbers, *_ = h.step(run_id, MODES[0], GREEDY)
+    answer = h.step(run_id, page(GREEDY))
+    shown = sent(run_id)
     first = STORE.get(run_id).trace.token_ids[0]
-    top = picker["choices"][0][1]
-    assert shown(chips).count('class="tok gen"') == 1 and "step 1: one forward pass over 6 tokens" in loop
-    assert bars(chart)["chosen"] == [first] == [top]  # greedy chose the top bar
-    assert sum(len(ids) for ids in bars(chart).values()) == step_view.TOP_N
+    top = int(shown["step-force-row"].split('<option value="')[2].split('"')[0])  # the first candidate
+    assert (
+        shown["step-chips"].count('class="tok gen"') == 1
+        and "step 1: one forward pass over 6 tokens" in shown["step-loop"]
+    )
+    assert bars(shown["step-dist"])["chosen"] == [first] == [top]  # greedy chose the top bar
+    assert sum(len(ids) for ids in bars(shown["step-dist"]).values()) == step_view.TOP_N
     tpot = term("TPOT", "time per output token")
-    assert f"**{term('TTFT')}**" in numbers and f"**{tpot}** — (" in numbers  # one token: no decode step yet
+    numbers = shown["step-numbers"]
+    assert term("TTFT") in numbers and f"{tpot}</strong> — (" in numbers  # one token: no decode step yet
 
-    chips, _, _, _, _, _, numbers, *_ = h.step(run_id, MODES[0], GREEDY)
-    assert shown(chips).count('class="tok gen"') == 1  # the one chip this step added
-    assert f"**{tpot}** —" not in numbers and "server-ms" in numbers
+    answer = h.step(run_id, page(GREEDY))
+    appended = [op for op in answer.stage["ops"] if op[0] == "append" and op[1] == "#step-chips .chips"]
+    assert len(appended) == 1 and appended[0][2].count('class="tok gen"') == 1  # the one chip this step added
+    numbers = sent(run_id)["step-numbers"]
+    assert f"{tpot}</strong> —" not in numbers and "server-ms" in numbers
     STORE.release(run_id)
 
 
 def test_strategies_panel_follows_the_pending_logits(tiny):
-    on = dict(strategies_open=True, on_screen="strategies")
-    before = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], KNOBS, **on)
+    on = page(KNOBS, strategies_open=True, on_screen="strategies")
+    before = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", on)
     run_id, settings = before.run_id, settings_from(KNOBS)
-    after = h.step(run_id, MODES[0], KNOBS, **on)
+    after = h.step(run_id, on)
     assert [read_chart(a.strategies).charts for a in (before, after)] == [5, 5]  # a panel per strategy
     expected = each_strategy_alone(STORE.get(run_id).run.logits, settings, step_view.TOP_N)
     kept = [r.kept for r in expected]
@@ -77,25 +81,25 @@ def test_strategies_panel_follows_the_pending_logits(tiny):
 
 def test_no_run_gives_blank_panels():
     blank = step_view.empty_view()
-    assert "Penalties appear here once a run starts" in blank.penalties
-    assert "Press Prefill, then Step: each step&#x27;s time appears here" in blank.timeline
-    assert step_view.STRATEGIES_BLANK in blank.strategies and step_view.CHART_BLANK in blank.chart
-    assert all("lc-empty" in part for part in (blank.penalties, blank.timeline, blank.strategies, blank.chart))
+    assert "Penalties appear here once a run starts" in blank.below["html"]
+    assert "Press Prefill, then Step: each step&#x27;s time appears here" in blank.below["html"]
+    assert step_view.STRATEGIES_BLANK in blank.strategies and step_view.CHART_BLANK in blank.stage["html"]
+    assert blank.below["html"].count("lc-empty") == 2 and "lc-empty" in blank.strategies
 
 
 def test_greedy_says_why_every_engine_keeps_every_token(tiny):
     knobs = {**GREEDY, "top_p": 0.5}  # top-p 0.5, skipped by greedy
-    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], knobs)
-    assert step_view.GREEDY_NOTE in out.orders
+    out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", page(knobs))
+    assert "Temperature 0 is greedy: it takes the argmax" in sent(out.run_id)["step-orders"]
     assert "top-p 0.5 is skipped" in h.settings_note(knobs)
     assert "Penalties on: repetition 1.3" in h.settings_note({**GREEDY, "temperature": 1.0, "repetition_penalty": 1.3})
     STORE.release(out.run_id)
 
 
 def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loaded(tiny):
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", MODES[0], GREEDY).run_id
-    list(h.run_to_end(run_id, MODES[0], GREEDY))
-    strategies = h.strategies_drawn(run_id, GREEDY)
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 2, "", page(GREEDY)).run_id
+    list(h.run_to_end(run_id, page(GREEDY)))
+    strategies = h.strategies_drawn(run_id, page(GREEDY))
     assert "press Prefill" in strategies and "replayed" not in strategies
     STORE.release(run_id)
 
@@ -103,15 +107,15 @@ def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loa
 def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
     with gr.Blocks():
         c = layout(CONFIG)
-    fn, inputs, outputs = named(h.step, c.view, run_id=c.run_id, mode=c.mode, knobs=c.knobs)
-    said = teach(fn, c.message)  # as the page wires the Step button (its panels' state left out here)
-    assert inputs == [c.run_id, c.mode, *c.knobs] and outputs == list(c.view)
-    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", MODES[0], GREEDY).run_id
-    out = said(run_id, MODES[0], *{**GREEDY, "top_p": 5.0}.values())
+    fn, inputs, outputs = named(h.step, c.answer, run_id=c.run_id, page=c.page)
+    said = teach(fn, c.message)  # as the page wires the Step button
+    assert inputs == [c.run_id, c.page] and outputs == list(c.answer)  # two inputs, four elements: a light click
+    run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", page(GREEDY)).run_id
+    out = said(run_id, page({**GREEDY, "top_p": 5.0}))
     assert list(out) == [c.message]  # every panel keeps what it shows
     assert "Top-p must be between 0.01 and 1 (1 = off), got 5.0" in out[c.message]
     assert "class='lab-error'" in out[c.message]
-    good = said(run_id, MODES[0], *GREEDY.values())
-    assert good[c.message] == "" and 'class="tok gen"' in shown(good[c.view.chips])  # the good step clears it
-    assert set(good) == {*c.view, c.message}
+    good = said(run_id, page(GREEDY))
+    assert good[c.message] == "" and 'class="tok gen"' in str(good[c.stage]["ops"])  # the good step clears it
+    assert set(good) == {*c.answer, c.message}
     STORE.release(run_id)

@@ -9,7 +9,8 @@ from decoding import values
 from decoding.knobs import settings_from
 from decoding.models import TINY
 from decoding.prompts import MAX_PROMPT_CHARS
-from tests.helpers.step_knobs import CONFIG, KNOBS
+from tests.helpers.step_knobs import CONFIG, KNOBS, page
+from tests.helpers.step_view import sent
 from ui import validate
 from ui.context import CHAT, RAW
 from ui.events import teach
@@ -29,12 +30,12 @@ def knobs(**changes) -> dict:
 
 def prefill(run_id=None, knob_changes=None, **changes):
     a = {**GOOD, **changes}
-    args = (a["model"], a["message"], a["template"], a["seed"], a["max_new"], a["stops"], a["mode"])
-    return teach(h.prefill)(CONFIG, run_id, *args, knobs(**(knob_changes or {})))
+    args = (a["model"], a["message"], a["template"], a["seed"], a["max_new"], a["stops"])
+    return teach(h.prefill)(CONFIG, run_id, *args, page(knobs(**(knob_changes or {})), mode=a["mode"]))
 
 
 def step(run_id, **knob_changes):
-    return teach(h.step)(run_id, MODES[0], knobs(**knob_changes))
+    return teach(h.step)(run_id, page(knobs(**knob_changes)))
 
 
 @pytest.fixture
@@ -152,8 +153,10 @@ def test_bad_knobs_on_step_back_and_preview_change_nothing(session, knob_changes
     step(session)
     tokens = STORE.get(session).trace.token_ids
     assert_teaches(lambda: step(session, **knob_changes), *parts)
-    assert_teaches(lambda: teach(h.back)(session, MODES[0], knobs(**knob_changes)), *parts)
-    assert_teaches(lambda: teach(h.settings_changed)(session, MODES[0], knobs(**knob_changes)), *parts)
+    assert_teaches(lambda: teach(h.back)(session, page(knobs(**knob_changes))), *parts)
+    assert_teaches(
+        lambda: teach(h.settings_changed)(session, page(knobs(**knob_changes)), knobs(**knob_changes)), *parts
+    )
     assert STORE.get(session).trace.token_ids == tokens
     assert_usable(session)
 
@@ -164,42 +167,43 @@ def test_a_bad_forced_token_names_the_range_and_leaves_the_run_as_it_was(session
     reference = prefill().run_id  # the same run without the bad force
     step(reference)
     step(reference)
-    assert_teaches(lambda: teach(h.force)(session, force_id, MODES[0], knobs()), f"[0, {VOCAB - 1}]", "got")
+    assert_teaches(lambda: teach(h.force)(session, force_id, page(knobs())), f"[0, {VOCAB - 1}]", "got")
     assert_usable(session)
     assert STORE.get(session).trace.token_ids == STORE.get(reference).trace.token_ids
     STORE.release(reference)
 
 
 def test_a_forced_token_from_the_click_box_arrives_as_text_and_works(session):
-    teach(h.force)(session, "65", MODES[0], knobs())
+    teach(h.force)(session, "65", page(knobs()))
     assert STORE.get(session).trace.token_ids == [65]
 
 
 @pytest.mark.parametrize("n", [0, -3, 2.5, None, float("nan"), float("inf"), 5000, "many"])
 def test_run_n_refuses_a_bad_n_with_the_range(session, n):
-    assert_teaches(lambda: list(teach(h.run_steps)(session, n, MODES[0], knobs())), "[1, 4096]", "got")
+    assert_teaches(lambda: list(teach(h.run_steps)(session, n, page(knobs()))), "[1, 4096]", "got")
     assert_usable(session)
 
 
 def test_step_and_run_on_a_finished_run_keep_its_view_and_say_to_prefill_again(session):
-    *_, last, end = h.run_to_end(session, MODES[0], knobs())
+    *_, last, end = h.run_to_end(session, page(knobs()))
     assert end is END  # a run ends on it: gradio sends a generator's last value again when it ends (ui.running)
     entry = STORE.get(session)
     assert entry.run.done and len(entry.trace.steps) == GOOD["max_new"]
-    again = [step(session), *h.run_steps(session, 3, MODES[0], knobs()), *h.run_to_end(session, MODES[0], knobs())]
+    again = [step(session), *h.run_steps(session, 3, page(knobs())), *h.run_to_end(session, page(knobs()))]
     assert len(again) == 3  # one view each: a Run on a finished run never leaves the page blank
     for view in again:
-        # the same loop diagram and stop line, and no change to the token strip
-        assert (view.loop, view.stop) == (last.loop, last.stop) and view.chips["ops"] == []
-        assert "finished" in view.stop and "press Prefill to run again with the new settings" in view.stop
-        assert "lc-bar" in view.chart  # the chart still shows the last step
+        # the same strip, loop diagram and stop line: only the chart is drawn again (its number changes)
+        assert all(op[1].startswith("#step-dist") for op in view.stage["ops"])
+        stop = sent(session)["step-stop"]
+        assert "finished" in stop and "press Prefill to run again with the new settings" in stop
+        assert "lc-bar" in sent(session)["step-dist"]  # the chart still shows the last step
     assert len(entry.view.records) == len(entry.trace.steps)
-    teach(h.back)(session, MODES[0], knobs())
+    teach(h.back)(session, page(knobs()))
     assert_usable(session)
 
 
 def test_back_with_nothing_to_undo_says_so(session):
-    assert_teaches(lambda: teach(h.back)(session, MODES[0], knobs()), "nothing to go back to")
+    assert_teaches(lambda: teach(h.back)(session, page(knobs())), "nothing to go back to")
     assert_usable(session)
 
 
@@ -262,7 +266,7 @@ def test_a_file_that_is_not_a_trace_is_refused_and_the_session_keeps_its_run(ses
     path = tmp_path / "trace.json"
     path.write_bytes(content)
     live = len(STORE)
-    load = teach(h.load_trace)
+    load = lambda *args: teach(h.load_trace)(*args[:2], page(KNOBS))  # noqa: E731
     assert_teaches(lambda: load(session, str(path), MODES[0], "transformers"), "not a Decoding Lab trace")
     assert len(STORE) == live  # nothing half-loaded was left behind
     assert_usable(session)

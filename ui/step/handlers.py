@@ -1,4 +1,4 @@
-"""The step tab's handlers: each checks the browser's values, calls decoding (a `Run`), and returns the `View` that
+"""The step tab's handlers: each checks the browser's values, calls decoding (a `Run`), and returns the `Answer` that
 `ui.step.view.view` draws from it.
 
 The page keeps only a run id (`gr.State`); the run itself, with its KV cache, lives in `sessions.STORE`, and what
@@ -27,11 +27,11 @@ from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
-from ui.step import lens
+from ui.step import lens, page_state
 from ui.step import view as shown_view
 from ui.step.controls import Reads, Setup
 from ui.step.lessons import PRESETS
-from ui.step.view import TOP_N, StepRecord, StepView, View, chart, empty_view, panels, start_line, view
+from ui.step.view import TOP_N, Answer, Started, StepRecord, StepView, empty_view, start_line, view
 from visuals import distribution
 from visuals.chart import empty_html
 from visuals.step import sequence
@@ -91,28 +91,14 @@ def prompt_view(config: AppConfig, model_id: str, message: str, template: str) -
     return Reads(text=p.text, chips=sequence.chips_html(p.tokens, p.ids, []))
 
 
-def prefill(
-    config: AppConfig,
-    run_id,
-    model_id,
-    message,
-    template,
-    seed,
-    max_new,
-    stops,
-    mode,
-    knobs: Mapping,
-    alone=False,
-    lens_open=False,
-    strategies_open=False,
-    on_screen=None,
-) -> View:
+def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, page, alone=False) -> Started:
     """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution;
     its lens read at once when the learner left that panel open."""
+    state = page_state.read(page)
     lm = get_model(config, model_id)
-    settings = settings_from(knobs, vocab_size=lm.vocab_size)
+    settings = settings_from(state.knobs, vocab_size=lm.vocab_size)
     seed = check_seed(seed)
-    values.choice("Bars show", mode, distribution.MODES)  # before the run is stored, not after
+    values.choice("Bars show", state.mode, distribution.MODES)  # before the run is stored, not after
     if template == CHAT and not lm.chat:
         raise ValueError(f"{lm.label} has no chat template: set Prompt format to raw text")
     max_new = values.whole("Max new tokens", max_new, 1, MAX_NEW_TOKENS_CAP)
@@ -122,11 +108,11 @@ def prefill(
     stop_running(run_id)
     run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
     run.prefill()
-    entry = Entry(trace=run.trace, run=run, view=StepView(lens_on=bool(lens_open)))
+    entry = Entry(trace=run.trace, run=run, view=StepView(lens_on=state.lens_open))
     run_id = STORE.put(entry, replace=run_id)
     with entry.lock:
         _show_preview(entry, settings)
-        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+        return Started(*view(entry, state, settings), run_id=run_id)
 
 
 def set_alone(run_id, alone) -> None:
@@ -138,18 +124,15 @@ def set_alone(run_id, alone) -> None:
             entry.run.alone = bool(alone)
 
 
-def step(run_id, mode, knobs: Mapping, force_id=None, strategies_open=False, on_screen=None) -> View:
+def step(run_id, page, force_id=None) -> Answer:
     """One token (or, replaying a loaded trace, show one more recorded step)."""
+    state = page_state.read(page)
     with STORE.holding(run_id) as entry:
-        return _step(entry, run_id, mode, knobs, force_id, panels(strategies_open, on_screen))
-
-
-def _step(entry: Entry, run_id, mode, knobs: Mapping, force_id, shown) -> View:
-    started = time.perf_counter()
-    settings = _take(entry, knobs, force_id)
-    answer = view(entry, run_id, mode, settings, started=started, shown=shown)
-    lens.after_step(entry)  # the panel open and the run stopped: its curve's pass, outside this step's server time
-    return answer
+        started = time.perf_counter()
+        settings = _take(entry, state.knobs, force_id)
+        answer = view(entry, state, settings, started=started)
+        lens.after_step(entry)  # the panel open and the run stopped: its curve's pass, outside this step's server time
+        return answer
 
 
 def _take(entry: Entry, knobs: Mapping, force_id=None) -> SamplerSettings | None:
@@ -180,41 +163,41 @@ def _take(entry: Entry, knobs: Mapping, force_id=None) -> SamplerSettings | None
     return settings
 
 
-def force(run_id, force_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View:
+def force(run_id, force_id, page) -> Answer:
     if force_id is None or force_id == "":
-        raise ValueError("Force a token: pick a candidate in the list under the chart first, then press Force")
+        raise ValueError("Force a token: pick a candidate under the chart first (or click its bar), then press Force")
     with STORE.holding(run_id) as entry:
         run = entry.run
         if run is None:
             raise ValueError("a loaded trace has no model behind it: press Prefill to run live, then force a token")
         # checked before the step goes back a step, so a bad id leaves the run as it was
         force_id = values.whole("Force a token (token id)", force_id, 0, run.lm.vocab_size - 1)
-        return _step(entry, run_id, mode, knobs, force_id, panels(strategies_open, on_screen))
+        return step(run_id, page, force_id=force_id)
 
 
-def run_steps(run_id, n, mode, knobs: Mapping, strategies_open=False, on_screen=None):
+def run_steps(run_id, n, page):
     """Run N / Run to end: a generator, so the page follows the run (at most four views a second, each drawn only
     when it is sent: the token strip and the time chart send what was added since the last one sent) and Stop can
     cancel. Reset or a new Prefill stops it, their answer drawn after its last view (ui.running). On a finished run
     it shows the run as it is (the view says it is finished), never a blank page."""
+    state = page_state.read(page)
     entry = STORE.get(run_id)
     limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
-    shown = panels(strategies_open, on_screen)
-    settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
+    settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
     if _finished(entry):
         with entry.lock:
-            yield view(entry, run_id, mode, settings, shown=shown)
+            yield view(entry, state, settings)
         return
     first = entry.view.cursor
     if entry.run is not None:
-        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, knobs))
+        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, state.knobs))
     else:  # a replay moves through its steps
-        steps = (_taken(entry, knobs) for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
+        steps = (_taken(entry, state.knobs) for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
 
     def drawn(_):
         with entry.lock:  # still running: more steps to take, and the run not finished
             running = not _finished(entry) and entry.view.cursor - first < limit
-            return view(entry, run_id, mode, settings, shown=shown, running=running)
+            return view(entry, state, settings, running=running)
 
     yield from entry.running.views(steps, draw=drawn)
 
@@ -226,16 +209,16 @@ def _taken(entry: Entry, knobs: Mapping) -> None:
         lens.after_step(entry)
 
 
-def run_to_end(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None):
-    # a run stops by max_new_tokens at the latest
-    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, mode, knobs, strategies_open, on_screen)
+def run_to_end(run_id, page):
+    yield from run_steps(run_id, MAX_NEW_TOKENS_CAP, page)  # a run stops by max_new_tokens at the latest
 
 
 def _finished(entry: Entry) -> bool:
     return entry.run.done if entry.run is not None else entry.view.cursor >= len(entry.trace.steps)
 
 
-def back(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View:
+def back(run_id, page) -> Answer:
+    state = page_state.read(page)
     with STORE.holding(run_id) as entry:
         v: StepView = entry.view
         settings = None
@@ -243,10 +226,10 @@ def back(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) ->
             v.cursor = max(v.cursor - 1, 0)
             v.shown = entry.trace.steps[v.cursor - 1] if v.cursor else None
         else:
-            settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size)  # bad knobs raise before any change
+            settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size)  # bad knobs raise first
             _back(entry)
             _show_preview(entry, settings)
-        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+        return view(entry, state, settings)
 
 
 def _back(entry: Entry) -> None:
@@ -257,8 +240,10 @@ def _back(entry: Entry) -> None:
     v.cursor = len(entry.trace.steps)
 
 
-def settings_changed(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View | dict:
-    """A knob moved: redraw the next distribution under the new settings (no forward pass)."""
+def settings_changed(run_id, page, knobs: Mapping) -> Answer | dict:
+    """A knob moved: redraw the next distribution under the new settings (no forward pass). The knobs come with the
+    event itself, as the page has them now."""
+    state = page_state.read(page)
     entry = STORE.get(run_id) if run_id is not None else None
     settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size if entry and entry.run else None)
     if entry is None:
@@ -267,19 +252,20 @@ def settings_changed(run_id, mode, knobs: Mapping, strategies_open=False, on_scr
         if entry.run is None or entry.run.done:
             return {}
         _show_preview(entry, settings)
-        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+        return view(entry, state, settings)
 
 
-def lens_opened(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View | dict:
+def lens_opened(run_id, page) -> Answer | dict:
     """The lens panel opens: its rows for the distribution on the chart, in this one answer (read now, with the
     pending distribution shown again, when the chart's has none yet)."""
     if run_id is None:
         return {}
+    state = page_state.read(page)
     with STORE.holding(run_id) as entry:
-        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
+        settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
         if lens.opened(entry) and settings is not None and not entry.run.done:
             _show_preview(entry, settings)
-        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+        return view(entry, state, settings)
 
 
 def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
@@ -289,53 +275,43 @@ def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
     v.pending.inspection = inspect_step(entry.run, settings)
 
 
-def stopped(run_id, mode, knobs: Mapping, strategies_open=False, on_screen=None) -> View | dict:
-    """After Stop: the run where it stopped, no longer said to be running."""
+def stopped(run_id, page) -> Answer | dict:
+    """After Stop, or a new mode for the bars: the run as it stands (no longer said to be running)."""
+    state = page_state.read(page)
     try:
         entry = STORE.get(run_id)
     except ValueError:  # no run, or it expired: nothing to say
         return {}
     with entry.lock:
         live = entry.run is not None and not entry.run.done
-        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size) if live else None
-        return view(entry, run_id, mode, settings, shown=panels(strategies_open, on_screen))
+        settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if live else None
+        return view(entry, state, settings)
 
 
-def redraw_chart(run_id, mode):
-    """The chart as "Bars show" changes: the same distribution, another reading of it."""
-    values.choice("Bars show", mode, distribution.MODES)
-    if run_id is None:
-        return chart(None, mode)
-    with STORE.holding(run_id) as entry:
-        return chart(entry.view, mode)
-
-
-def strategies_drawn(run_id, knobs: Mapping):
+def strategies_drawn(run_id, page):
     """ "Each strategy alone", drawn as its panel opens, or comes on screen showing an older distribution than the
     chart's."""
     try:
         entry = STORE.get(run_id)
-    except ValueError:  # no run yet, or it expired
-        return empty_html(shown_view.STRATEGIES_BLANK, 200)
-    try:
-        settings = settings_from(knobs, vocab_size=entry.run.lm.vocab_size if entry.run is not None else None)
-    except ValueError:  # the step says what is wrong; the panel keeps its look
-        return gr.skip()
+        state = page_state.read(page)
+        settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size if entry.run is not None else None)
+    except ValueError:  # no run yet, or it expired, or a bad knob (the step says it): the panel keeps its look
+        return gr.skip() if run_id is not None else empty_html(shown_view.STRATEGIES_BLANK, 200)
     with entry.lock:
         return shown_view.strategies_view(entry, settings, entry.view.number)
 
 
 def whole(run_id, part: str):
-    """The whole token strip or time chart, for a page whose copy missed a change (ui/patch.py)."""
+    """The whole stage or panels below, for a page whose copy missed a change (ui/patch.py)."""
     try:
         entry = STORE.get(run_id)
     except ValueError:
-        return ""
+        return gr.skip()
     with entry.lock:
         return getattr(entry.view, part).resend()
 
 
-def reset(run_id) -> View:
+def reset(run_id) -> Started:
     stop_running(run_id)
     STORE.release(run_id)
     return empty_view()
@@ -364,10 +340,11 @@ def save_trace(run_id):
 NOT_A_TRACE = "that file is not a Decoding Lab trace (JSON from 'Save trace')"
 
 
-def load_trace(run_id, file, mode, order) -> View | dict:
+def load_trace(run_id, file, page) -> Started | dict:
     if file is None:
         return {}
-    values.choice("Bars show", mode, distribution.MODES)
+    state = page_state.read(page)
+    values.choice("Bars show", state.mode, distribution.MODES)
     try:
         trace = Trace.from_json(Path(file).read_text(encoding="utf-8"))
     except (AttributeError, KeyError, TypeError, ValueError) as err:
@@ -376,7 +353,7 @@ def load_trace(run_id, file, mode, order) -> View | dict:
     entry = Entry(trace=trace, view=StepView(cursor=len(trace.steps), shown=shown, preview=False))
     new_id = STORE.put(entry)
     try:  # drawn before the session's own run is let go: right keys with wrong values fail here
-        out = view(entry, new_id, mode, None)
+        out = Started(*view(entry, state, None), run_id=new_id)
     except (AttributeError, KeyError, TypeError, ValueError) as err:
         STORE.release(new_id)
         raise ValueError(f"{NOT_A_TRACE}: {err}") from None

@@ -2,33 +2,55 @@
 the knobs, clicking a bar to force it, and which costly panels are on screen. Plain JavaScript, attached once when
 the tab loads."""
 
-# a click on a bar's column (even a bar a few pixels tall) puts its token id (the column's data-key, visuals.chart)
-# in a hidden box and presses a hidden button: the step forces that token
-FORCE_ON_CLICK = """
-document.addEventListener('click', (ev) => {
-  const column = ev.target.closest && ev.target.closest('#step-dist .lc-col[data-key]');
-  if (!column) return;
-  const input = document.querySelector('#step-force-click textarea, #step-force-click input');
-  input.value = column.dataset.key;
-  input.dispatchEvent(new Event('input', {bubbles: true}));
-  setTimeout(() => document.querySelector('#step-force-click-btn').click(), 50);
-}, true);
+# the page's box (ui/step/page_state.py): what the page's scripts keep of its state, written as the box's value
+STATE = """
+const stepState = () => window.__stepPage = window.__stepPage || {strategies_open: true, lens_open: false};
+const writeStepState = () => {
+  const box = document.querySelector('#step-page textarea, #step-page input');
+  if (!box) return;
+  box.value = JSON.stringify(stepState());
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+};
 """
 
-# "Each strategy alone" is vocabulary-sized work on the server: the page tells each click whether the panel is on
-# screen (a hidden box the click reads), and when it comes on screen showing another chart than the one above (its
-# data-view is older), presses the hidden button that draws it
+# a click on a bar's column (even a bar a few pixels tall) or on Force beside the picked candidate puts the token's
+# id (the column's data-key, visuals.chart; the picker's value) in a hidden box and presses a hidden button: the step
+# forces that token. A new "Bars show" redraws the chart (the same run: a hidden button's event).
+FORCE_ON_CLICK = """
+const forceToken = (id) => {
+  const input = document.querySelector('#step-force-click textarea, #step-force-click input');
+  input.value = id;
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+  setTimeout(() => document.querySelector('#step-force-click-btn').click(), 50);
+};
+document.addEventListener('click', (ev) => {
+  const column = ev.target.closest && ev.target.closest('#step-dist .lc-col[data-key]');
+  if (column) return forceToken(column.dataset.key);
+  if (ev.target.closest && ev.target.closest('#step-force')) {
+    forceToken(document.querySelector('#step-candidate').value);
+  }
+}, true);
+document.addEventListener('change', (ev) => {
+  if (ev.target.name !== 'step-mode') return;
+  stepState().mode = ev.target.value;
+  writeStepState();
+  setTimeout(() => document.querySelector('#step-redraw').click(), 50);
+});
+"""
+
+# "Each strategy alone" is vocabulary-sized work on the server: the page's box says whether the panel is on screen
+# (a click's answer draws it only then), and when it comes on screen showing another chart than the one above (its
+# data-view is older), the page presses the hidden button that draws it
 ON_SCREEN = """
 const watchPanels = () => {
   const panel = document.querySelector('#step-strategies');
-  const box = document.querySelector('#step-on-screen textarea, #step-on-screen input');
-  if (!panel || !box) return setTimeout(watchPanels, 500);
+  if (!panel || !document.querySelector('#step-page')) return setTimeout(watchPanels, 500);
   const drawnFor = (sel) => (document.querySelector(`${sel} .step-drawn`) || {dataset: {}}).dataset.view;
   new IntersectionObserver(([seen]) => {
-    const on = seen.isIntersecting;
-    if ((box.value === 'strategies') !== on) {
-      box.value = on ? 'strategies' : '';
-      box.dispatchEvent(new Event('input', {bubbles: true}));
+    const on = seen.isIntersecting ? 'strategies' : '';
+    if (stepState().on_screen !== on) {
+      stepState().on_screen = on;
+      writeStepState();
     }
     const chart = drawnFor('#step-dist');
     if (on && chart && drawnFor('#step-strategies') !== chart) document.querySelector('#step-strategies-draw').click();
@@ -64,4 +86,4 @@ document.addEventListener('keyup', (ev) => {
 });
 """
 
-JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {FORCE_ON_CLICK}\n{KEYS}\n{ON_SCREEN} }}"
+JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {STATE}\n{FORCE_ON_CLICK}\n{KEYS}\n{ON_SCREEN} }}"

@@ -46,17 +46,26 @@ class LensRead:
 
 
 class LensView(NamedTuple):
-    summary: object
-    table: object
-    note: object  # what the curve counts, and for a whole run what its pass cost
-    curve: object
+    summary: str
+    table: str
+    note: str  # what the curve counts, and for a whole run what its pass cost
+    curve: str
+
+    def html(self) -> str:
+        """The panel as one element of the page (a click writes one element, not four)."""
+        return (
+            f'<div id="step-lens-summary">{self.summary}</div><div id="step-lens-table">{self.table}</div>'
+            f'<div id="step-lens-curve-note" class="hint">{self.note}</div><div id="step-lens-agree">{self.curve}</div>'
+        )
+
+
+BLANK = LensView(summary=HINT, table="", note=CURVE_NOTE, curve=visuals.agreement_figure([], 0))
 
 
 @dataclass(frozen=True)
 class LensPanel:
     accordion: gr.Accordion
-    is_open: gr.State  # the page's, so a new run (Prefill) reads its lens when the learner left the panel open
-    view: LensView
+    view: gr.HTML
 
 
 def layout() -> LensPanel:
@@ -67,12 +76,8 @@ def layout() -> LensPanel:
             elem_classes="hint",
         )
         gr.Markdown(TRY_THIS, elem_id="step-lens-try")
-        summary = gr.HTML(HINT, elem_id="step-lens-summary")
-        table = gr.HTML(elem_id="step-lens-table")
-        note = gr.HTML(CURVE_NOTE, elem_id="step-lens-curve-note", elem_classes="hint")
-        curve = gr.HTML(visuals.agreement_figure([], 0), elem_id="step-lens-agree")
-    view = LensView(summary, table, note, curve)
-    return LensPanel(accordion=accordion, is_open=gr.State(False), view=view)
+        view = gr.HTML(BLANK.html(), elem_id="step-lens-view")
+    return LensPanel(accordion=accordion, view=view)
 
 
 def before_choosing(entry: Entry) -> bool:
@@ -156,11 +161,11 @@ def _shows_lens(entry: Entry) -> bool:
     return _valid(entry, v.cursor - 1) is not None
 
 
-def side(entry: Entry | None) -> LensView:
-    """The panel, drawn with the panels below the chart: nothing changes while it is closed."""
+def side(entry: Entry | None):
+    """The panel in a click's answer: drawn while it is open, left as it is (nothing sent) while it is closed."""
     if entry is None or not entry.view.lens_on:
-        return LensView(summary=gr.skip(), table=gr.skip(), note=gr.skip(), curve=gr.skip())
-    return draw(entry)
+        return gr.skip()
+    return draw(entry).html()
 
 
 def opened(entry: Entry) -> bool:
@@ -172,13 +177,12 @@ def opened(entry: Entry) -> bool:
     return not _shows_lens(entry)
 
 
-def closed(run_id) -> bool:
-    """The panel closes: no more lens passes. Returns the page's open state."""
+def closed(run_id) -> None:
+    """The panel closes: no more lens passes."""
     try:
         entry = STORE.runs.get(run_id)
     except ValueError:  # freed: the next Prefill starts afresh
-        return False
+        return
     if entry is not None:
         with entry.lock:
             entry.view.lens_on = False
-    return False

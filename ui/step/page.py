@@ -17,11 +17,10 @@ from ui.step import keys
 from ui.step import lens as lens_panel
 from ui.step.controls import Buttons, Knobs, Reads, Setup, buttons, knob_column, lesson_controls
 from ui.step.lessons import DEFAULT_PRESET
-from ui.step.view import CHART_BLANK, STRATEGIES_BLANK, View, start_line
+from ui.step.view import STRATEGIES_BLANK, Answer, Started, blank_below, blank_stage, start_line
 from ui.strategy_code import code_view
-from visuals import distribution
 from visuals.chart import empty_html
-from visuals.step import sequence, timeline
+from visuals.step import sequence
 
 LESSON = (
     "At each step the model gives every token a probability, a decoding strategy picks one, the text grows by it, "
@@ -37,6 +36,17 @@ CSS = """
 #step-why:not(:has(p)) { display: none; }
 /* narrow screens stack the columns: the chart first, right under the buttons */
 @media (max-width: 900px) { #step-chart-col { order: -1; } }
+/* the stage's own controls (native, so a click writes one element): the bars' mode and the token to force */
+.step-mode { border: none; padding: 0; margin: 6px 0; display: flex; flex-wrap: wrap; gap: 4px 14px; }
+.step-mode legend { font-weight: 600; padding: 0; }
+.step-mode .hint, .step-picker .hint { flex-basis: 100%; font-size: 0.85em; opacity: 0.85; }
+.step-picker { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; margin: 6px 0; }
+.step-picker label { font-weight: 600; }
+.step-picker select { max-width: 100%; padding: 4px; border: 1px solid var(--border-color-primary);
+  border-radius: var(--radius-sm); background: var(--input-background-fill); color: var(--body-text-color); }
+.step-picker button { padding: 4px 18px; border-radius: var(--radius-lg); font-weight: 600;
+  border: 1px solid var(--button-secondary-border-color); background: var(--button-secondary-background-fill);
+  color: var(--button-secondary-text-color); cursor: pointer; }
 .step-keys kbd { border: 1px solid rgba(128,128,128,.6); border-radius: 4px; padding: 0 5px; font-size: 0.9em; }
 """
 
@@ -68,19 +78,29 @@ class StepPage:
     alone: gr.Checkbox
     copy: gr.Button
     link: gr.Textbox
-    view: View
+    page: gr.Textbox  # what a click reads from the page, in one box its script keeps (ui/step/page_state.py)
+    stage: gr.HTML  # the chart, the loop, the strip, the stop line, the force row, the orders: patched
     strategies_panel: gr.Accordion  # "Same logits, each strategy alone"
-    strategies_open: gr.State
-    on_screen: gr.Textbox  # the costly panels the page shows now, written by its script (ui/step/keys.py)
-    strategies_draw: gr.Button  # pressed by that script when the panel comes on screen showing an older chart
+    strategies: gr.HTML
+    strategies_draw: gr.Button  # pressed by the page's script when the panel comes on screen showing an older chart
     lens: lens_panel.LensPanel
-    mode: gr.Radio
-    force: gr.Button
-    click_box: gr.Textbox  # a bar's token id, put there by a click on the chart (ui/step/keys.py)
+    below: gr.HTML  # the penalties, the time chart, the request's numbers: patched
+    redraw: gr.Button  # pressed by the page's script when "Bars show" changes
+    click_box: gr.Textbox  # a token id, put there by a click on its bar or the Force button (ui/step/keys.py)
     click: gr.Button
     save: gr.Button
     files: gr.File
     upload: gr.File
+
+    @property
+    def answer(self) -> Answer:
+        """The elements a click's answer writes."""
+        return Answer(stage=self.stage, strategies=self.strategies, lens=self.lens.view, below=self.below)
+
+    @property
+    def started(self) -> Started:
+        """The elements the answer of a click that starts (or ends) a run writes."""
+        return Started(*self.answer, run_id=self.run_id)
 
     @property
     def setup(self) -> Setup:
@@ -121,81 +141,36 @@ def layout(config: AppConfig) -> StepPage:
 
 
 def chart_column(run_id: gr.State) -> dict:
-    """The chart and its loop, chips and stop line, the force picker, the engine orders, the panels below, the trace
-    files. Returns its components by their `StepPage` names."""
-    chart = gr.HTML(empty_html(CHART_BLANK, 360), elem_id="step-dist")
-    loop = gr.HTML(sequence.loop_html("context", 0, 0), elem_id="step-loop")
-    chips = patched(elem_id="step-chips")
-    stop = gr.HTML(elem_id="step-stop")
-    with gr.Row(equal_height=True):
-        mode, candidate, force = force_row()
+    """The stage (the chart and its loop, chips and stop line, the force row, the engine orders), the panels below,
+    the trace files. Returns its components by their `StepPage` names."""
+    stage = patched(blank_stage(), elem_id="step-stage")
     click_box = gr.Textbox(visible="hidden", elem_id="step-force-click")
     click = gr.Button(visible="hidden", elem_id="step-force-click-btn")
-    orders = gr.Markdown(elem_id="step-orders")
+    redraw = gr.Button(visible="hidden", elem_id="step-redraw")
+    page = gr.Textbox(visible="hidden", elem_id="step-page")
     with gr.Accordion("Same logits, each strategy alone", open=True, elem_id="step-strategies-panel") as panel:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
         strategies = gr.HTML(empty_html(STRATEGIES_BLANK, 200), elem_id="step-strategies")
         code_view()
-    strategies_open = gr.State(True)  # the panel's vocabulary-sized work is done only while it is open
-    on_screen = gr.Textbox(visible="hidden", elem_id="step-on-screen")
     strategies_draw = gr.Button(visible="hidden", elem_id="step-strategies-draw")
     lens = lens_panel.layout()
-    penalties = gr.HTML(elem_id="step-penalties")
-    time_fig = patched(timeline.timeline_blank().html, elem_id="step-time")
-    numbers = gr.Markdown(elem_id="step-numbers")
+    below = patched(blank_below(), elem_id="step-below")
     with gr.Row():
         save = gr.Button("Save trace (JSON + CSV)")
         files = gr.File(label="Trace files", file_count="multiple", interactive=False, height=120)
         upload = gr.File(label="Load a trace (JSON) to replay it without a model", file_types=[".json"], height=120)
-    view = View(
-        chips=chips,
-        loop=loop,
-        stop=stop,
-        chart=chart,
-        candidate=candidate,
-        orders=orders,
-        numbers=numbers,
-        run_id=run_id,
-        penalties=penalties,
-        timeline=time_fig,
-        strategies=strategies,
-        lens_summary=lens.view.summary,
-        lens_table=lens.view.table,
-        lens_note=lens.view.note,
-        lens_curve=lens.view.curve,
-    )
     return dict(
-        view=view,
+        page=page,
+        stage=stage,
         strategies_panel=panel,
-        strategies_open=strategies_open,
-        on_screen=on_screen,
+        strategies=strategies,
         strategies_draw=strategies_draw,
         lens=lens,
-        mode=mode,
-        force=force,
+        below=below,
+        redraw=redraw,
         click_box=click_box,
         click=click,
         save=save,
         files=files,
         upload=upload,
     )
-
-
-def force_row():
-    """What the bars show, and the token to force instead of the draw."""
-    mode = gr.Radio(
-        list(distribution.MODES),
-        value=distribution.MODES[0],
-        label="Bars show",
-        scale=3,
-        info="what the next token is drawn from (dash: the model's own), the model's own, or the logits",
-        elem_id="step-mode",
-    )
-    candidate = gr.Dropdown(
-        [],
-        label="Force a token (or click its bar)",
-        scale=2,
-        info="the step shown picks this instead; the run branches",
-        elem_id="step-candidate",
-    )
-    return mode, candidate, gr.Button("Force", scale=0, min_width=80, elem_id="step-force")

@@ -10,7 +10,7 @@ import gradio as gr
 from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.step import handlers as h
-from ui.step import lens, lessons, links
+from ui.step import lens, lessons, links, page_state
 from ui.step.controls import Knobs
 from ui.step.page import StepPage, layout
 from ui.tabs import TabSpec
@@ -64,59 +64,51 @@ def named(fn, outputs, **args):
 
 
 def wire(c: StepPage, config: AppConfig):
-    """One line per event, one event per click: each answer holds everything the click changed (ui/step/view.py).
-    Returns the function app.py calls with the page, to open a shared link's setup on load."""
+    """One line per event, one event per click: each answer holds everything the click changed, in the four elements
+    of ui/step/view.py, and reads the page's state from one box (ui/step/page_state.py). Returns the function app.py
+    calls with the page, to open a shared link's setup on load."""
     b, knobs = c.buttons, c.knobs
-    # the costly panels' state rides with every click: the answer draws only those the page shows
-    panels = dict(strategies_open=c.strategies_open, on_screen=c.on_screen)
-    live = dict(run_id=c.run_id, mode=c.mode, knobs=knobs, **panels)
+    page = dict(page=c.page)
+    live = dict(run_id=c.run_id, **page)
 
     def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
-        # the click's progress shown on the loop diagram alone: a status drawn on each of the answer's outputs cost
-        # the page 100 ms a Step (bench/browser_cost.py)
-        progress = dict(show_progress="minimal", show_progress_on=c.view.loop)
+        # the click's progress on the stage alone: a status drawn on each of the answer's elements cost the page
+        # ~100 ms a Step (bench/browser_cost.py)
+        progress = dict(show_progress="minimal", show_progress_on=c.stage)
         return model_event(triggers, *fn, message=c.message, **progress, **options)
 
-    def saying(fn, **args):  # off the model's queue: a View to the page, a bad value to the message line
-        handler, inputs, outputs = named(fn, c.view, **args)
-        return teach(handler, c.message), inputs, [*outputs, c.message]
+    def saying(fn, outputs, **args):  # off the model's queue: an answer to the page, a bad value to the message line
+        handler, inputs, outs = named(fn, outputs, **args)
+        return teach(handler, c.message), inputs, [*outs, c.message]
 
     _wire_prompt(c, config)
+    # the knobs, as they move (or a preset or a link sets them), written into the page's box by the page alone
+    gr.on([knob.change for knob in knobs], None, list(knobs), c.page, js=page_state.WRITE_JS, show_progress="hidden")
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
-    # the page's visible inputs keep their order (the API's, bench/classroom_load.py's); the panels' state comes last
-    prefill = named(
-        partial(h.prefill, config),
-        c.view,
-        run_id=c.run_id,
-        **start,
-        mode=c.mode,
-        knobs=knobs,
-        alone=c.alone,
-        lens_open=c.lens.is_open,
-        **panels,
-    )
+    # the page's visible inputs keep their order (the API's, bench/classroom_load.py's)
+    prefill = named(partial(h.prefill, config), c.started, run_id=c.run_id, **start, **page, alone=c.alone)
     on_step(b.prefill.click, prefill, api_name="prefill")
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
-    on_step(b.step.click, named(h.step, c.view, **live), api_name="step")
-    on_step(b.back.click, named(h.back, c.view, **live))
-    on_step(c.force.click, named(h.force, c.view, **live, force_id=c.view.candidate))
-    on_step(c.click.click, named(h.force, c.view, **live, force_id=c.click_box))
-    run_n = on_step(b.run_n.click, named(h.run_steps, c.view, **live, n=b.n_steps))
-    run_end = on_step(b.run_end.click, named(h.run_to_end, c.view, **live))
+    on_step(b.step.click, named(h.step, c.answer, **live), api_name="step")
+    on_step(b.back.click, named(h.back, c.answer, **live))
+    # a bar clicked, or a candidate picked and Force pressed: the page's script puts its id in the box
+    on_step(c.click.click, named(h.force, c.answer, run_id=c.run_id, force_id=c.click_box, **page))
+    run_n = on_step(b.run_n.click, named(h.run_steps, c.answer, run_id=c.run_id, n=b.n_steps, **page))
+    run_end = on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
     # Stop cancels the run, then says where it stopped (its last view said "running")
-    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.stopped, c.view, **live), **h.QUIET)
-    b.reset.click(*saying(h.reset, run_id=c.run_id))
+    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.stopped, c.answer, **live), **h.QUIET)
+    c.redraw.click(*saying(h.stopped, c.answer, **live), **h.QUIET)  # "Bars show" changed: the same run, redrawn
+    b.reset.click(*saying(h.reset, c.started, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]
-    on_step(moves, named(h.settings_changed, c.view, **live), trigger_mode="always_last")
+    on_step(moves, named(h.settings_changed, c.answer, **live, knobs=knobs), trigger_mode="always_last")
     gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
-    c.mode.change(teach(h.redraw_chart), [c.run_id, c.mode], c.view.chart)
     _wire_lens(c, live, on_step)
     _wire_strategies(c)
     # a patched element that missed a change asks for its whole view (ui/patch.py)
-    for part, element in (("chips", c.view.chips), ("time", c.view.timeline)):
+    for part, element in (("stage", c.stage), ("below", c.below)):
         element.input(partial(h.whole, part=part), c.run_id, element, **h.QUIET)
     c.save.click(teach(h.save_trace), c.run_id, c.files)
-    c.upload.upload(*saying(h.load_trace, run_id=c.run_id, file=c.upload, mode=c.mode, order=knobs.order))
+    c.upload.upload(*saying(h.load_trace, c.started, run_id=c.run_id, file=c.upload, **page))
     # the settings a link carries, in the order COPY_JS takes them
     shared = [c.preset, *[getattr(knobs, field) for field in links.PARAMS.values()], c.seed]
     c.copy.click(None, shared, c.link, js=links.COPY_JS)
@@ -135,20 +127,34 @@ def _wire_prompt(c: StepPage, config: AppConfig) -> None:
     picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
 
 
+# a panel's state in the page's box, as it opens or closes (run in the page alone: no server call)
+PANEL_JS = """(key, on) => {
+  const state = window.__stepPage = window.__stepPage || {strategies_open: true, lens_open: false};
+  state[key] = on;
+  return JSON.stringify(state);
+}"""
+
+
+def panel_state(key: str, on: bool) -> str:
+    """The page-side function that records `key` (a panel's open state) as `on` in the page's box."""
+    return f"() => ({PANEL_JS})({key!r}, {str(on).lower()})"
+
+
 def _wire_lens(c: StepPage, live: dict, on_step) -> None:
     """The lens panel: opening it reads the chart's lens (one pass, in the model's queue) and draws it in that one
     answer; from then on each click's answer draws it; closing stops the passes."""
-    c.lens.accordion.expand(None, None, c.lens.is_open, js="() => true")  # the page's own state: no server call
-    on_step(c.lens.accordion.expand, named(h.lens_opened, c.view, **live))
-    c.lens.accordion.collapse(teach(lens.closed), c.run_id, c.lens.is_open, **h.QUIET)
+    c.lens.accordion.expand(None, None, c.page, js=panel_state("lens_open", True))
+    c.lens.accordion.collapse(None, None, c.page, js=panel_state("lens_open", False))
+    on_step(c.lens.accordion.expand, named(h.lens_opened, c.answer, **live))
+    c.lens.accordion.collapse(teach(lens.closed), c.run_id, None, **h.QUIET)
 
 
 def _wire_strategies(c: StepPage) -> None:
     """ "Same logits, each strategy alone": in each click's answer while open and on screen; drawn as it opens, and
     when it comes on screen showing an older distribution than the chart (the page's script presses `draw`)."""
-    c.strategies_panel.expand(None, None, c.strategies_open, js="() => true")
-    c.strategies_panel.collapse(None, None, c.strategies_open, js="() => false")
-    draw = named(h.strategies_drawn, c.view.strategies, run_id=c.run_id, knobs=c.knobs)
+    c.strategies_panel.expand(None, None, c.page, js=panel_state("strategies_open", True))
+    c.strategies_panel.collapse(None, None, c.page, js=panel_state("strategies_open", False))
+    draw = named(h.strategies_drawn, c.strategies, run_id=c.run_id, page=c.page)
     model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden")
 
 
@@ -161,3 +167,5 @@ def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks) -> None:
         return {**setup, **reads, c.preset: o.preset, c.seed: o.seed, c.message: o.message, c.why: o.note}
 
     demo.load(load_link, None, [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads], **h.QUIET)
+    # the page's box, from the knobs as the page opens (a link's values follow as they change them)
+    demo.load(None, list(c.knobs), c.page, js=page_state.WRITE_JS)

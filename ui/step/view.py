@@ -1,10 +1,14 @@
-"""What the step tab shows, drawn from a session's entry: the whole view of a click in one answer.
+"""What the step tab shows, drawn from a session's entry: the whole answer of a click, in four elements.
 
-A click (Prefill, Step, Back, Force, a moved knob) is one event, and its answer holds everything that changed: the
-chart, the token strip and the loop, and the panels below them. A panel costs only while it shows: "each strategy
-alone" (vocabulary-sized work) is computed while it is open and on screen, the logit lens while it is open, and
-otherwise left as it is (`gr.skip()`, nothing sent); the token strip and the time chart send only what the step added
-(ui/patch.py).
+A click (Prefill, Step, Back, Force, a moved knob) is one event, and its answer holds everything that changed, in as
+few page elements as the layout allows, because each element an event writes costs the page at every click (gradio
+6 copies each output's props for its status: docs/measurements/step.md):
+- the stage: the chart, the loop, the token strip, the stop line, the force row and the engine orders, patched
+  (ui/patch.py): a step sends its chart, its one new chip, and whatever else changed;
+- "each strategy alone", computed only while its panel is open and on screen (vocabulary-sized work), else left as
+  it is (`gr.skip()`, nothing sent);
+- the logit lens, only while its panel is open;
+- the panels below: penalties, the time chart (a step sends its one column) and the request's numbers, patched.
 
 What the tab saw of each step lives in that step's own record (`StepRecord`): what the inspectors read before it
 chose, its lens, its drawing time. Back removes the record with the step.
@@ -22,12 +26,15 @@ from decoding.inspector import Inspection, strategies_alone
 from decoding.pipeline import SamplerSettings
 from decoding.stages import TEMPERATURE
 from decoding.trace import Step
+from ui.markup import html_of
 from ui.patch import Patcher
 from ui.sessions import Entry
 from ui.step import lens as lens_panel
 from ui.step.lessons import PRESETS
+from ui.step.page_state import PageState
 from visuals import distribution, strategies
 from visuals.chart import empty_html
+from visuals.parts import joined
 from visuals.sandbox import views as sandbox
 from visuals.serving import traffic as serving
 from visuals.step import penalties, sequence, timeline
@@ -37,7 +44,8 @@ GREEDY_NOTE = "*Temperature 0 is greedy: it takes the argmax, so top-k, top-p an
 KEYS = "Keys: <kbd>P</kbd> Prefill · <kbd>→</kbd> Step · <kbd>←</kbd> Back"
 CHART_BLANK = "Press Prefill to see the first distribution"
 STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
-STRATEGIES_SHOWN = "strategies"  # in the page's list of panels on screen (`Panels.on_screen`)
+MODE_HINT = "what the next token is drawn from (dash: the model's own), the model's own, or the logits"
+FORCE_HINT = "the step shown picks this instead; the run branches"
 
 
 @dataclass
@@ -61,9 +69,8 @@ class StepView:
     preview: bool = True
     lens_on: bool = False  # the "What each layer would have said" panel is open (ui/step/lens.py)
     whole: tuple | None = None  # (the run's ids, its decoding.lens.RunAgreement): the curve over a stopped run
-    chips: Patcher = field(default_factory=Patcher)  # what the token strip was last sent
-    time: Patcher = field(default_factory=Patcher)  # what the time chart was last sent
-    penalties_sent: str | None = None  # the penalties chart as last sent: the same one is not sent again
+    stage: Patcher = field(default_factory=Patcher)  # what the stage was last sent
+    below: Patcher = field(default_factory=Patcher)  # what the panels below were last sent
     number: int = 0  # the number of the chart last drawn (`chart`): a panel drawn later is drawn for it
 
     def record(self, index: int) -> StepRecord | None:
@@ -73,42 +80,23 @@ class StepView:
         return self.records[index] if 0 <= index < len(self.records) else None
 
 
-class Panels(NamedTuple):
-    """The panels of a click's answer that cost work, and whether each is drawn: "each strategy alone" when it is open
-    and on screen (the page says which panels it shows), the lens when its panel is open (`StepView.lens_on`)."""
+class Answer(NamedTuple):
+    """A click's answer: values from the handlers, or the page's elements that show them."""
 
-    strategies: bool = False
-
-
-NO_PANELS = Panels()
-
-
-def panels(strategies_open, on_screen: str | None) -> Panels:
-    """From the page: the strategies panel's open state, and the panels its script saw on screen ("strategies ...");
-    a page that has not said (an API call) is taken to show what is open."""
-    shown = on_screen is None or STRATEGIES_SHOWN in str(on_screen).split()
-    return Panels(strategies=bool(strategies_open) and shown)
-
-
-class View(NamedTuple):
-    """A click's answer: values from the handlers, or the page's components that show them."""
-
-    chips: object
-    loop: object
-    stop: object
-    chart: object
-    candidate: object
-    orders: object
-    numbers: object
-    run_id: object
-    penalties: object
-    timeline: object
+    stage: object
     strategies: object
-    # the lens panel (ui/step/lens.py): left as it is while the panel is closed
-    lens_summary: object
-    lens_table: object
-    lens_note: object
-    lens_curve: object
+    lens: object
+    below: object
+
+
+class Started(NamedTuple):
+    """The answer of a click that starts a run (or ends one): the session's new run id too."""
+
+    stage: object
+    strategies: object
+    lens: object
+    below: object
+    run_id: object
 
 
 def start_line(preset: str) -> str:
@@ -123,7 +111,7 @@ _VIEWS = itertools.count(1)  # each chart drawn is numbered: a panel drawn for i
 def chart(v: StepView | None, mode: str, number: int = 0) -> str:
     """The distribution on the chart, the pending one (a preview) or the step shown, marked with its `number`."""
     if v is None or v.shown is None:
-        return empty_html(CHART_BLANK, 360)
+        return empty_html(CHART_BLANK, 330)
     return numbered(distribution.distribution_figure(v.shown, mode, chosen=not v.preview, n=TOP_N), number)
 
 
@@ -135,42 +123,67 @@ def numbered(panel: str, number: int) -> str:
 
 def view(
     entry: Entry,
-    run_id: str,
-    mode: str,
+    page: PageState,
     settings: SamplerSettings | None,
     started: float | None = None,
-    shown: Panels = NO_PANELS,
     running: bool = False,
-) -> View:
+) -> Answer:
     """The whole answer for `entry` as it stands; `started` (a new step's start) adds its drawing and server time;
     `running`: a Run N is under way (the stop line says so)."""
     start = time.perf_counter()
     v: StepView = entry.view
     trace, steps = entry.trace, entry.trace.steps[: v.cursor]
-    live = entry.run is not None
     done_here = v.cursor == len(trace.steps)
     held = trace.held_text if done_here else ""
     phase = "sample" if v.preview else ("append" if steps else "context")
-    choices = distribution.candidate_choices(v.shown, TOP_N) if v.shown is not None else []
     v.number = number = next(_VIEWS)
-    drawn = chart(v, mode, number)
+    drawn = chart(v, page.mode, number)
     if started is not None and v.records:  # a new step: keep its drawing time for the timeline
         v.records[-1].draw_ms = (time.perf_counter() - start) * 1e3
-    out = View(
-        chips=v.chips.send(sequence.chips_parts(trace.prompt_tokens, trace.prompt_ids, steps, held)),
-        loop=sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
-        stop=sequence.stop_html(trace.stop_reason if done_here else None, held, trace.text, live, running),
-        chart=drawn,
-        candidate=gr.update(choices=choices, value=None),
-        orders=_orders(entry, settings),
-        numbers=_numbers(entry, steps, started),
-        run_id=run_id,
-        penalties=_penalties(entry),
-        timeline=v.time.send(_timeline(entry, steps)),
-        strategies=strategies_view(entry, settings, number) if shown.strategies else gr.skip(),
-        **{f"lens_{name}": value for name, value in lens_panel.side(entry)._asdict().items()},
+    stage = joined(
+        {
+            "step-dist": drawn,
+            "step-loop": sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
+            "step-chips": sequence.chips_parts(trace.prompt_tokens, trace.prompt_ids, steps, held),
+            "step-stop": sequence.stop_html(
+                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running
+            ),
+            "step-force-row": force_row(v.shown, page.mode),
+            "step-orders": html_of(_orders(entry, settings)),
+        }
     )
-    return out
+    below = joined(
+        {
+            "step-penalties": _penalties(entry),
+            "step-time": _timeline(entry, steps),
+            "step-numbers": html_of(_numbers(entry, steps, started)),
+        }
+    )
+    return Answer(
+        stage=v.stage.send(stage),
+        strategies=strategies_view(entry, settings, number) if page.strategies_shown else gr.skip(),
+        lens=lens_panel.side(entry),
+        below=v.below.send(below),
+    )
+
+
+def force_row(shown: Step | None, mode: str) -> str:
+    """What the bars show (native radio buttons: the page's script redraws the chart as one is picked), and the
+    token to force instead of the draw (a native picker: its Force button goes the way a click on a bar goes)."""
+    modes = "".join(
+        f'<label><input type="radio" name="step-mode" value="{html.escape(m)}"'
+        f"{' checked' if m == mode else ''}> {html.escape(m)}</label>"
+        for m in distribution.MODES
+    )
+    choices = distribution.candidate_choices(shown, TOP_N) if shown is not None else []
+    options = "".join(f'<option value="{token}">{html.escape(label)}</option>' for label, token in choices)
+    return (
+        f'<fieldset class="step-mode" id="step-mode"><legend>Bars show</legend>{modes}'
+        f'<span class="hint">{MODE_HINT}</span></fieldset>'
+        f'<div class="step-picker"><label for="step-candidate">Force a token (or click its bar)</label>'
+        f'<select id="step-candidate"><option value="">pick a candidate</option>{options}</select>'
+        f'<button type="button" id="step-force">Force</button><span class="hint">{FORCE_HINT}</span></div>'
+    )
 
 
 def _orders(entry: Entry, settings: SamplerSettings | None) -> str:
@@ -214,26 +227,20 @@ def _pass_line(step) -> str:
     return serving.pass_caption(step.rows, step.forward_ms, step.pass_mode, step.noise, gap, kind=step.pass_kind)
 
 
-def _penalties(entry: Entry):
-    """The penalties chart of the distribution on the chart; nothing is sent when the page already shows it."""
+def _penalties(entry: Entry) -> str:
+    """The penalties chart of the distribution on the chart."""
     record = _record_shown(entry)
     inspection = record.inspection if record is not None else None
     if inspection is None:
-        drawn = penalties.penalties_figure([], False) if entry.run is not None else empty_html("No penalties", 160)
-    else:
-        drawn = penalties.penalties_figure(inspection.moved, inspection.penalties_on)
-    if drawn == entry.view.penalties_sent:
-        return gr.skip()
-    entry.view.penalties_sent = drawn
-    return drawn
+        return penalties.penalties_figure([], False) if entry.run is not None else empty_html("No penalties", 160)
+    return penalties.penalties_figure(inspection.moved, inspection.penalties_on)
 
 
 def _timeline(entry: Entry, steps: list[Step]):
     """The time chart: the prefill (drawn as a copy when the prefix cache answered it), then each step."""
     if not steps:
         return timeline.timeline_blank()
-    first = steps[0]
-    prefill = timeline.Prefill(entry.trace.prefill_ms, copied=first.pass_mode == "cached")
+    prefill = timeline.Prefill(entry.trace.prefill_ms, copied=steps[0].pass_mode == "cached")
     draw = [r.draw_ms or 0.0 for r in entry.view.records[: len(steps)]]
     return timeline.request_timeline(prefill, *_times(steps), draw)
 
@@ -257,21 +264,31 @@ def _times(steps) -> tuple[list[float], list[float]]:
     return [s.forward_ms for s in steps], [s.sample_ms for s in steps]
 
 
-def empty_view() -> View:
-    return View(
-        chips="",
-        loop=sequence.loop_html("context", 0, 0),
-        stop="",
-        chart=empty_html(CHART_BLANK, 360),
-        candidate=gr.update(choices=[], value=None),
-        orders="",
-        numbers="",
-        run_id=None,
-        penalties=empty_html("Penalties appear here once a run starts", 160),
-        timeline=timeline.timeline_blank().html,
+def blank_stage(mode: str = distribution.MODES[0]) -> str:
+    """The stage before any run."""
+    return joined(
+        {
+            "step-dist": empty_html(CHART_BLANK, 330),
+            "step-loop": sequence.loop_html("context", 0, 0),
+            "step-chips": "",
+            "step-stop": "",
+            "step-force-row": force_row(None, mode),
+            "step-orders": "",
+        }
+    ).html
+
+
+def blank_below() -> str:
+    """The panels below the chart before any run."""
+    penalties_blank = empty_html("Penalties appear here once a run starts", 160)
+    return joined({"step-penalties": penalties_blank, "step-time": timeline.timeline_blank(), "step-numbers": ""}).html
+
+
+def empty_view() -> Started:
+    return Started(
+        stage={"v": 0, "html": blank_stage()},
         strategies=empty_html(STRATEGIES_BLANK, 200),
-        lens_summary=gr.skip(),
-        lens_table=gr.skip(),
-        lens_note=gr.skip(),
-        lens_curve=gr.skip(),
+        lens=gr.skip(),
+        below={"v": 0, "html": blank_below()},
+        run_id=None,
     )
