@@ -6,6 +6,7 @@ the `SPEC` of its package in ui/ (ui/tabs.py finds them); this file only assembl
 
 import argparse
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -20,11 +21,11 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
+from ui import server_note
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
-from ui.serving.tab import server_note
 from ui.tabs import TabSpec, opened_by, specs
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
@@ -75,7 +76,6 @@ CSS = f"""
 .lab-error {{ border-left: 4px solid {theme.ERROR}; padding: 4px 10px; font-size: 16px; }}
 #app-title h1 {{ margin: 0; font-size: 1.6em; }}
 #app-title p {{ margin: 0; }}
-#server-note:not(:has(p)) {{ display: none; }}
 #app-header {{ flex-wrap: nowrap; align-items: center; }}
 #projector {{ flex: 0 0 200px; }}
 /* a table's first column names its row (an engine, a stage): its words stay whole ("transformers", not "transfo" over
@@ -96,6 +96,7 @@ CSS = f"""
 {tabs_css(SPECS)}
 {LESSON_CSS}
 {CHART_CSS}
+{server_note.CSS}
 {GLOSSARY_CSS}"""
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
@@ -126,14 +127,25 @@ PROJECTOR_JS = f"""(on) => {{
 }}"""
 
 
-def open_link(request: gr.Request):
-    """A shared link's tab (?tab=beams) and projector mode (?projector=1; without it, the mode this browser last
-    chose, which PROJECTOR_SHOWN_JS reads from the page)."""
-    query = dict(request.query_params) if request is not None else {}
-    tab = opened_by(query.get("tab"))
-    selected = tab.id if tab is not None else gr.skip()
-    asked = query.get("projector")
-    return gr.Tabs(selected=selected), gr.skip() if asked is None else asked in ("1", "true", "on")
+def link_titles(tab_specs) -> dict[str, str]:
+    """Each id a shared link's `?tab=` may name (a tab's id, or one it was shared under before: ui.tabs.opened_by)
+    and the title of the tab it opens."""
+    return {link_id: opened_by(link_id).title for spec in tab_specs for link_id in (spec.id, *spec.old_ids)}
+
+
+def open_link_js(tab_specs) -> str:
+    """The page opens a shared link's tab itself, by pressing its title (projector mode it reads in PROJECTOR_HEAD).
+    Done by the server, the gr.Tabs it would set became an output the page's every later event walked whole:
+    gradio 6 copies the props of every component inside an output at each status message (16,000 copies a Step)."""
+    return f"""() => {{
+  const title = {json.dumps(link_titles(tab_specs))}[new URLSearchParams(location.search).get('tab')];
+  if (!title) return;
+  const press = () => {{
+    const tab = [...document.querySelectorAll('#lab-tabs [role=tab]')].find(b => b.textContent.trim() === title);
+    tab ? tab.click() : setTimeout(press, 50);
+  }};
+  press();
+}}"""
 
 
 def build_app(config: AppConfig) -> gr.Blocks:
@@ -149,18 +161,18 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 label="Projector mode", container=False, scale=0, min_width=180, elem_id="projector"
             )
         projector.change(None, projector, None, js=PROJECTOR_JS)
-        # what the shared model is busy with, when it is busy with something long (a measurement holds it alone)
-        note = gr.Markdown(elem_id="server-note")
-        gr.Timer(5.0).tick(lambda: server_note(config), outputs=note, concurrency_limit=None, show_progress="hidden")
+        # what the shared model is busy with, when it is busy with something long (a measurement holds it alone):
+        # written by the page's own script (ui/server_note.py)
+        gr.HTML(elem_id="server-note")
         loads = []
         # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
-        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs") as tabs:
+        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs"):
             for spec in SPECS:
                 with gr.Tab(spec.title, id=spec.id):
                     # a tab may return a function that wires its own page-load events (a shared link's setup)
                     loads.append(spec.build(config))
         demo.load(None, None, projector, js=PROJECTOR_SHOWN_JS)
-        demo.load(open_link, None, [tabs, projector], show_progress="hidden", concurrency_limit=None)
+        demo.load(None, None, None, js=open_link_js(SPECS))
         for wire in filter(callable, loads):
             wire(demo)
     return demo
@@ -225,13 +237,17 @@ if __name__ == "__main__":
     # on a ZeroGPU Space gradio caps the queue at one waiting event unless told otherwise (blocks.queue): the second
     # click in a class, or a Step pressed while the chart of the last one is drawn, would read "busy". Every event
     # that waits here runs on the server (ui.gpu), so the queue is as deep as on any other host
-    demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE).launch(
+    app, _, _ = demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE).launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,
         css=CSS,
-        head=PROJECTOR_HEAD + CHARTS_HEAD,
+        head=PROJECTOR_HEAD + CHARTS_HEAD + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
+        prevent_thread_lock=True,
     )
+    # before gradio's own routes, which answer every other path with the page
+    app.router.routes.insert(0, server_note.route(config))
+    demo.block_thread()

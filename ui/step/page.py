@@ -36,6 +36,8 @@ CSS = """
 #step-why:not(:has(p)) { display: none; }
 /* narrow screens stack the columns: the chart first, right under the buttons */
 @media (max-width: 900px) { #step-chart-col { order: -1; } }
+/* the stage's pieces (ui/step/view.py), a line's gap apart, as gradio's blocks were */
+#step-stage .patched > div + div { margin-top: 10px; }
 /* the stage's own controls (native, so a click writes one element): the bars' mode and the token to force */
 .step-mode { border: none; padding: 0; margin: 6px 0; display: flex; flex-wrap: wrap; gap: 4px 14px; }
 .step-mode legend { font-weight: 600; padding: 0; }

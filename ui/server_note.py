@@ -1,0 +1,68 @@
+"""What holds the shared model, said on every page while long work holds it alone (a timing measurement): at the top of
+the page, kept in view as the learner scrolls, and on each lesson's main button, whose click waits until it ends.
+
+The page asks the server every five seconds, while it is visible, with a plain GET of a small JSON route
+(`ROUTE`), not a gradio event: a gr.Timer's tick was an event of every open page every five seconds (a class of
+100: twenty events a second on the server), and each event costs the page its status messages
+(docs/measurements/step.md)."""
+
+import json
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ui.context import AppConfig
+from ui.markup import html_of
+from ui.serving.tab import server_note
+
+ROUTE = "/lab/server-note"
+EVERY_MS = 5000
+# the note's line at the top, in view however far down the page the learner is
+CSS = """
+#server-note { position: sticky; top: 0; z-index: 20; background: var(--background-fill-primary); }
+#server-note:empty { display: none; }
+[data-held]::after { content: " ⏳"; }
+"""
+
+
+def route(config: AppConfig) -> Route:
+    """The server's side: the note as HTML ("" while nothing holds the model)."""
+
+    async def note(request: Request) -> JSONResponse:
+        return JSONResponse({"html": html_of(server_note(config))})
+
+    return Route(ROUTE, note, methods=["GET"])
+
+
+def head(main_buttons: list[str]) -> str:
+    """The page's side: ask, and write the note at the top and on each lesson's main button (its hover says why
+    it waits)."""
+    return f"""<script>
+(() => {{
+  const BUTTONS = {json.dumps(main_buttons)};
+  let shown = null;
+  const show = (html) => {{
+    if (html === shown) return;
+    shown = html;
+    const top = document.querySelector('#server-note');
+    if (top) top.innerHTML = html;
+    const why = html ? top.textContent.trim() : '';
+    for (const b of document.querySelectorAll(BUTTONS.join(', '))) {{
+      if (why) {{
+        b.dataset.held = '1';
+        b.title = why;
+      }} else if (b.dataset.held) {{
+        delete b.dataset.held;
+        b.title = '';
+      }}
+    }}
+  }};
+  const ask = () => {{
+    if (document.visibilityState !== 'visible') return;
+    fetch('{ROUTE}').then(r => (r.ok ? r.json() : {{html: ''}})).then(d => show(d.html || '')).catch(() => {{}});
+  }};
+  setInterval(ask, {EVERY_MS});
+  addEventListener('DOMContentLoaded', ask);
+}})();
+</script>"""
