@@ -82,7 +82,7 @@ def distribution_figure(step: Step, mode: str = MODES[0], chosen: bool = True, n
             rules=rules,
             curve=curve,
             y2=CUMULATIVE if curve is not None else None,
-            height=230,  # the plot; with its title, legend and labels the chart is about as tall as before
+            height=215,  # the plot; with its title, legend and labels the chart fits under the buttons at 1280x720
             vertical_labels=True,
         ),
         cls="distribution",
