@@ -14,8 +14,9 @@ from visuals.glossary import EVERYDAY, TERMS, word
 PROSE = """
 () => {
   const panel = [...document.querySelectorAll('#lab-tabs [role=tabpanel]')].find(p => p.getClientRects().length);
-  const skip = '.form, button, input, textarea, select, label, svg, .js-plotly-plot, code, pre, .cm-editor, style, '
-    + 'script, [role=listbox]';
+  // a chart's text (plotly's, or an HTML chart's: visuals.chart) names its parts, the page's prose explains them
+  const skip = '.form, button, input, textarea, select, label, svg, .js-plotly-plot, .lc, code, pre, .cm-editor, '
+    + 'style, script, [role=listbox]';
   const block = e => { while (e && getComputedStyle(e).display.startsWith('inline')) e = e.parentElement; return e; };
   const walker = document.createTreeWalker(panel, NodeFilter.SHOW_TEXT);
   const pieces = [];
