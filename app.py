@@ -99,6 +99,10 @@ CSS = f"""
 {server_note.CSS}
 {GLOSSARY_CSS}"""
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
+# gradio's queue looks for a new event every 1 ms when it has none (queueing.Queue.sleep_when_free, on Linux): a
+# thousand wake-ups a second of the server's one event loop, each taking the interpreter lock from the model's thread.
+# An idle server used 70 ms of CPU a second, 27 at every 5 ms (measured here); an event then starts at most 5 ms later
+QUEUE_POLL_S = 0.005
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
 # a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom there, so
 # a lesson's button and its chart still share the screen (here, not in CSS: gradio scopes the rules inside an
@@ -232,12 +236,19 @@ args = parse_args()
 config = AppConfig(args.model, args.device, args.dtype, args.weights)
 demo = build_app(config)
 
+
+def queued(demo: gr.Blocks) -> gr.Blocks:
+    """The app's queue. On a ZeroGPU Space gradio caps it at one waiting event unless told otherwise (blocks.queue):
+    the second click in a class, or a Step pressed while the chart of the last one is drawn, would read "busy". Every
+    event that waits here runs on the server (ui.gpu), so the queue is as deep as on any other host."""
+    demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE)
+    demo._queue.sleep_when_free = QUEUE_POLL_S  # gradio 6.31's attribute (a test checks it is still there)
+    return demo
+
+
 if __name__ == "__main__":
     preload(config)
-    # on a ZeroGPU Space gradio caps the queue at one waiting event unless told otherwise (blocks.queue): the second
-    # click in a class, or a Step pressed while the chart of the last one is drawn, would read "busy". Every event
-    # that waits here runs on the server (ui.gpu), so the queue is as deep as on any other host
-    app, _, _ = demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE).launch(
+    app, _, _ = queued(demo).launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,

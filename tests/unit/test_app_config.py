@@ -6,7 +6,7 @@ import json
 
 import gradio as gr
 
-from app import build_app, link_titles, open_link_js
+from app import QUEUE_POLL_S, build_app, link_titles, open_link_js, queued
 from ui.context import AppConfig
 from ui.tabs import specs
 
@@ -48,3 +48,10 @@ def test_an_unknown_tab_id_selects_no_tab():
     titles = link_titles(specs())
     for link_id in ("step_tab", "ui.step.tab", "", None):
         assert link_id not in titles  # the page's script finds no title: it stays on the tab it opens with
+
+
+def test_the_queue_looks_for_new_events_every_few_milliseconds_not_every_one():
+    """gradio's own attribute, set by app.queued: a gradio that renamed it would leave the app polling every 1 ms."""
+    assert "sleep_when_free" in vars(gr.Blocks().queue()._queue)
+    blocks = gr.Blocks()
+    assert queued(blocks)._queue.sleep_when_free == QUEUE_POLL_S
