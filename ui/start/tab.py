@@ -25,9 +25,12 @@ Two ideas are all you need first:
   space (shown as ␣Paris).
 - At each step the model gives every token it knows a **probability** of coming next. A decoding strategy picks one
   of them, the text grows by that token, and the model is asked again."""
-# two plans side by side on a laptop or a projector, one under the other on a narrow window
+# two plans side by side on a laptop or a projector, one under the other on a narrow window; on a phone a plan is as
+# wide as the screen (a column of 420 px ran 30 px past a 390 px phone's edge, and cut its words)
 CSS = """
-#start-plans .plans { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px 20px; }
+#start-plans .plans {
+  display: grid; grid-template-columns: repeat(auto-fit, minmax(min(420px, 100%), 1fr)); gap: 12px 20px;
+}
 #start-plans .plan { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 4px 14px 8px; }
 #start-plans h3 { margin: 6px 0 2px; }
 #start-plans .goal { margin: 0 0 6px; color: var(--body-text-color-subdued); }
