@@ -21,6 +21,7 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
+from ui import projector as projector_mode
 from ui import server_note
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.context import AppConfig, scheduler_for, weights_note
@@ -73,7 +74,7 @@ CSS = f"""
 .dark .js-plotly-plot text[style*="fill: {theme.css_rgb(theme.TEXT)}"] {{ fill: #d4d4d4 !important; }}
 /* a message line shows only while it holds a message */
 .lab-message:not(:has(.lab-error)) {{ display: none; }}
-.lab-error {{ border-left: 4px solid {theme.ERROR}; padding: 4px 10px; font-size: 16px; }}
+.lab-error {{ border-left: 4px solid {theme.ERROR}; padding: 4px 10px; font-size: var(--text-lg); }}
 #app-title h1 {{ margin: 0; font-size: 1.6em; }}
 #app-title p {{ margin: 0; }}
 #app-header {{ flex-wrap: nowrap; align-items: center; }}
@@ -84,15 +85,7 @@ CSS = f"""
 /* every title in one row at 1280 px, with room for a scrollbar: with today's ten, gradio's 16 px each side would
    push the last three onto a second row, 9 px the last one */
 #lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; }}
-/* projector mode: everything larger (type, controls and charts alike), for a room reading the screen; the class sits
-   on <html> from the first paint (PROJECTOR_HEAD) and on <body> once it exists */
-.projector .gradio-container {{ zoom: 1.3; }}
-/* in it the tab bar stays one row at 1280x720: its titles no larger than elsewhere, closer together, and on a
-   narrower screen a row that scrolls sideways (every title whole, none wrapped onto a second row) */
-.projector #lab-tabs [role=tablist] {{ flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }}
-.projector #lab-tabs [role=tab] {{ font-size: 12px; padding: 0 6px; white-space: nowrap; flex: 0 0 auto; }}
-/* and the one-line title alone: the subtitle's height goes to the lesson */
-.projector #app-title p {{ display: none; }}
+{projector_mode.CSS}
 {tabs_css(SPECS)}
 {LESSON_CSS}
 {CHART_CSS}
@@ -103,32 +96,6 @@ QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks ea
 # thousand wake-ups a second of the server's one event loop, each taking the interpreter lock from the model's thread.
 # An idle server used 70 ms of CPU a second, 27 at every 5 ms (measured here); an event then starts at most 5 ms later
 QUEUE_POLL_S = 0.005
-STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
-# a 720p projector's pixels are already half as large again as a 1080p one's on the same wall: less zoom there, so
-# a lesson's button and its chart still share the screen (here, not in CSS: gradio scopes the rules inside an
-# @media under its own container, which the <html> class sits outside of).
-# Then, before the page is drawn: a link's ?projector=1 (or =0) wins, else the mode this browser last chose.
-PROJECTOR_HEAD = f"""<style>
-@media (max-height: 800px) {{ html.projector .gradio-container {{ zoom: 1.1; }} }}
-</style>
-<script>
-(() => {{
-  const asked = new URLSearchParams(location.search).get('projector');
-  const on = asked !== null ? ['1', 'true', 'on'].includes(asked) : localStorage.getItem('{STORED}') === '1';
-  document.documentElement.classList.toggle('projector', on);
-  const mark = () => document.body.classList.toggle('projector', on);
-  document.body ? mark() : addEventListener('DOMContentLoaded', mark);
-}})();
-</script>"""
-# the checkbox, once the page loads, shows the mode the page opened in
-PROJECTOR_SHOWN_JS = "() => document.documentElement.classList.contains('projector')"
-# plotly lays a chart out again when the window's size changes, not when the zoom changes the size of its box: tell
-# the charts drawn before the switch, or they keep their old width and run past their boxes
-PROJECTOR_JS = f"""(on) => {{
-  for (const e of [document.documentElement, document.body]) e.classList.toggle('projector', Boolean(on));
-  localStorage.setItem('{STORED}', on ? '1' : '0');
-  requestAnimationFrame(() => dispatchEvent(new Event('resize')));
-}}"""
 
 
 def link_titles(tab_specs) -> dict[str, str]:
@@ -138,7 +105,7 @@ def link_titles(tab_specs) -> dict[str, str]:
 
 
 def open_link_js(tab_specs) -> str:
-    """The page opens a shared link's tab itself, by pressing its title (projector mode it reads in PROJECTOR_HEAD).
+    """The page opens a shared link's tab itself, by pressing its title (projector mode it reads in ui.projector.HEAD).
     Done by the server, the gr.Tabs it would set became an output the page's every later event walked whole:
     gradio 6 copies the props of every component inside an output at each status message (16,000 copies a Step)."""
     return f"""() => {{
@@ -164,7 +131,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
             projector = gr.Checkbox(
                 label="Projector mode", container=False, scale=0, min_width=180, elem_id="projector"
             )
-        projector.change(None, projector, None, js=PROJECTOR_JS)
+        projector.change(None, projector, None, js=projector_mode.SWITCH_JS)
         # what the shared model is busy with, when it is busy with something long (a measurement holds it alone):
         # written by the page's own script (ui/server_note.py)
         gr.HTML(elem_id="server-note")
@@ -175,7 +142,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 with gr.Tab(spec.title, id=spec.id):
                     # a tab may return a function that wires its own page-load events (a shared link's setup)
                     loads.append(spec.build(config))
-        demo.load(None, None, projector, js=PROJECTOR_SHOWN_JS)
+        demo.load(None, None, projector, js=projector_mode.SHOWN_JS)
         demo.load(None, None, None, js=open_link_js(SPECS))
         for wire in filter(callable, loads):
             wire(demo)
@@ -253,7 +220,7 @@ if __name__ == "__main__":
         server_port=args.port,
         share=args.share,
         css=CSS,
-        head=PROJECTOR_HEAD + CHARTS_HEAD + server_note.head([spec.main for spec in SPECS if spec.main]),
+        head=projector_mode.HEAD + CHARTS_HEAD + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits

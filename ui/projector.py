@@ -1,0 +1,64 @@
+"""Projector mode: the whole page's type 1.4 times as large, for a room reading one screen from its back row.
+
+It scales what the text is, not what the page looks like: gradio's type sizes (`--text-xxs` to `--text-xxl`, from which
+its body text, labels, hints and buttons take theirs), the app's own sizes, the HTML charts' (visuals.chart, in em of
+their 15 px) and plotly's fonts (ui/charts.py redraws a chart with them). The CSS zoom it used before left every
+computed size alone and the charts' text as it was: body text went from 14 to 15.4 px, help text stayed at 12, and
+the tab labels, made smaller to keep one row, shrank to 12.
+
+The class `projector` sits on <html> from the first paint (`HEAD`: a link's ?projector=1 or =0, else what this browser
+chose last) and on <body> once it exists; the checkbox at the top switches it (`SWITCH_JS`).
+"""
+
+import gradio as gr
+
+TYPE = 1.4  # each text's size in projector mode, against the same text's in normal mode
+STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
+CHART_PX = 15  # an HTML chart's text (visuals.chart's `.lc`): its parts are sized in em of it
+
+
+def _px(size: str) -> str:
+    return f"{float(size.removesuffix('px')) * TYPE:g}px"
+
+
+# gradio's seven type sizes as this theme sets them (gr.themes.Default's text_md), each TYPE times as large: every
+# text of gradio's takes one of them. On <html> itself, where gradio's :root defines them, so the theme's own
+# variables built from them (--body-text-size: var(--text-md)) follow. In the page's head, not in the app's CSS: gradio
+# scopes the app's rules under its own container, which <html> sits outside of.
+TYPE_SIZES = "; ".join(
+    f"--text-{name}: {_px(getattr(gr.themes.sizes.text_md, name))}"
+    for name in ("xxs", "xs", "sm", "md", "lg", "xl", "xxl")
+)
+HEAD = f"""<style>
+html.projector {{ {TYPE_SIZES}; }}
+</style>
+<script>
+(() => {{
+  const asked = new URLSearchParams(location.search).get('projector');
+  const on = asked !== null ? ['1', 'true', 'on'].includes(asked) : localStorage.getItem('{STORED}') === '1';
+  document.documentElement.classList.toggle('projector', on);
+  const mark = () => document.body.classList.toggle('projector', on);
+  document.body ? mark() : addEventListener('DOMContentLoaded', mark);
+}})();
+</script>"""
+
+# the checkbox, once the page loads, shows the mode the page opened in
+SHOWN_JS = "() => document.documentElement.classList.contains('projector')"
+# the page's plotly charts are drawn again with the new type (ui/charts.py listens for the event), and laid out again
+# for their boxes, which the new type may have widened or narrowed (plotly follows a window's resize alone)
+SWITCH_JS = f"""(on) => {{
+  for (const e of [document.documentElement, document.body]) e.classList.toggle('projector', Boolean(on));
+  localStorage.setItem('{STORED}', on ? '1' : '0');
+  dispatchEvent(new Event('lab-projector'));
+  requestAnimationFrame(() => dispatchEvent(new Event('resize')));
+}}"""
+
+# the app's own sizes in projector mode: the HTML charts' text. The tab bar stays one
+# row however large its titles: it scrolls sideways, every title whole, none wrapped onto a second row; and the title's
+# one line alone, its subtitle's height going to the lesson.
+CSS = f"""
+.projector .lc {{ font-size: {_px(f"{CHART_PX}px")}; }}
+.projector #lab-tabs [role=tablist] {{ flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }}
+.projector #lab-tabs [role=tab] {{ white-space: nowrap; flex: 0 0 auto; }}
+.projector #app-title p {{ display: none; }}
+"""
