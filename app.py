@@ -24,6 +24,7 @@ from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
 from ui import projector as projector_mode
 from ui import server_note
 from ui.charts import HEAD as CHARTS_HEAD
+from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
@@ -85,6 +86,16 @@ CSS = f"""
 /* every title in one row at 1280 px, with room for a scrollbar: with today's ten, gradio's 16 px each side would
    push the last three onto a second row, 9 px the last one */
 #lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; }}
+/* gradio's messages (a toast: "Measurement cancelled") at the bottom right: at the top they covered the Projector mode
+   box */
+.toast-wrap {{ top: auto !important; bottom: var(--size-3); }}
+/* a phone: the title above the Projector mode box, not squeezed beside it; a table wider than the screen scrolls
+   sideways inside its own box, the page does not */
+@media (max-width: {NARROW_PX - 0.02}px) {{
+  #app-header {{ flex-wrap: wrap; }}
+  #projector {{ flex: 1 1 auto; }}
+  .prose table {{ display: block; max-width: 100%; overflow-x: auto; }}
+}}
 {projector_mode.CSS}
 {tabs_css(SPECS)}
 {LESSON_CSS}
