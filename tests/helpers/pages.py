@@ -46,11 +46,11 @@ id => {
   for (const s of series.values()) if (s.customdata.every(c => c === null)) s.customdata = null;  // marks, dots
   const plot = root.querySelector('.lc-plot');
   const style = plot ? getComputedStyle(plot) : null;
-  const lines = e => [...e.children].map(c => c.textContent).join('\n') || e.textContent;
+  const lines = e => [...e.children].map(c => c.textContent).join('\\n') || e.textContent;
   return {
     data: [...series.values()],
     annotations: [...root.querySelectorAll('.lc-note, .lc-empty p, .lc-panel-title')].map(lines),
-    title: [...root.querySelectorAll('.lc-title')].map(e => e.textContent).join('\n'),
+    title: [...root.querySelectorAll('.lc-title')].map(e => e.textContent).join('\\n'),
     range: style ? [parseFloat(style.getPropertyValue('--lo')), parseFloat(style.getPropertyValue('--hi'))] : null,
     labels: [...root.querySelectorAll('.lc-x span')].map(e => e.textContent),
   };
