@@ -152,11 +152,20 @@ def figure_html(chart: Chart, cls: str = "") -> str:
     )
 
 
+class Html(str):
+    """Text already written as HTML, drawn as it is (a title that names a glossary term, marked by visuals.glossary);
+    every other text of a chart is escaped."""
+
+
+def _text(text: str) -> str:
+    return text if isinstance(text, Html) else html.escape(text)
+
+
 def title_html(title: str, sub: str = "") -> str:
     if not title and not sub:
         return ""
-    under = f'<span class="lc-sub">{html.escape(sub)}</span>' if sub else ""
-    return f'<figcaption class="lc-title"><span class="lc-head">{html.escape(title)}</span>{under}</figcaption>'
+    under = f'<span class="lc-sub">{_text(sub)}</span>' if sub else ""
+    return f'<figcaption class="lc-title"><span class="lc-head">{_text(title)}</span>{under}</figcaption>'
 
 
 def legend_html(keys: Iterable[Key]) -> str:

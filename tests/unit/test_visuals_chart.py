@@ -3,7 +3,21 @@
 import pytest
 
 from tests.helpers.charts import read_chart
-from visuals.chart import Axis, Bar, Column, Key, Lane, Lanes, Mark, Rule, Span, column_html, lanes_html
+from visuals.chart import (
+    Axis,
+    Bar,
+    Column,
+    Html,
+    Key,
+    Lane,
+    Lanes,
+    Mark,
+    Rule,
+    Span,
+    column_html,
+    lanes_html,
+    title_html,
+)
 
 
 def test_a_lanes_span_says_its_lane_its_length_and_its_start_and_is_placed_by_them():
@@ -31,3 +45,9 @@ def test_a_mark_may_have_its_own_colour_and_a_column_its_own_line():
     assert "lc-rule-x" in drawn and "left:50.00%" in drawn and ">here</span>" in drawn  # down the column's middle
     plain = column_html(Column("1", (Bar("p", 0.5, "#0072B2"),), mark=Mark("u", 0.3)))
     assert "--m:" not in plain and "lc-rule" not in plain  # as before: the page's text colour, no line
+
+
+def test_a_title_written_as_html_is_drawn_as_it_is_and_any_other_text_escaped():
+    marked = title_html(Html("the <abbr class='lab-term'>roofline</abbr>"), "a < b")
+    assert "<abbr class='lab-term'>roofline</abbr>" in marked and "a &lt; b" in marked
+    assert "&lt;abbr" in title_html("the <abbr>roofline</abbr>")  # plain text, as every chart's title was

@@ -88,7 +88,8 @@ def test_tick_time_draws_the_median_pass_per_batch_size_and_how_often_it_ran():
     packed = chart.series(cost.PACKED)
     assert packed.x == ["1", "4", "8"] and packed.y == [58, 80, 120]
     assert [c[0] for c in packed.customdata] == [2, 1, 2]  # 2 passes each at 1 and 8, one at 4 (in its hover)
-    assert chart.title == cost.TITLE
+    assert chart.title == "The decode roofline, from this server's own traffic"
+    assert term("roofline") in cost.TITLE  # the lesson's word, explained where it first appears on the tab
     assert chart.sub == "8 students: 15 ms per token · alone: 58 ms per token"
     html = cost.tick_time_figure(summary(TRAFFIC, window_s=60))
     assert "students in one forward pass" in html and "time of the pass (ms)" in html

@@ -6,12 +6,13 @@ bars grow slowly while the dashes (one after another) climb in a straight line. 
 is redrawn on every live refresh; no torch, no gradio.
 """
 
-from visuals.chart import Bar, Chart, Column, Key, Mark, empty_html, figure_html, nice_axis
+from visuals.chart import Bar, Chart, Column, Html, Key, Mark, empty_html, figure_html, nice_axis
+from visuals.glossary import term
 from visuals.serving.traffic import NO_TRAFFIC, num
 from visuals.theme import DECODE, OTHER, ink
 from visuals.words import count
 
-TITLE = "The decode roofline, from this server's own traffic"
+TITLE = Html(f"The decode {term('roofline')}, from this server's own traffic")
 PACKED = "one packed pass (median)"
 HEIGHT = 200
 
