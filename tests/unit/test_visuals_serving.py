@@ -161,7 +161,7 @@ def test_traffic_html_without_traffic_still_tells_the_noise_and_who_holds_the_mo
     text = vis.traffic_html(summary([], window_s=60), Noise(0.0, 3, "float32"), "Beam search has the model.")
     assert text == (
         "<p>No forward passes in the last 60 s. Batched logits are bit-identical to a solo pass (float32, measured on "
-        "this server at start): sharing a pass cannot change a pick here.</p><p>Beam search has the model.</p>"
+        "this server at start): sharing a pass cannot change a pick here. Beam search has the model.</p>"
     )
 
 

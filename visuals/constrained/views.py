@@ -259,6 +259,8 @@ def _valid(samples) -> int:
 # the tables' numbers to the right, and the view's parts apart (the page's style sheet, through the tab's spec)
 CSS = """
 .constrained-table td.constrained-right, .constrained-table th.constrained-right { text-align: right; }
+/* a table wider than a phone scrolls sideways inside its box, never past the page's edge */
+.constrained-table { display: block; overflow-x: auto; max-width: 100%; }
 .constrained-view > div { margin: 6px 0; }
 """
 

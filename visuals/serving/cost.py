@@ -14,7 +14,7 @@ from visuals.words import count
 
 TITLE = Html(f"The decode {term('roofline')}, from this server's own traffic")
 PACKED = "one packed pass (median)"
-HEIGHT = 200
+HEIGHT = 150  # the plot: after Open, its button and both charts' axes share a 1280x720 screen
 
 
 def tick_time_figure(summary: dict, solo_ms: float | None = None) -> str:

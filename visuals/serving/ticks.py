@@ -27,7 +27,7 @@ WINDOW_S = 60.0  # the window the line above the charts speaks of
 ORIGIN_STEP_S = 600.0
 TITLE = "Each forward pass: how many students shared it"
 DECODING, READING, PROMPT = "decoding one token", "reading its prompt", "prompt tokens (right axis)"
-HEIGHT = 200
+HEIGHT = 150  # the plot: after Open, its button and both charts' axes share a 1280x720 screen
 X_TICKS = (-60, -45, -30, -15, 0)  # seconds before now, fixed under the moving window
 
 

@@ -65,8 +65,8 @@ def traffic_html(summary: dict, noise: Noise | None, holder_text: str | None = N
             f"({noise.dtype}, measured on this "
             "server at start): a step whose top-two gap is within twice that could have picked the other token."
         )
-    text = f"<p>{' '.join(lines)}</p>"
-    return f"{text}<p>{holder_text}</p>" if holder_text else text
+    # who has the model now ends the paragraph: a line of its own pushed the charts' axes below a 720 px screen
+    return f"<p>{' '.join([*lines, holder_text] if holder_text else lines)}</p>"
 
 
 def pass_caption(

@@ -59,7 +59,7 @@ def verify_figure(rnd, greedy: bool) -> str:
         y=PROBABILITY,
         title="Each guess: the target's p beside the draft's q",
         legend=(Key(P, KEPT), Key(Q, DRAFT, "outline")),
-        height=110,
+        height=90,  # both panels and their labels under a round's chips, on a 1280x720 screen
     )
     name = "verdict" if greedy else "chance to keep"
     verdicts = [VERDICTS[c.accepted] for c in checks]
@@ -72,7 +72,7 @@ def verify_figure(rnd, greedy: bool) -> str:
         # greedy: a full bar per checked guess, coloured by its verdict (an empty bar for a rejection would not show)
         y=Axis(0.0, 1.05, () if greedy else (0.0, 0.5, 1.0), "argmax?" if greedy else "keep?"),
         legend=tuple(legend),
-        height=80,
+        height=60,
         vertical_labels=True,
     )
     return figure_html(judged, cls="speculative-judged") + figure_html(kept, cls="speculative-kept")
