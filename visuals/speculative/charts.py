@@ -34,6 +34,8 @@ from visuals.tokens import visible_token
 
 P, Q = "p: target", "q: draft"
 U = "uniform u (keep if below)"
+RESIDUAL = "residual max(0, p − q), renormalised"
+KEPT_NAME, OWN_NAME, DRAFTED_NAME = "guesses kept", "target's own token", "guesses drafted"
 U_COLOUR = ink(CHOSEN)  # the dashes read against any bar and the page
 DRAFT_INK = ink(DRAFT)
 # a guess's verdict: its colour, its look, and its mark (as on the round's chips)
@@ -128,10 +130,6 @@ def decisive_figure(rnd) -> str:
         vertical_labels=True,
     )
     return figure_html(chart, cls="speculative-decisive")
-
-
-RESIDUAL = "residual max(0, p − q), renormalised"
-KEPT_NAME, OWN_NAME, DRAFTED_NAME = "guesses kept", "target's own token", "guesses drafted"
 
 
 def round_column(r) -> Column:
