@@ -141,6 +141,16 @@ def resend(session) -> Viewed:
     return Viewed(gr.skip() if seat is None else _whole(seat))
 
 
+def current(session):
+    """The page's view as it should be now (its changes, or nothing): sent beside a message that says what was
+    refused."""
+    seat = SEATS.get(session)
+    try:
+        return gr.skip() if seat is None else _send(seat, _parts(rounds.find(seat.code), seat))
+    except ValueError:
+        return gr.skip()
+
+
 def leave(session) -> None:
     """The page closed: a student is counted out of their round (what they drew stays counted)."""
     seat = SEATS.leave(session)

@@ -88,7 +88,9 @@ class ClassroundPage:
 def layout() -> ClassroundPage:
     gr.HTML("", js_on_load=JS, container=False, elem_id="classround-style")
     lesson(LESSON, "Sample together")
-    teacher = gr.BrowserState(None, storage_key="decoding-lab-classround")
+    # drawn at the page's top level, outside the tabs (`on_page`): a component inside a tab the page has not shown yet
+    # is not mounted, and a BrowserState not mounted sends nothing from the browser's storage to the page-load event
+    teacher = gr.BrowserState(None, storage_key="decoding-lab-classround", render=False)
     with gr.Column(elem_id="classround-page"):
         with gr.Row(elem_id="classround-buttons", elem_classes="classround-teacher"):
             start = gr.Button("Start a round", variant="primary", elem_id="classround-start")

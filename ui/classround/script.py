@@ -1,5 +1,6 @@
 """The class round in the browser, without a round trip: a click on one of the ten tokens a student guesses among,
-and the round's link written out whole (with this page's own address) wherever the view shows it. Plain JavaScript,
+the round's link written out whole (with this page's own address) wherever the view shows it, and Enter in a knob's
+number box. Plain JavaScript,
 attached once when the tab loads."""
 
 # a click on a token to guess puts its id in a hidden box and presses a hidden button: the guess is sent
@@ -29,4 +30,17 @@ const watchLinks = () => {
 watchLinks();
 """
 
-JS = f"if (!window.__classroundScript) {{ window.__classroundScript = true; {PICK_ON_CLICK}\n{WHOLE_LINKS} }}"
+# gradio's slider says "release" (the teacher's new setting) when its number box loses focus: Enter there blurs it, so a
+# typed temperature applies as a dragged one does
+ENTER_APPLIES = """
+document.addEventListener('keydown', (ev) => {
+  const t = ev.target;
+  if (ev.key === 'Enter' && t && t.type === 'number' && t.closest('#classround-page')) t.blur();
+});
+"""
+
+JS = (
+    "if (!window.__classroundScript) { window.__classroundScript = true; "
+    + "\n".join((PICK_ON_CLICK, WHOLE_LINKS, ENTER_APPLIES))
+    + " }"
+)

@@ -14,7 +14,7 @@ from ui.classround import handlers as h
 from ui.classround.page import CSS, ClassroundPage, layout
 from ui.classround.presets import PRESETS
 from ui.context import AppConfig
-from ui.events import model_event, teach
+from ui.events import error_html, model_event
 from ui.links import query_of
 from ui.tabs import TabSpec
 from visuals.classround.view import CSS as VIEW_CSS
@@ -35,15 +35,22 @@ def session_of(request: gr.Request | None) -> str:
 
 def named(c: ClassroundPage, fn, out: type[NamedTuple], inputs=(), message=True):
     """(handler, inputs, outputs) for gradio: `fn(session, *inputs' values)` returns a NamedTuple like `out`, whose
-    field names are the page's components; with `message`, a ValueError is said on the message line (ui.events)."""
+    field names are the page's components. With `message`, a ValueError is said on the message line (as
+    ui.events.teach says it) and the view is brought up to date with it: a student who presses Draw just after the
+    teacher changed the round's kind is told so, and sees the new kind's buttons at once."""
 
     def handler(request: gr.Request, *given):
-        return {getattr(c, name): value for name, value in fn(session_of(request), *given)._asdict().items()}
+        session = session_of(request)
+        try:
+            answer = {getattr(c, name): value for name, value in fn(session, *given)._asdict().items()}
+        except ValueError as err:
+            if not message:
+                raise
+            return {c.message: error_html(err), **({c.view: h.current(session)} if "view" in out._fields else {})}
+        return {**answer, c.message: ""} if message else answer
 
     outputs = [getattr(c, name) for name in out._fields]
-    if message:
-        return teach(handler, c.message), list(inputs), [*outputs, c.message]
-    return handler, list(inputs), outputs
+    return handler, list(inputs), [*outputs, c.message] if message else outputs
 
 
 def wire(c: ClassroundPage, config: AppConfig):
@@ -87,6 +94,7 @@ def on_page(c: ClassroundPage, demo: gr.Blocks) -> None:
     def left(request: gr.Request):
         h.leave(session_of(request))
 
+    c.teacher.render()  # at the page's top level (ui/classround/page.py says why)
     demo.load(load, [c.teacher], loaded, **QUIET)
     demo.unload(left)
 
