@@ -84,8 +84,15 @@ def verdict_html(draw: DrawRecord) -> str:
 
 
 def details_html(draw: DrawRecord) -> str:
-    """Under the histogram: the test's numbers, and the draw before this one."""
+    """Under the histogram: the most probable token and how many a draw can take, the test's numbers, and the draw
+    before this one."""
     lines = []
+    if draw.shown:
+        top = draw.shown[0][0]
+        lines.append(
+            f"A draw takes {html.escape(visible_token(top.text))} with p = {top.p:.2f}, the most probable of the "
+            f"{count(draw.kept, 'token')} it can take."
+        )
     chi = draw.chi
     if chi is not None:
         tail = f", the {count(chi.tail, 'less probable token')} as one" if chi.tail else ""
