@@ -2,8 +2,9 @@
 
 The distribution is the lab's own: the round's logits at its context through `decoding.pipeline.process`, computed
 once for the whole class. Each draw is `select(processed.final, settings, generator)` with the drawing student's own
-seeded generator, exactly what a Step of theirs would draw. The caller holds the round's lock around every call, so
-each draw is counted once, whoever draws at the same moment.
+seeded generator, exactly what a Step of theirs would draw (`pick`, while the caller holds that student alone); it is
+counted (`count`) while the caller holds the round's lock, so each draw is counted once, in the draw it was drawn
+from, whoever draws at the same moment.
 """
 
 from collections import Counter
@@ -33,17 +34,22 @@ class Draw:
         self.by_student: dict[str, list[int]] = {}
         self.last_total: dict[str, int] = {}  # each student's last draw: the draws counted with it
         self.total = 0
+        self._chi = (-1, None)  # (the draws it was computed for, the test): every page that reads them reads it once
 
-    def take(self, student: str, generator: torch.Generator) -> int:
-        """One draw for `student` with their generator: the token, counted."""
-        token = select(self.final, self.settings, generator)
+    def pick(self, generator: torch.Generator) -> int:
+        """One draw with a student's generator (the caller holds that student alone, not the round): select over the
+        whole vocabulary is the slow part of a draw, and the class's draws run side by side."""
+        return select(self.final, self.settings, generator)
+
+    def count(self, student: str, token: int) -> int:
+        """Count `student`'s draw (the caller holds the round's lock); returns the draws counted with it."""
         self.counts[token] += 1
         self.by_student.setdefault(student, []).append(token)
         self.total += 1
         self.last_total[student] = self.total
         if token not in self.names:
             self.names[token] = self._texts([token])[0]
-        return token
+        return self.total
 
     def most_drawn(self) -> int | None:
         """The class's most common draw (ties: the more probable token); None before the first."""
@@ -51,6 +57,12 @@ class Draw:
             return None
         rank = {token: k for k, (token, _) in enumerate(self.probs)}
         return min(self.counts, key=lambda t: (-self.counts[t], rank.get(t, len(rank)), t))
+
+    def chi(self):
+        """The chi-square test of the draws so far (the caller holds the round's lock)."""
+        if self._chi[0] != self.total:
+            self._chi = (self.total, chi_square(self.counts, self.probs, self.kept))
+        return self._chi[1]
 
     def record(self, previous: "Draw | None" = None) -> DrawRecord:
         shown = tuple((Token(t, self.names[t], p), self.counts.get(t, 0)) for t, p in self.probs[:SHOWN])
@@ -68,7 +80,7 @@ class Draw:
             other=self.total - counted,
             other_p=max(0.0, 1.0 - sum(p for _, p in self.probs[:SHOWN])),
             kept=self.kept,
-            chi=chi_square(self.counts, self.probs, self.kept),
+            chi=self.chi(),
             previous=before,
         )
 

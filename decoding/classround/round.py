@@ -7,12 +7,13 @@ scheduler, so the class's passes are batched together.
 
 Who may change it: the teacher, whose key the round checks on every change (`check`); a student joins, guesses, draws
 and steps greedy as themself. Every change holds the round's one lock, so many students drawing at once each have
-their draw counted once; a greedy step holds only its student's seat while its passes wait on the scheduler.
+their draw counted once; a draw's selection over the vocabulary and a greedy step's passes hold only their student,
+so the class's draws and steps run side by side.
 """
 
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -52,6 +53,8 @@ class Student:
     seed: int  # from the student's session, recorded: their draws can be drawn again from it
     generator: torch.Generator
     left: bool = False
+    # their generator draws one token at a time, in order, whatever else the round does meanwhile
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 class Round:
@@ -190,12 +193,17 @@ class Round:
             self._kind_is(SAMPLE, "Draw")
             if not (isinstance(n, int) and 1 <= n <= MAX_EACH):
                 raise ValueError(f"draws each must be a whole number in [1, {MAX_EACH}], got {n!r}")
-            seats = [s for s in self.students.values() if not s.left] + [self.projector]
-            for seat in seats:
-                for _ in range(n):
-                    self.draw.take(seat.id, seat.generator)
+            seats, draw = [s for s in self.students.values() if not s.left] + [self.projector], self.draw
+        drawn = []
+        for seat in seats:
+            with seat.lock:
+                drawn.append((seat.id, [draw.pick(seat.generator) for _ in range(n)]))
+        with self.lock:
+            for student, tokens in drawn:
+                for token in tokens:
+                    draw.count(student, token)
             self._changed()
-            return n * len(seats)
+        return n * len(seats)
 
     def end(self, key, why: str = "the teacher ended it", moved_to: str | None = None) -> None:
         """End the round: its students see why (and the round the teacher started next); its caches are freed."""
@@ -225,14 +233,19 @@ class Round:
             return taken
 
     def draw_one(self, student: str) -> tuple[Token, int]:
-        """One draw with the student's generator, counted: the token, and the draws counted with it."""
+        """One draw with the student's generator, counted in the draw it was drawn from: the token, and the draws
+        counted with it. The round's lock is let go while it draws, so the class's draws run side by side."""
         with self.lock:
             self._open()
             seat = self._here(student)
             self._kind_is(SAMPLE, "Draw")
-            token = self.draw.take(student, seat.generator)
+            draw = self.draw
+        with seat.lock:
+            token = draw.pick(seat.generator)
+        with self.lock:
+            total = draw.count(student, token)
             self._changed()
-            return Token(token, self.draw.names[token], 0.0), self.draw.total
+            return Token(token, draw.names[token], 0.0), total
 
     def greedy_step(self, student: str, n: int = 1) -> int:
         """Up to `n` greedy steps of the student's own run, through the scheduler: the round's lock is let go while
@@ -287,7 +300,7 @@ class Round:
             out["left"] = sum(s.left for s in self.students.values())
             if self.draw is not None:
                 d = self.draw
-                chi = d.record().chi
+                chi = d.chi()
                 out["draw"] = {
                     "number": d.number,
                     "total": d.total,
@@ -296,6 +309,10 @@ class Round:
                     "kept": d.kept,
                     "chi": None if chi is None else {"statistic": chi.statistic, "dof": chi.dof, "p": chi.p_value},
                 }
+            if self.guesses is not None:
+                g = self.guesses.record()
+                out["guesses"] = {"guessed": g.guessed, "top1": g.top1.id, "top1_guessed": g.top1_guessed}
+                out["guesses"]["revealed"] = g.revealed
             if self.greedy is not None:
                 g = self.greedy.record(self.texts, None)
                 split = None if g.split is None else {"step": g.split.step, "students": [s for s, _ in g.split.others]}

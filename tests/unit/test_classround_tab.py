@@ -23,7 +23,7 @@ from ui.tabs import specs
 SETUP = ("The best pet is a", False, "Sample together", 1.0, 0, 1.0, 0.0)
 # where the lesson may be named: its own packages, its tests and docs, Start here's plans (data) and the load bench
 OWN = ("ui/classround/", "decoding/classround/", "visuals/classround/", "tests/", "docs/", "artifacts/")
-ALSO = ("ui/start/plans.py", "bench/classroom_load.py", "README.md")
+ALSO = ("ui/start/plans.py", "bench/classroom_load.py", "bench/class_round.py", "README.md")
 
 
 def started(session="teacher-page"):
@@ -102,7 +102,7 @@ def test_a_round_is_in_the_servers_one_store_and_its_greedy_runs_count_under_the
         h.join(page, r.code)
         h.greedy(page, 1)
     assert STORE.kv_bytes() > before
-    assert rounds.round_bytes(r) == sum(rounds.kv_bytes_at(r.lm, n) for n in r.held_tokens())
+    assert rounds.round_bytes(r) == sum(rounds.kv_bytes_at(r.lm, n) for n in r.held_tokens())  # each, at its longest
     assert len(r.held_tokens()) == 3
 
 

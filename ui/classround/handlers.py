@@ -232,8 +232,10 @@ def draw(session) -> Viewed:
 def greedy(session, steps: int) -> Viewed:
     """Greedy steps of the student's own run, through the shared scheduler (`steps`: 1, or LENGTH for the rest)."""
     r, seat = _student(session)
+    held = len(r.held_tokens())
     r.greedy_step(seat.student, values.whole("Greedy steps", steps, 1, LENGTH))
-    rounds.keep(r)  # a first step made the student's run: its cache counts under the server's cap
+    if len(r.held_tokens()) != held:  # a first step made the student's run: its cache counts under the server's cap
+        rounds.keep(r)
     return _viewed(session, r)
 
 

@@ -12,7 +12,9 @@ from ui.sessions import STORE, TTL_S, kv_bytes_at
 
 
 def round_bytes(r: Round) -> int:
-    return sum(kv_bytes_at(r.lm, tokens) for tokens in r.held_tokens())
+    """Its caches at their longest: a KV cache's bytes grow by the same amount each token, so one sum of tokens."""
+    held = r.held_tokens()
+    return kv_bytes_at(r.lm, sum(held)) if held else 0
 
 
 ROUNDS = STORE.kind(
