@@ -178,7 +178,9 @@ def _parts(role: str, kind: str, slots: dict, attrs: dict | None = None) -> Part
 
 # the view's rules, and which controls each person sees (the root's data-role and data-kind, read by :has())
 CSS = f"""
-.classround-view {{ font-size: 16px; }}
+.classround-view {{ font-size: 16px; min-width: 0; }}
+/* a chart's plot column may shrink below its labels' width (they clip): in a narrow column it stays inside it */
+.classround-view .lc-grid {{ grid-template-columns: auto auto minmax(0, 1fr) auto; }}
 .classround-view p {{ margin: 4px 0; }}
 .classround-v-head {{ font-size: 1.1em; }}
 .classround-code {{ font-size: 1.6em; letter-spacing: 0.08em; font-family: ui-monospace, monospace; }}
