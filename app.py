@@ -250,4 +250,6 @@ if __name__ == "__main__":
     )
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
+    for spec in SPECS:  # a tab's own plain routes (ui/tabs.py, TabSpec.routes), before gradio's too
+        app.router.routes[0:0] = spec.routes(config) if spec.routes else []
     demo.block_thread()

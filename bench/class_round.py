@@ -7,7 +7,8 @@ It reports what a student waits for (Draw, guess and greedy step latencies), err
 equal the draws the students were shown (its total, and each token's bar), how long after a student's draw the
 projector showed it, the chi-square test of the students' seeded draws against the processed probabilities (and
 after "Draw 100 each"), greedy together's verdict from the scheduler's real passes, and the server's CPU share while
-the class draws and while the pages only wait (the projector polling fast, each student's page every 5 s).
+the class draws and while the pages only wait (the projector's timer every 0.5 s, each student's page asking whether
+the round changed every 3 s).
 """
 
 import html
@@ -19,16 +20,20 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 from gradio_client import Client
 
 from bench.page_calls import PageCaller
 from decoding.classround.chisquare import chi_square
 from decoding.classround.greedy import LENGTH
+from ui.classround.handlers import PROJECTOR_EVERY_S
+from ui.classround.script import STUDENT_EVERY_MS
+from ui.classround.shown import ROUTE
 
 PROMPT = "The best pet is a"  # the tab's first preset: three tokens near a tie
 OFF = (1.0, 0, 1.0, 0.0)  # temperature, top-k, top-p, min-p: the lab's pipeline with every stage off
 GUESSES = ("cat", "dog", "pet", "fish", "horse", "bird")
-PROJECTOR_EVERY_S, STUDENT_EVERY_S = 0.5, 5.0  # the tab's timers (ui/classround/handlers.py)
+STUDENT_EVERY_S = STUDENT_EVERY_MS / 1e3
 ROOT_ATTRS = re.compile(r'<div class="classround-view"([^>]*)>')
 ATTR = re.compile(r'data-([\w-]+)="([^"]*)"')
 BAR = re.compile(r'data-series="([^"]*)" data-x="[^"]*" data-y="([^"]*)" data-c=\'([^\']*)\'')
@@ -203,7 +208,7 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         verdict = re.search(r"Every token agreed|At step \d+ not every token agreed", projector_page(teacher))
 
         # 4) the pages only wait: the projector polls every 0.5 s, each student's page every 5 s
-        waiting = idle_poll(class_, teacher, idle_s) if idle_s else None
+        waiting = idle_poll(url, code, class_, teacher, idle_s) if idle_s else None
         waiting_cpu, _ = (None, None) if waiting is None else cpu_share(cpu_seconds, pid, waiting, cores)
     teacher("/end", kept)
 
@@ -255,17 +260,27 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
     }
 
 
-def idle_poll(class_: list[Student], teacher: PageCaller, seconds: float):
-    """The pages' timers alone for `seconds`: what a class costs the server while it only looks."""
+def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, seconds: float):
+    """The pages alone for `seconds`, as they wait: the projector's timer asks for its view every 0.5 s, and each
+    student's page asks whether the round changed every 3 s (a plain GET, ui/classround/shown.py). What a
+    class costs the server while it only looks."""
+    asks = [httpx.Client(timeout=60) for _ in class_]
+    ask_url = url.rstrip("/") + ROUTE
+
+    def ask(client: httpx.Client) -> None:
+        client.get(ask_url, params={"code": code}).raise_for_status()
 
     def run() -> None:
+        pages = [(lambda: teacher("/refresh"), PROJECTOR_EVERY_S)]
+        pages += [(lambda client=client: ask(client), STUDENT_EVERY_S) for client in asks]
         stop = time.perf_counter() + seconds
-        pages = [(teacher, PROJECTOR_EVERY_S)] + [(s.call, STUDENT_EVERY_S) for s in class_]
         due = [time.perf_counter() + random.uniform(0, every) for _, every in pages]
         while time.perf_counter() < stop:
             k = min(range(len(pages)), key=due.__getitem__)
             time.sleep(max(0.0, due[k] - time.perf_counter()))
-            pages[k][0]("/refresh")
+            pages[k][0]()
             due[k] += pages[k][1]
+        for client in asks:
+            client.close()
 
     return run

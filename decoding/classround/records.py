@@ -98,6 +98,7 @@ class RoundRecord:
     present: int  # students here now
     left: int  # students who joined and left
     version: int  # changes with everything the projector shows
+    shown: int  # changes with what every student's page shows: the step, the kind, the settings, the reveal, the end
     draw: DrawRecord | None
     guesses: GuessRecord
     greedy: GreedyRecord | None

@@ -82,6 +82,7 @@ class Round:
         self.projector = Student(PROJECTOR, ROUND_SEED, _generator(lm, ROUND_SEED))
         self.lock = threading.RLock()
         self.version, self.draws = 0, 0
+        self.shown = 0  # changes with what every student's page shows (a student's own draws and guesses aside)
         self.appended: list[Appended] = []
         self.draw: Draw | None = None
         self.previous: Draw | None = None
@@ -144,7 +145,7 @@ class Round:
             if settings != self.settings:
                 self.settings = settings
                 self._new_draw()
-                self._changed()
+                self._changed(everyone=True)
 
     def set_kind(self, key, kind: str) -> None:
         with self.lock:
@@ -156,7 +157,7 @@ class Round:
                 self.kind = kind
                 if kind == GREEDY:  # a new start from the context as it is now
                     self.greedy = self._greedy()
-                self._changed()
+                self._changed(everyone=True)
 
     def reveal(self, key) -> None:
         with self.lock:
@@ -164,7 +165,7 @@ class Round:
             self._open()
             self._kind_is(GUESS, "Reveal shows the class's guesses")
             self.guesses.revealed = True
-            self._changed()
+            self._changed(everyone=True)
 
     def advance(self, key, how: str) -> Appended:
         """Append the next token: the model's own pick (the round's settings and seed) or the class's most common
@@ -182,7 +183,7 @@ class Round:
             self.appended.append(taken)
             if not self.run.done:
                 self._new_step()
-            self._changed()
+            self._changed(everyone=True)
             return taken
 
     def draw_each(self, key, n: int) -> int:
@@ -219,7 +220,7 @@ class Round:
             self._final = self._record()
             self.ended, self.moved_to = why, moved_to
             self.run = self.greedy = self.guesses = self.draw = self.previous = None
-            self._changed()
+            self._changed(everyone=True)
 
     # --- a student ---
 
@@ -267,7 +268,9 @@ class Round:
     def record(self) -> RoundRecord:
         with self.lock:
             if self._final is not None:
-                return replace(self._final, ended=self.ended, moved_to=self.moved_to, version=self.version)
+                return replace(
+                    self._final, ended=self.ended, moved_to=self.moved_to, version=self.version, shown=self.shown
+                )
             return self._record()
 
     def seat(self, student: str) -> SeatRecord:
@@ -350,6 +353,7 @@ class Round:
             present=self.present,
             left=sum(s.left for s in self.students.values()),
             version=self.version,
+            shown=self.shown,
             draw=self.draw.record(self.previous) if self.draw is not None else None,
             guesses=self.guesses.record() if self.guesses is not None else None,
             greedy=self.greedy.record(self.texts, noise) if self.greedy is not None else None,
@@ -414,8 +418,11 @@ class Round:
         if self.run is not None and self.run.done:
             self._not_done()
 
-    def _changed(self) -> None:
+    def _changed(self, everyone: bool = False) -> None:
+        """Something the projector shows changed; `everyone`: something every student's page shows too (the step, the
+        kind, the settings, the reveal, the end), which their pages ask after (`shown`)."""
         self.version += 1
+        self.shown += everyone
         self.last_active = self.clock()
 
 

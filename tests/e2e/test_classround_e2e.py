@@ -109,7 +109,7 @@ def test_a_teacher_and_two_students_run_a_guess_round_and_a_sampling_round_end_t
     teacher.locator("#classround-kind").get_by_label("Sample together", exact=True).check()
     first = int(re.search(r"Draw (\d+): no draws yet", shows(teacher, r"Draw \d+: no draws yet", "an empty draw"))[1])
     for student in (laptop, phone):
-        expect(student.locator("#classround-draw")).to_be_visible(timeout=30_000)  # their next refresh (5 s)
+        expect(student.locator("#classround-draw")).to_be_visible(timeout=30_000)  # their page asks every 3 s
     for k in range(1, 4):
         for student in (laptop, phone):
             student.click("#classround-draw")

@@ -148,3 +148,28 @@ def test_a_page_opened_with_a_rounds_link_joins_it_and_a_reloaded_teachers_page_
     assert loaded.code == r.code and loaded.view["html"].count('data-role="student"') == 1
     again = h.load("teacher-reloaded", teacher, {"tab": "classround", "projector": "1"})
     assert again.view["html"].count('data-role="teacher"') == 1 and again.prompt == PRESETS[next(iter(PRESETS))].prompt
+
+
+def test_a_students_page_asks_a_plain_route_whose_number_changes_only_with_what_every_student_sees(tiny):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from ui.classround.shown import ROUTE, routes
+
+    teacher, r = started()
+    h.join("ada-page", r.code)
+    ask = TestClient(Starlette(routes=routes(CONFIG)))
+
+    def shown(code=r.code) -> int:
+        return ask.get(ROUTE, params={"code": code}).json()["shown"]
+
+    before = shown()
+    h.draw("ada-page")  # a student's own draw: nobody else's page changes
+    assert shown() == before
+    h.set_settings("teacher-page", teacher, 0.5, 0, 1.0, 0.0)
+    assert shown() == before + 1
+    h.advance("teacher-page", teacher, MODEL)
+    assert shown() == before + 2
+    assert shown("ZZZZ") == -1 and shown("not a code") == -1
+    # the page that asked and saw a new number asks for its view: its `data-shown` is the new number
+    assert ["attr", ".classround-view", "data-shown", str(before + 2)] in h.refresh("ada-page").view["ops"]

@@ -54,6 +54,7 @@ def rounded(kind=SAMPLE, draw=None, **more) -> RoundRecord:
         present=3,
         left=1,
         version=7,
+        shown=3,
         draw=draw or drawn(),
         guesses=guesses(more.pop("revealed", False)),
         greedy=greedy(),

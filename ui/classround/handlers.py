@@ -27,7 +27,6 @@ from visuals.classround.view import KIND_LABELS, blank_parts, projector_parts, s
 from visuals.parts import Parts, changes
 
 PROJECTOR_EVERY_S = 0.5  # the projector's refresh: a draw shows there within a second
-STUDENT_EVERY_S = 5.0  # a student's: the teacher's next step reaches their phone without their click, slowly
 EACH = 100  # "Draw 100 each"
 KINDS_BY_LABEL = {label: kind for kind, label in KIND_LABELS.items()}
 OFF = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}  # the knobs as a round starts unless a link says
@@ -94,7 +93,8 @@ def join(session, code) -> Joined:
     student, seed = student_of(session)
     r.join(student, seed)
     seat = SEATS.sit(session, Seat(r.code, student, seed))
-    return Joined(_send(seat, _parts(r, seat)), gr.Timer(STUDENT_EVERY_S, active=True), r.code)
+    # no timer on a student's page: its script asks the round's `shown` (ui/classround/shown.py) and refreshes then
+    return Joined(_send(seat, _parts(r, seat)), gr.Timer(active=False), r.code)
 
 
 def load(session, teacher, query: dict) -> Loaded:

@@ -72,6 +72,7 @@ class ClassroundPage:
     guess_btn: gr.Button
     pick: gr.Textbox  # a clicked token's id, put there by the page's script (ui/classround/script.py)
     pick_btn: gr.Button
+    refresh: gr.Button  # pressed by a student's page's script when the round changed (ui/classround/script.py)
     step_greedy: gr.Button
     run_greedy: gr.Button
     temperature: gr.Slider
@@ -125,6 +126,7 @@ def layout() -> ClassroundPage:
             run_greedy = gr.Button("Run greedy", elem_id="classround-run-greedy", elem_classes=greedy)
         pick = gr.Textbox(visible="hidden", elem_id="classround-pick")
         pick_btn = gr.Button(visible="hidden", elem_id="classround-pick-btn")
+        refresh = gr.Button(visible="hidden", elem_id="classround-refresh")
         with gr.Row(equal_height=False):
             # the teacher's setup beside the view: on the projector the round's chart sits right under the buttons
             with gr.Column(scale=1, min_width=280, elem_classes="classround-teacher"):
@@ -170,6 +172,7 @@ def layout() -> ClassroundPage:
         guess_btn=guess_btn,
         pick=pick,
         pick_btn=pick_btn,
+        refresh=refresh,
         step_greedy=step_greedy,
         run_greedy=run_greedy,
         temperature=temperature,
@@ -177,8 +180,8 @@ def layout() -> ClassroundPage:
         top_p=top_p,
         min_p=min_p,
         view=view,
-        # off until this page is in a round: fast on the projector, slow on a student's phone (handlers)
-        timer=gr.Timer(5.0, active=False),
+        # the projector's alone, on once its page starts a round (a student's page has its script ask instead)
+        timer=gr.Timer(0.5, active=False),
     )
 
 

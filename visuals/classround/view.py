@@ -72,6 +72,9 @@ def student_parts(r: RoundRecord, seat: SeatRecord) -> Parts:
     attrs = {
         (".classround-view", "data-serial"): str(seat.last_serial),
         (".classround-view", "data-drew"): str(seat.drawn[-1] if seat.drawn else ""),
+        # what the page's script asks the server after (ui/classround/script.py): the round, and what it shows
+        (".classround-view", "data-code"): r.code,
+        (".classround-view", "data-shown"): str(r.shown),
     }
     return _parts(STUDENT, r.kind, {SLOTS[0]: head, SLOTS[1]: context_html(r), SLOTS[3]: task}, attrs)
 
