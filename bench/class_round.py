@@ -1,14 +1,14 @@
 """A class round under load (`bench/classroom_load.py --round`): a teacher's session starts a round on the Sample
 together tab, N simulated students (one gradio session each, clicks sent as the page sends them: bench/page_calls.py)
-join it, guess, draw and step greedy together, while a projector polls the round as the teacher's page does (every
-0.5 s, the tab's timer).
+join it, guess, draw and step greedy together, while a projector follows the round as the teacher's page does (its
+script asks the round's version every quarter second, and its view when that changed).
 
 It reports what a student waits for (Draw, guess and greedy step latencies), errors, whether the projector's counts
 equal the draws the students were shown (its total, and each token's bar), how long after a student's draw the
 projector showed it, the chi-square test of the students' seeded draws against the processed probabilities (and
 after "Draw 100 each"), greedy together's verdict from the scheduler's real passes, and the server's CPU share while
-the class draws and while the pages only wait (the projector's timer every 0.5 s, each student's page asking whether
-the round changed every 3 s).
+the class draws and while the pages only wait (the projector asking every quarter second, each student's page every
+3 s).
 """
 
 import html
@@ -26,14 +26,13 @@ from gradio_client import Client
 from bench.page_calls import PageCaller
 from decoding.classround.chisquare import chi_square
 from decoding.classround.greedy import LENGTH
-from ui.classround.handlers import PROJECTOR_EVERY_S
-from ui.classround.script import STUDENT_EVERY_MS
+from ui.classround.script import PROJECTOR_EVERY_MS, STUDENT_EVERY_MS
 from ui.classround.shown import ROUTE
 
 PROMPT = "The best pet is a"  # the tab's first preset: three tokens near a tie
 OFF = (1.0, 0, 1.0, 0.0)  # temperature, top-k, top-p, min-p: the lab's pipeline with every stage off
 GUESSES = ("cat", "dog", "pet", "fish", "horse", "bird")
-STUDENT_EVERY_S = STUDENT_EVERY_MS / 1e3
+PROJECTOR_EVERY_S, STUDENT_EVERY_S = PROJECTOR_EVERY_MS / 1e3, STUDENT_EVERY_MS / 1e3
 ROOT_ATTRS = re.compile(r'<div class="classround-view"([^>]*)>')
 ATTR = re.compile(r'data-([\w-]+)="([^"]*)"')
 BAR = re.compile(r'data-series="([^"]*)" data-x="[^"]*" data-y="([^"]*)" data-c=\'([^\']*)\'')
@@ -110,11 +109,14 @@ class Student:
 
 
 class Projector:
-    """The teacher's page's timer: the round's view every 0.5 s, and when each count was first shown."""
+    """The teacher's page as its script runs (ui/classround/script.py): every quarter second it asks the round's
+    version (a plain GET), and when it changed it asks for its view (one gradio event); when each count was shown."""
 
-    def __init__(self, url: str, call: PageCaller):
+    def __init__(self, url: str, code: str, call: PageCaller):
         self.call = PageCaller(call.client)  # the teacher's session, its own connection
-        self.shown: list[tuple[float, int]] = []  # (when the answer came, the draws it showed)
+        self.ask, self.url, self.code = httpx.Client(timeout=60), url.rstrip("/") + ROUTE, code
+        self.shown: list[tuple[float, int]] = []  # (when the view's answer came, the draws it showed)
+        self.asked = self.refreshed = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -125,12 +127,18 @@ class Projector:
     def __exit__(self, *_):
         self._stop.set()
         self._thread.join()
+        self.ask.close()
 
     def _poll(self) -> None:
-        total = None
+        total, seen = 0, None
         while not self._stop.wait(PROJECTOR_EVERY_S):
+            version = self.ask.get(self.url, params={"code": self.code}).json()["version"]
+            self.asked += 1
+            if version == seen:
+                continue
             attrs = root_attrs(self.call("/refresh")[0])
-            total = int(attrs.get("total", total if total is not None else 0))
+            self.refreshed += 1
+            total, seen = int(attrs.get("total", total)), int(attrs.get("version", version))
             self.shown.append((time.perf_counter(), total))
 
     def lag_ms(self, serial: int, at: float) -> float | None:
@@ -190,7 +198,7 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         # 2) sample together: every student draws, the projector polls as the teacher's page does
         teacher("/kind", kept, "Sample together")
         start = threading.Barrier(students)
-        with Projector(url, teacher) as projector:
+        with Projector(url, code, teacher) as projector:
             drawing_cpu, pages_cpu = cpu_share(
                 cpu_seconds, pid, lambda: list(pool.map(lambda s: s.draws(draws, start), class_)), cores
             )
@@ -246,7 +254,8 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         "p50_projector_lag_ms": round(percentile(lags, 0.5), 1),
         "p95_projector_lag_ms": round(percentile(lags, 0.95), 1),
         "max_projector_lag_ms": round(max(lags, default=float("nan")), 1),
-        "projector_polls": len(projector.shown),
+        "projector_asks": projector.asked,
+        "projector_refreshes": projector.refreshed,
         "chi_square": None if chi is None else {"statistic": round(chi.statistic, 2), "dof": chi.dof, "p": chi.p_value},
         "chi_square_fits_1pct": None if chi is None else chi.fits,
         "after_draw_100_each": {"total": after["total"], "chi": after["chi"], "answered": each[-1] == ""},
@@ -261,9 +270,9 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
 
 
 def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, seconds: float):
-    """The pages alone for `seconds`, as they wait: the projector's timer asks for its view every 0.5 s, and each
-    student's page asks whether the round changed every 3 s (a plain GET, ui/classround/shown.py). What a
-    class costs the server while it only looks."""
+    """The pages alone for `seconds`, as they wait: the projector asks whether the round changed every quarter second,
+    each student's page every 3 s (a plain GET, ui/classround/shown.py), and nothing changes, so no view is asked
+    for. What a class costs the server while it only looks."""
     asks = [httpx.Client(timeout=60) for _ in class_]
     ask_url = url.rstrip("/") + ROUTE
 
@@ -271,7 +280,7 @@ def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, s
         client.get(ask_url, params={"code": code}).raise_for_status()
 
     def run() -> None:
-        pages = [(lambda: teacher("/refresh"), PROJECTOR_EVERY_S)]
+        pages = [(lambda: ask(asks[0]), PROJECTOR_EVERY_S)]
         pages += [(lambda client=client: ask(client), STUDENT_EVERY_S) for client in asks]
         stop = time.perf_counter() + seconds
         due = [time.perf_counter() + random.uniform(0, every) for _, every in pages]

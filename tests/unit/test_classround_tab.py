@@ -150,7 +150,7 @@ def test_a_page_opened_with_a_rounds_link_joins_it_and_a_reloaded_teachers_page_
     assert again.view["html"].count('data-role="teacher"') == 1 and again.prompt == PRESETS[next(iter(PRESETS))].prompt
 
 
-def test_a_students_page_asks_a_plain_route_whose_number_changes_only_with_what_every_student_sees(tiny):
+def test_a_page_asks_a_plain_route_whose_numbers_change_with_what_the_projector_and_every_student_see(tiny):
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
@@ -160,12 +160,12 @@ def test_a_students_page_asks_a_plain_route_whose_number_changes_only_with_what_
     h.join("ada-page", r.code)
     ask = TestClient(Starlette(routes=routes(CONFIG)))
 
-    def shown(code=r.code) -> int:
-        return ask.get(ROUTE, params={"code": code}).json()["shown"]
+    def shown(code=r.code, what="shown") -> int:
+        return ask.get(ROUTE, params={"code": code}).json()[what]
 
-    before = shown()
-    h.draw("ada-page")  # a student's own draw: nobody else's page changes
-    assert shown() == before
+    before, version = shown(), shown(what="version")
+    h.draw("ada-page")  # a student's own draw: nobody else's page changes, the projector's does
+    assert shown() == before and shown(what="version") == version + 1
     h.set_settings("teacher-page", teacher, 0.5, 0, 1.0, 0.0)
     assert shown() == before + 1
     h.advance("teacher-page", teacher, MODEL)

@@ -26,7 +26,6 @@ from ui.events import error_html
 from visuals.classround.view import KIND_LABELS, blank_parts, projector_parts, student_parts
 from visuals.parts import Parts, changes
 
-PROJECTOR_EVERY_S = 0.5  # the projector's refresh: a draw shows there within a second
 EACH = 100  # "Draw 100 each"
 KINDS_BY_LABEL = {label: kind for kind, label in KIND_LABELS.items()}
 OFF = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}  # the knobs as a round starts unless a link says
@@ -39,12 +38,10 @@ class Viewed(NamedTuple):
 class Started(NamedTuple):
     teacher: dict
     view: object
-    timer: object
 
 
 class Joined(NamedTuple):
     view: object
-    timer: object
     code: object
 
 
@@ -63,7 +60,6 @@ class Loaded(NamedTuple):
     top_p: object
     min_p: object
     view: object
-    timer: object
     code: object
     message: object
 
@@ -84,7 +80,7 @@ def start(config: AppConfig, session, teacher, prompt, chat, kind, temperature, 
         lm, encode_prompt(lm.tokenizer, prompt, bool(chat), lm.context_length), settings, kind, teacher
     )
     seat = SEATS.sit(session, Seat(r.code, None))
-    return Started(kept, _send(seat, projector_parts(r.record())), gr.Timer(PROJECTOR_EVERY_S, active=True))
+    return Started(kept, _send(seat, projector_parts(r.record())))
 
 
 def join(session, code) -> Joined:
@@ -93,8 +89,7 @@ def join(session, code) -> Joined:
     student, seed = student_of(session)
     r.join(student, seed)
     seat = SEATS.sit(session, Seat(r.code, student, seed))
-    # no timer on a student's page: its script asks the round's `shown` (ui/classround/shown.py) and refreshes then
-    return Joined(_send(seat, _parts(r, seat)), gr.Timer(active=False), r.code)
+    return Joined(_send(seat, _parts(r, seat)), r.code)
 
 
 def load(session, teacher, query: dict) -> Loaded:
@@ -108,11 +103,11 @@ def load(session, teacher, query: dict) -> Loaded:
     setup = dict(preset=link.preset or DEFAULT_PRESET, prompt=preset.prompt, chat=preset.chat)
     setup |= dict(kind=KIND_LABELS[link.kind or DEFAULT_KIND], **knobs)
     own = teacher.get("code") if isinstance(teacher, dict) else None
-    shown, message = dict(view=gr.skip(), timer=gr.skip(), code=gr.skip()), link.message
+    shown, message = dict(view=gr.skip(), code=gr.skip()), link.message
     try:
         if own is not None and link.round in (None, own) and _resumed(session, teacher):
             seat = SEATS.get(session)
-            shown = dict(view=_whole(seat), timer=gr.Timer(PROJECTOR_EVERY_S, active=True), code=gr.skip())
+            shown = dict(view=_whole(seat), code=gr.skip())
         elif link.round is not None:
             shown = join(session, link.round)._asdict()
     except ValueError as err:
@@ -121,8 +116,8 @@ def load(session, teacher, query: dict) -> Loaded:
 
 
 def refresh(session) -> Viewed:
-    """The page's timer: its view, if anything changed (else nothing is sent). A student whose teacher started the
-    next round follows them into it."""
+    """The page's view, if anything changed (else nothing is sent): pressed by the page's script when the round's
+    number it asks (ui/classround/shown.py) changed. A student whose teacher started the next round follows them."""
     seat = SEATS.get(session)
     if seat is None:
         return Viewed(gr.skip())

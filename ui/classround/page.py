@@ -72,7 +72,7 @@ class ClassroundPage:
     guess_btn: gr.Button
     pick: gr.Textbox  # a clicked token's id, put there by the page's script (ui/classround/script.py)
     pick_btn: gr.Button
-    refresh: gr.Button  # pressed by a student's page's script when the round changed (ui/classround/script.py)
+    refresh: gr.Button  # pressed by the page's script when its round changed (ui/classround/script.py)
     step_greedy: gr.Button
     run_greedy: gr.Button
     temperature: gr.Slider
@@ -80,7 +80,6 @@ class ClassroundPage:
     top_p: gr.Slider
     min_p: gr.Slider
     view: gr.HTML
-    timer: gr.Timer
 
     def knobs(self) -> list:
         return [self.temperature, self.top_k, self.top_p, self.min_p]
@@ -180,8 +179,6 @@ def layout() -> ClassroundPage:
         top_p=top_p,
         min_p=min_p,
         view=view,
-        # the projector's alone, on once its page starts a round (a student's page has its script ask instead)
-        timer=gr.Timer(0.5, active=False),
     )
 
 

@@ -1,9 +1,10 @@
-"""What a student's page asks every few seconds: has what every student sees changed (the teacher's next step, the
-kind, the settings, the reveal, the end)? A plain HTTP route (`ROUTE`, a GET with the round's code), not a gradio
-event: an event costs the server about 10 ms of CPU (its queue, its session's stream, its status messages; gradio's
-own plain API, /gradio_api/run, 90 ms: measured in docs/measurements/classround.md), a class of 100 asking every 3 s
-would be thirty a second. When the answer differs from what the page's view shows, the page's script asks for the
-view (one gradio event: ui/classround/script.py)."""
+"""What a round's pages ask, outside gradio's queue: has the round changed? The projector asks every quarter second
+whether anything it shows changed (`version`: a draw, a guess, a join), a student's page every 3 s whether what every
+student sees changed (`shown`: the teacher's next step, the kind, the settings, the reveal, the end). A plain HTTP
+route (`ROUTE`, a GET with the round's code), not a gradio event: an event costs the server about 10 ms of CPU (its
+queue, its session's stream, its status messages; gradio's own plain API, /gradio_api/run, 90 ms), this route 1 ms
+(docs/measurements/classround.md). Only when the answer differs from what its view shows does a page ask for its view
+(one gradio event: ui/classround/script.py), so a class that only looks costs the server next to nothing."""
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -15,19 +16,19 @@ from ui.classround import rounds
 ROUTE = "/lab/classround/shown"
 
 
-def shown(code) -> int:
-    """The round's `shown` number (decoding.classround.round: it changes with what every student sees); -1 when there
-    is no such round."""
+def numbers(code) -> dict:
+    """The round's `version` and `shown` (decoding.classround.round); -1 for both when there is no such round."""
     try:
-        return rounds.find(normal_code(code)).shown
+        r = rounds.find(normal_code(code))
     except ValueError:
-        return -1
+        return {"version": -1, "shown": -1}
+    return {"version": r.version, "shown": r.shown}
 
 
 def routes(config) -> list[Route]:
     """The tab's plain routes (ui/tabs.py, TabSpec.routes); `config` is unused: a round names its own model."""
 
     async def ask(request: Request) -> JSONResponse:
-        return JSONResponse({"shown": shown(request.query_params.get("code"))})
+        return JSONResponse(numbers(request.query_params.get("code")))
 
     return [Route(ROUTE, ask, methods=["GET"])]

@@ -77,9 +77,8 @@ def wire(c: ClassroundPage, config: AppConfig):
     greedy = dict(api_name="greedy", **view)
     model_event(c.step_greedy.click, *named(c, partial(h.greedy, steps=1), h.Viewed), **greedy)
     model_event(c.run_greedy.click, *named(c, partial(h.greedy, steps=LENGTH), h.Viewed), **view)
-    # the projector's timer, a student's page told by its script that the round changed, and a patched view that missed
-    # a change: the view alone, no message line
-    gr.on([c.timer.tick, c.refresh.click], *named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
+    # a page told by its script that its round changed, and a patched view that missed a change: the view alone
+    c.refresh.click(*named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
     c.view.input(*named(c, h.resend, h.Viewed, message=False), api_name="resend", **QUIET)
     gr.api(h.numbers, api_name="round_numbers", concurrency_limit=None)
     return partial(on_page, c)
@@ -112,5 +111,5 @@ SPEC = TabSpec(
     buttons="#classround-buttons",
     css=CSS + VIEW_CSS + KIND_CSS,
     presets=tuple(PRESETS),
-    routes=shown.routes,  # what a student's page asks every few seconds, outside gradio's queue
+    routes=shown.routes,  # what its pages ask every fraction of a second or few seconds, outside gradio's queue
 )

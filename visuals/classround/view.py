@@ -52,7 +52,12 @@ def projector_parts(r: RoundRecord) -> Parts:
     verdict, main, notes = _kind_parts(r)
     if r.ended:
         verdict, main, notes = "", empty_html(_ended(r), 200), ""
-    attrs = {(".classround-view", "data-total"): str(r.draw.total if r.draw else 0)}
+    attrs = {
+        (".classround-view", "data-total"): str(r.draw.total if r.draw else 0),
+        # what the page's script asks the server after (ui/classround/script.py): the round, and its every change
+        (".classround-view", "data-code"): r.code,
+        (".classround-view", "data-version"): str(r.version),
+    }
     slots = dict(zip(SLOTS, (head, context_html(r), verdict, main, notes)))
     return _parts(TEACHER, r.kind, slots, attrs)
 
