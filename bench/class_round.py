@@ -218,6 +218,10 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         # 4) the pages only wait: the projector polls every 0.5 s, each student's page every 5 s
         waiting = idle_poll(url, code, class_, teacher, idle_s) if idle_s else None
         waiting_cpu, _ = (None, None) if waiting is None else cpu_share(cpu_seconds, pid, waiting, cores)
+        # the same time with no page asking anything: what the server costs idle, for the difference
+        baseline_cpu, _ = (
+            (None, None) if waiting is None else cpu_share(cpu_seconds, pid, lambda: time.sleep(idle_s), cores)
+        )
     teacher("/end", kept)
 
     drawn = [d for s in class_ for d in s.drawn]
@@ -266,6 +270,7 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         "server_cpu_share_drawing": drawing_cpu,
         "students_cpu_share_drawing": pages_cpu,  # the simulated pages' own share, on the same machine
         "server_cpu_share_waiting": waiting_cpu,
+        "server_cpu_share_idle": baseline_cpu,
     }
 
 
