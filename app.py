@@ -83,9 +83,10 @@ CSS = f"""
 /* a table's first column names its row (an engine, a stage): its words stay whole ("transformers", not "transfo" over
    "rmers"), the other columns wrap */
 .prose table :is(td, th):first-child {{ word-break: keep-all; overflow-wrap: normal; }}
-/* every title in one row at 1280 px, with room for a scrollbar: with today's ten, gradio's 16 px each side would
-   push the last three onto a second row, 9 px the last one */
-#lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; }}
+/* every title in one row at 1280 px, with room for a scrollbar: with today's eleven at gradio's 14 px, 5 px each side
+   was 64 px too wide (1,280 px of titles in a 1,216 px row); at 13 px they take 1,197. One px under the body text, so
+   projector mode's larger type (ui/projector.py) grows them too (18.6 px; the row then scrolls) */
+#lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; font-size: calc(var(--text-md) - 1px); }}
 /* gradio's messages (a toast: "Measurement cancelled") at the bottom right: at the top they covered the Projector mode
    box */
 .toast-wrap {{ top: auto !important; bottom: var(--size-3); }}
@@ -239,4 +240,6 @@ if __name__ == "__main__":
     )
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
+    for spec in SPECS:  # a tab's own plain routes (ui/tabs.py, TabSpec.routes), before gradio's too
+        app.router.routes[0:0] = spec.routes(config) if spec.routes else []
     demo.block_thread()

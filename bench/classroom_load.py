@@ -17,10 +17,15 @@ interleaved: `alone_vs_solo_path` is what the scheduler costs a student who is a
 With `--same-prompt` every student prefills the one prompt, as a class pressing the same preset does: the server's
 prefix cache (decoding/serving/prefix.py) computes it once; `--no-prefix-cache` starts the app with it off
 (DECODING_LAB_PREFIX_MB=0), for the same class without it. The server's prefix-cache numbers come with its traffic.
+With `--round` the class plays a round of the Sample together tab instead (bench/class_round.py): it joins a
+teacher's round, guesses, draws (`--draws` each) and steps greedy together, while a projector polls the round; it
+reports Draw latencies, whether the projector's counts equal the draws, the projector's lag and the chi-square test
+of the draws, and greedy together's verdict.
 Prints one JSON object as its last line.
 
     .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--long-runner]
                                              [--same-prompt] [--no-prefix-cache] [--threads N]
+                                             [--round [--draws 10] [--idle-s 20]]
                                              [--url URL | --port 7867]
 """
 
@@ -41,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from gradio_client import Client  # noqa: E402
 
+from bench.class_round import class_round  # noqa: E402
 from bench.page_calls import PageCaller  # noqa: E402
 from decoding.serving.students import TOPICS  # noqa: E402
 from ui.context import RAW  # noqa: E402
@@ -284,6 +290,9 @@ def main(argv=None) -> None:
     parser.add_argument("--same-prompt", action="store_true", help="every student prefills one prompt, as a class")
     parser.add_argument("--no-prefix-cache", action="store_true", help="start the app with its prefix cache off")
     parser.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the app it starts")
+    parser.add_argument("--round", action="store_true", help="the class plays a Sample together round instead")
+    parser.add_argument("--draws", type=int, default=10, help="with --round: draws each student makes")
+    parser.add_argument("--idle-s", type=float, default=20.0, help="with --round: seconds the pages only poll")
     args = parser.parse_args(argv)
     env = {"DECODING_LAB_PREFIX_MB": "0"} if args.no_prefix_cache else {}
     if args.threads is not None:  # torch's intra-op threads in the server (its default: one per core)
@@ -292,6 +301,18 @@ def main(argv=None) -> None:
     try:
         url = args.url or f"http://127.0.0.1:{args.port}/"
         pid = args.server_pid if proc is None else proc.pid
+        if args.round:
+            cores = os.cpu_count() or 1
+            result = class_round(url, args.students, args.draws, args.think_ms, pid, cpu_seconds, cores, args.idle_s)
+            print(
+                f"{result['students']} students x {result['draws_each']} draws: draw p50 {result['p50_draw_ms']} ms, "
+                f"p95 {result['p95_draw_ms']} ms; errors {result['errors']}; counted {result['draws_counted']} of "
+                f"{result['draws_made']} (equal: {result['counts_equal']}); projector lag p95 "
+                f"{result['p95_projector_lag_ms']} ms; chi-square {result['chi_square']}; {result['greedy_verdict']}",
+                file=sys.stderr,
+            )
+            print(json.dumps(result))
+            return
         result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner, pid, args.same_prompt)
         result["prefix_cache"], result["server_threads"] = not args.no_prefix_cache, args.threads
         if proc is not None:

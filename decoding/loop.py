@@ -164,9 +164,10 @@ class Run:
             if shared.ids != tuple(self.ids) or self.static is not None or self.scheduler is not None:
                 raise ValueError("a shared prefill is of this prompt, for a run that runs its own eager passes")
             # copies: the run grows its cache, and the next run of the prompt starts from it as it was
-            copied = Passed(shared.logits.clone(), copy.deepcopy(shared.cache), Pass(shared.passed.ms, mode="cached"))
+            passed = Pass(shared.passed.ms, mode="cached", computed_ms=shared.passed.ms)
+            copied = Passed(shared.logits.clone(), copy.deepcopy(shared.cache), passed)
             self._install(copied)
-        self.trace.prefill_ms = self.last_pass.ms
+        self.trace.prefill_ms, self.trace.prefill_computed_ms = self.last_pass.ms, self.last_pass.computed_ms
         self._phase = "prefill"
 
     def preview(self, settings: SamplerSettings) -> Processed:

@@ -31,6 +31,8 @@ class Pass:
     chunks: int = 1
     noise: float = 0.0
     kind: str = "eager"  # what ran: KINDS
+    # a "cached" prompt's first computation (ms), which this pass copied instead of running; None: not known
+    computed_ms: float | None = None
 
     def __post_init__(self):
         if self.mode not in MODES:

@@ -71,6 +71,8 @@ class Trace:
     stop_strings: list[str]
     steps: list[Step] = field(default_factory=list)
     prefill_ms: float = 0.0
+    # the prompt's first computation, when this run's prefill copied it from the prefix cache (prefill_ms is the copy)
+    prefill_computed_ms: float | None = None
     stop_reason: str | None = None
     text: str = ""  # the completion as shown: stop string excluded
     held_text: str = ""  # text held back because it could still start a stop string

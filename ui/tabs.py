@@ -28,6 +28,9 @@ class TabSpec:
     css: str = ""  # its rules in the app's own style sheet, beside projector mode's (the rest: ui.lesson.style)
     presets: tuple[str, ...] = ()  # the presets a link can pick on it (?preset=, ui/links.py), by name
     old_ids: tuple[str, ...] = ()  # ids it was shared under before: links already sent to classes still open it
+    # plain HTTP routes its pages' scripts ask outside gradio's queue (a gradio event costs the server ~10 ms):
+    # config -> a list of starlette Routes, which app.py adds before gradio's own
+    routes: Callable | None = None
 
 
 @cache

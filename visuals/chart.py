@@ -20,7 +20,7 @@ import html
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from visuals.theme import REMOVED_OPACITY, TEXT
 
@@ -46,6 +46,7 @@ class Mark:
 
     series: str
     value: float
+    colour: str = ""  # the page's text colour unless given (a number drawn against the bar: the uniform u)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Column:
     key: int | str | None = None  # what a click on the column means (data-key)
     grouped: bool = False  # its bars side by side (before / after), rather than overlaid or stacked
     shown: str | None = None  # the label under it, when not its label (a rank axis that names only some columns)
+    rule: "Rule | None" = None  # a line down its middle (a first divergence): part of the column, so it moves with it
 
 
 @dataclass(frozen=True)
@@ -150,11 +152,20 @@ def figure_html(chart: Chart, cls: str = "") -> str:
     )
 
 
+class Html(str):
+    """Text already written as HTML, drawn as it is (a title that names a glossary term, marked by visuals.glossary);
+    every other text of a chart is escaped."""
+
+
+def _text(text: str) -> str:
+    return text if isinstance(text, Html) else html.escape(text)
+
+
 def title_html(title: str, sub: str = "") -> str:
     if not title and not sub:
         return ""
-    under = f'<span class="lc-sub">{html.escape(sub)}</span>' if sub else ""
-    return f'<figcaption class="lc-title"><span class="lc-head">{html.escape(title)}</span>{under}</figcaption>'
+    under = f'<span class="lc-sub">{_text(sub)}</span>' if sub else ""
+    return f'<figcaption class="lc-title"><span class="lc-head">{_text(title)}</span>{under}</figcaption>'
 
 
 def legend_html(keys: Iterable[Key]) -> str:
@@ -202,10 +213,13 @@ def column_html(col: Column) -> str:
     mark = ""
     if col.mark is not None:
         m = col.mark
+        colour = f";--m:{m.colour}" if m.colour else ""
         mark = (
             f'<i class="lc-mark" data-series="{html.escape(m.series)}" data-x="{html.escape(col.label)}" '
-            f'data-y="{m.value:.6g}" style="--b:{m.value:.6g}"></i>'
+            f'data-y="{m.value:.6g}" style="--b:{m.value:.6g}{colour}"></i>'
         )
+    if col.rule is not None:
+        mark += rule_html(replace(col.rule, x=0.5, y=None), None, 1)
     return f'<div class="lc-col"{key}>{bars}{mark}</div>'
 
 
@@ -263,6 +277,82 @@ def empty_html(message: str, height: int = 240, cls: str = "") -> str:
     return f'<figure class="lc lc-empty {cls}" style="--plot-h:{height}px"><p>{html.escape(message)}</p></figure>'
 
 
+SPAN_LOOKS = (*LOOKS, "tint", "dashed")  # and, for a span with words inside: a light fill, its edge solid or dashed
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of a lane from `start`, `length` long on the x axis: a pass on a time line, a block of a cache."""
+
+    series: str
+    start: float
+    length: float
+    colour: str
+    look: str = "solid"
+    text: str = ""  # written inside it (a block's hash); cut where the span is too narrow
+    hover: str = ""
+    data: tuple = ()  # more numbers for the tests and the page (data-c, after the start)
+
+
+@dataclass(frozen=True)
+class Lane:
+    label: str
+    spans: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """A chart of lanes, one row each, their spans placed along one x axis (the lanes' labels on the left)."""
+
+    lanes: tuple[Lane, ...]
+    x: Axis
+    title: str = ""
+    sub: str = ""
+    legend: tuple[Key, ...] = ()
+    extra: dict = field(default_factory=dict)  # more attributes of the <figure> (data-*)
+
+
+def lanes_html(chart: Lanes, cls: str = "") -> str:
+    """The lanes, the x axis's grid lines across them and its ticks under them. Each span is placed by its start
+    and length (`--s`, `--l`) against the axis's range on the figure (`--xlo`, `--xhi`), so a wider axis is one
+    attribute and the spans stay as they are."""
+    c = chart
+    attrs = "".join(f' {k}="{html.escape(str(v))}"' for k, v in c.extra.items())
+    rows = "".join(
+        f'<span class="lc-lane-label">{html.escape(lane.label)}</span>'
+        f'<div class="lc-lane">{"".join(span_html(s, lane.label) for s in lane.spans)}</div>'
+        for lane in c.lanes
+    )
+    lines = "".join(f'<i class="lc-vline" style="left:{_share(t, c.x):.2%}"></i>' for t in c.x.ticks)
+    ticks = "".join(
+        f'<span style="left:{_share(t, c.x):.2%}">{html.escape(c.x.tick_text(t))}</span>' for t in c.x.ticks
+    )
+    x_title = f'<div class="lc-xtitle">{html.escape(c.x.title)}</div>' if c.x.title else ""
+    return (
+        f'<figure class="lc lc-lanes {cls}" style="{lanes_style(c.x)}"{attrs}>{title_html(c.title, c.sub)}'
+        f'{legend_html(c.legend)}<div class="lc-lanes-grid" style="--rows:{max(len(c.lanes), 1)}">'
+        f'<div class="lc-vlines">{lines}</div>{rows}<span></span><div class="lc-xticks">{ticks}</div></div>{x_title}'
+        "</figure>"
+    )
+
+
+def lanes_style(x: Axis) -> str:
+    """The x range every span of a lanes chart is placed by."""
+    return f"--xlo:{x.lo:g};--xhi:{x.hi:g}"
+
+
+def span_html(s: Span, lane: str) -> str:
+    """One span of a lane: `data-x` its lane, `data-y` its length, `data-c` its start then its other numbers."""
+    if s.look not in SPAN_LOOKS:
+        raise ValueError(f"a span's look is one of {SPAN_LOOKS}, got {s.look!r}")
+    data = html.escape(json.dumps([round(s.start, 6), *s.data]), quote=False)
+    return (
+        f'<i class="lc-span lc-{s.look}" data-series="{html.escape(s.series)}" data-x="{html.escape(lane)}" '
+        f'data-y="{s.length:.6g}" data-c=\'{data}\' title="{html.escape(s.hover)}" '
+        f'style="--c:{s.colour};--s:{s.start:.6g};--l:{s.length:.6g}">{html.escape(s.text)}</i>'
+    )
+
+
 def _share(value: float, axis: Axis) -> float:
     """Where `value` sits on `axis`, from 0 (its bottom) to 1 (its top)."""
     return (value - axis.lo) / (axis.hi - axis.lo) if axis.hi > axis.lo else 0.0
@@ -308,7 +398,8 @@ CSS = f"""
   rgba(255,255,255,.7) 0 2px, transparent 2px 6px); }}
 .lc-bar.lc-outline {{ background: repeating-linear-gradient(45deg, var(--c) 0 1.5px, transparent 1.5px 6px);
   box-shadow: inset 0 0 0 2px var(--c); }}
-.lc-mark {{ position: absolute; left: 2%; right: 2%; height: 0; border-top: 3px solid var(--body-text-color, {TEXT});
+.lc-mark {{ position: absolute; left: 2%; right: 2%; height: 0;
+  border-top: 3px solid var(--m, var(--body-text-color, {TEXT}));
   bottom: calc((var(--b) - var(--lo)) / (var(--hi) - var(--lo)) * 100%); }}
 .lc-curve {{ position: absolute; inset: 0; width: 100%; height: 100%; overflow: visible; pointer-events: none; }}
 .lc-curve polyline {{ fill: none; stroke-width: 2px; vector-effect: non-scaling-stroke; }}
@@ -328,6 +419,28 @@ CSS = f"""
 .lc-x-up span {{ writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; padding: 0 0 4px;
   line-height: 1; max-height: 7em; font-family: ui-monospace, monospace; }}
 .lc-xtitle {{ text-align: center; font-size: 0.9em; margin-top: 2px; }}
+/* lanes (Lanes): a label, then a row its spans are placed in by start and length on the x axis */
+.lc-lanes-grid {{ display: grid; grid-template-columns: auto 1fr; row-gap: 4px; position: relative; }}
+.lc-lane-label {{ font-size: 0.85em; padding-right: 6px; align-self: center; white-space: nowrap; }}
+.lc-lane {{ position: relative; height: 1.9em; grid-column: 2; }}
+/* the grid lines under the lanes: out of the grid's flow, in the lanes' area */
+.lc-vlines {{ position: absolute; inset: 0; grid-column: 2; grid-row: 1 / span var(--rows); pointer-events: none;
+  border-left: 1px solid rgba(128,128,128,.6); }}
+.lc-vline {{ position: absolute; top: 0; bottom: 0; width: 0; border-left: 1px solid rgba(128,128,128,.25); }}
+.lc-xticks {{ grid-column: 2; position: relative; height: 1.4em; font-size: 0.85em; }}
+.lc-xticks span {{ position: absolute; top: 2px; transform: translateX(-50%); white-space: nowrap; }}
+.lc-span {{ position: absolute; top: 0; bottom: 0; background: var(--c); overflow: hidden; white-space: nowrap;
+  left: calc((var(--s) - var(--xlo)) / (var(--xhi) - var(--xlo)) * 100%);
+  width: max(calc(var(--l) / (var(--xhi) - var(--xlo)) * 100%), 1px);
+  font: 0.8em/1.9 ui-monospace, monospace; text-align: center; color: var(--body-text-color, {TEXT});
+  font-style: normal; }}
+.lc-span.lc-pale {{ opacity: {REMOVED_OPACITY}; }}
+.lc-span.lc-outline {{ background: repeating-linear-gradient(45deg, var(--c) 0 1.5px, transparent 1.5px 6px);
+  box-shadow: inset 0 0 0 2px var(--c); }}
+.lc-span.lc-tint, .lc-span.lc-dashed, .lc-key.lc-k-tint, .lc-key.lc-k-dashed {{
+  background: color-mix(in srgb, var(--c) 22%, transparent); border: 2px solid var(--c); }}
+.lc-span.lc-dashed, .lc-key.lc-k-dashed {{ border-style: dashed; }}
+.lc-key.lc-k-dash {{ height: 0; border-top: 3px solid var(--c); background: none; }}
 /* small multiples: one shared scale, as many panels in a row as fit (five at 800 px, two on a phone) */
 .lc-panels {{ display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px 6px; }}
 .lc-panel-title {{ display: flex; flex-direction: column; align-items: center; font-size: 0.9em; line-height: 1.25;

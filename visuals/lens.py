@@ -202,13 +202,14 @@ def exit_rows_html(check, exit_layer: int, layers: int, greedy: bool, top: int =
 
 
 def first_guess_line(kept: int, agreed: int, guessed: int, exit_layer: int, greedy: bool) -> str:
-    """Over a run: first guesses kept, beside how often the lens at L picked the final token."""
+    """Over a run: first guesses kept, beside how often the lens at L picked the final token (HTML, for the speculative
+    tab's round view)."""
     if not guessed:
         return ""
     same = (
         " In greedy rounds these are one event: a first guess is kept exactly when the lens agrees." if greedy else ""
     )
     return (
-        f"**First guesses kept:** {kept} of {count(guessed, 'round')} ({kept / guessed:.0%}). **The lens at layer "
-        f"{exit_layer} picked the final token:** {agreed} of {guessed} ({agreed / guessed:.0%}).{same}"
+        f"<b>First guesses kept:</b> {kept} of {count(guessed, 'round')} ({kept / guessed:.0%}). <b>The lens at layer "
+        f"{exit_layer} picked the final token:</b> {agreed} of {guessed} ({agreed / guessed:.0%}).{same}"
     )

@@ -247,7 +247,8 @@ class Scheduler:
                 work.cache = self.prefix.copy_into(hit, self.lm.model.config)
             self.prefix.remember(work.cache, work.prompt, copied=len(hit.blocks) + 1)
             first = hit.end.passed
-            self._answer(work, hit.end.logits.clone(), Pass(t.ms, first.rows, "cached", noise=first.noise))
+            copied = Pass(t.ms, first.rows, "cached", noise=first.noise, computed_ms=first.ms)
+            self._answer(work, hit.end.logits.clone(), copied)
             return True
         if hit.blocks:  # a shared start: prefill only the rest, against the copied blocks
             work.cache = self.prefix.copy_into(hit, self.lm.model.config)
@@ -269,7 +270,8 @@ class Scheduler:
         for follower in work.followers:
             follower.cache = copy.deepcopy(work.cache)
             self.prefix.remember(follower.cache, follower.prompt, copied=(len(work.prompt) - 1) // BLOCK_TOKENS + 1)
-            self._answer(follower, logits.clone(), Pass(passed.ms, passed.rows, "cached", noise=passed.noise))
+            waited = Pass(passed.ms, passed.rows, "cached", noise=passed.noise, computed_ms=passed.ms)
+            self._answer(follower, logits.clone(), waited)
         return passed
 
     def _answer(self, work: _Work, logits: torch.Tensor, passed: Pass) -> None:

@@ -14,7 +14,7 @@ class Series:
     x: list = field(default_factory=list)
     y: list[float] = field(default_factory=list)
     customdata: list = field(default_factory=list)
-    looks: list[str] = field(default_factory=list)  # each bar's look: solid, pale, outline ("" for a mark or a dot)
+    looks: list[str] = field(default_factory=list)  # each bar's or span's look (LOOKS; "" for a mark or a dot)
     colours: list[str] = field(default_factory=list)
 
 
@@ -38,6 +38,8 @@ class ChartRead:
         return [s.name for s in self.data]
 
 
+# a bar's or a span's look (visuals.chart.SPAN_LOOKS): its class is "lc-" and the look
+LOOKS = ("solid", "pale", "outline", "tint", "dashed")
 _CSS_VAR = re.compile(r"--(\w+):\s*([^;]+)")
 
 
@@ -66,7 +68,7 @@ class _Reader(HTMLParser):
             s.x.append(a.get("data-x"))
             s.y.append(float(a["data-y"]))
             s.customdata.append(json.loads(a["data-c"]) if "data-c" in a else None)
-            s.looks.append(next((c[3:] for c in classes if c in ("lc-solid", "lc-pale", "lc-outline")), ""))
+            s.looks.append(next((c[3:] for c in classes if c.startswith("lc-") and c[3:] in LOOKS), ""))
             s.colours.append(style.get("c", "").strip())
         for cls, target in (("lc-head", "title"), ("lc-sub", "sub"), ("lc-note", "note"), ("lc-legend", "legend")):
             if cls in classes:

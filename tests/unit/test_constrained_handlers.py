@@ -14,6 +14,7 @@ from ui.constrained import measure as constrained_measure
 from ui.constrained import tab
 from ui.context import AppConfig
 from ui.events import teach
+from ui.sessions import STORE
 from visuals.constrained import views as draw
 
 CONFIG = AppConfig(model_id=TINY, device="cpu")
@@ -41,40 +42,57 @@ def no_scheduler(monkeypatch):
     monkeypatch.setattr(h, "scheduler_for", lambda lm: None)
 
 
+def part(out: h.View, name: str) -> str:
+    """A part of the step's view as the page shows it after `out`: its run's view as last sent (ui/patch.py)."""
+    return STORE.get(out.run_id).view.sent.slots[f"#constrained-{name}"]
+
+
 def test_a_step_shows_the_grammar_row_and_the_illegal_mass():
     out = h.step(CONFIG, None, DATE)
-    assert out.run_id and "1 sampled" in out.status and "**grammar**: 2 of 259 legal" in out.rows
-    assert "illegal mass" in out.rows
+    assert out.run_id and "1 sampled" in part(out, "status") and "<b>grammar</b>: 2 of 259 legal" in part(out, "rows")
+    assert "illegal mass" in part(out, "rows")
     assert "transformers" in out.orders and "llama.cpp" in out.orders
+    assert "html" in out.shown  # a new run's first answer is whole; the next Step sends what it changed
+    again = h.step(CONFIG, out.run_id, DATE)
+    assert {op[1] for op in again.shown["ops"]} <= {
+        "#constrained-status",
+        "#constrained-answer .chips",
+        "#constrained-chart",
+        "#constrained-rows",
+    }
+    assert ["drop", "#constrained-answer .chips", 0] not in again.shown["ops"]
+    assert h.whole(out.run_id)["html"] == STORE.get(out.run_id).view.sent.html  # for a page that missed a change
 
 
 def test_force_refuses_an_illegal_token_naming_the_legal_ones_and_the_run_goes_on():
     run_id = h.step(CONFIG, None, DATE).run_id
     with pytest.raises(ValueError, match=r"token 'x' .* not legal .* allows"):
         h.force(CONFIG, run_id, DATE, "x")
-    status = h.step(CONFIG, run_id, DATE).status
-    assert status.startswith("**2 tokens**") or "forced" in status
+    status = part(h.step(CONFIG, run_id, DATE), "status")
+    assert status.startswith("<b>2 tokens</b>") or "forced" in status
 
 
 def test_back_undoes_the_forced_tokens_with_the_decision_before_them():
     run_id = h.step(CONFIG, None, JSON).run_id  # {"a": forced, then nothing sampled yet
     out = h.step(CONFIG, run_id, JSON)  # the digit, then } and the end forced
-    after_two = out.status
+    after_two = part(out, "status")
     out = h.back(out.run_id, JSON)
-    assert out.status != after_two and "1 sampled" not in out.status.split("·")[0] or "0 sampled" in out.status
+    back = part(out, "status")
+    assert back != after_two and "1 sampled" not in back.split("·")[0] or "0 sampled" in back
     again = h.step(CONFIG, out.run_id, JSON)
-    assert again.status == after_two
+    assert part(again, "status") == after_two
 
 
 def test_a_step_of_only_forced_tokens_no_longer_asks_to_press_step():
     out = h.step(CONFIG, None, JSON)  # {"a": forced, nothing sampled yet
-    assert "0 sampled" in out.status and html.escape(h.ALL_FORCED) in out.chart and "Press Step" not in out.chart
+    chart = part(out, "chart")
+    assert "0 sampled" in part(out, "status") and html.escape(h.ALL_FORCED) in chart and "Press Step" not in chart
 
 
 def test_a_token_typed_with_force_is_not_counted_as_sampled():
     run_id = h.step(CONFIG, None, DATE).run_id
     out = h.force(CONFIG, run_id, DATE, "9")
-    assert ": 1 sampled" in out.status and "1 typed by you (Force)" in out.status
+    assert ": 1 sampled" in part(out, "status") and "1 typed by you (Force)" in part(out, "status")
 
 
 def test_the_engine_table_follows_a_knob_without_a_step():
@@ -119,7 +137,7 @@ def test_a_bad_seed_or_top_k_is_said_in_the_message_line_naming_the_control_and_
     out = teach(h.step, message="message line")(CONFIG, run_id, dataclasses.replace(DATE, **change))
     assert list(out) == ["message line"]  # the other outputs keep what they show: no "Error" badge on each
     assert html.escape(said) in out["message line"] and "lab-error" in out["message line"]
-    assert ": 2 sampled" in h.step(CONFIG, run_id, DATE).status  # the same run, one decision on
+    assert ": 2 sampled" in part(h.step(CONFIG, run_id, DATE), "status")  # the same run, one decision on
 
 
 def test_the_measurement_refuses_a_bad_sample_count_naming_it():
@@ -132,8 +150,9 @@ def test_the_page_answers_each_output_by_its_component_and_a_bad_top_k_in_the_me
     given = {c.run_id: None, c.prompt: DATE.prompt, c.kind: DATE.kind, c.text: DATE.text, c.seed: 0, c.max_new: 24}
     given |= {c.fast_forward: True, **{getattr(c.knobs, field): v for field, v in KNOBS.items()}}
     out = wired(demo, c.step)(given)
-    assert set(out) == {*c.view, c.message} and out[c.message] == ""
-    assert "1 sampled" in out[c.view.status] and out[c.view.run_id]
+    # the run id, the step's view and the engines' table: three outputs and the message line, where there were six
+    assert set(out) == {c.view.run_id, c.view.shown, c.view.orders, c.message} and out[c.message] == ""
+    assert "1 sampled" in out[c.view.shown]["html"] and out[c.view.run_id]
     bad = wired(demo, c.step)({**given, c.run_id: out[c.view.run_id], c.knobs.top_k: -4})
     assert list(bad) == [c.message] and "Top-k must be a whole number in [0, 200]" in bad[c.message]
     refused = wired(demo, c.force)({**given, c.run_id: out[c.view.run_id], c.token: "x"})

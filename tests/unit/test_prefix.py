@@ -36,6 +36,16 @@ def test_a_prompt_identical_to_a_cached_one_gives_what_computing_it_alone_gives_
     assert prefilled(scheduler) == len(PROMPT), "the second prompt was computed again"
 
 
+def test_a_copied_prompt_says_what_computing_it_took_beside_the_copys_own_time(tiny):
+    """The page draws a copied prefill as a copy and names the computed one beside it (visuals.step.timeline): the
+    pass record carries the first computation's time."""
+    scheduler = Scheduler(tiny)
+    computed = greedy_through(scheduler, PROMPT, 2)[2][0]
+    copied = greedy_through(scheduler, PROMPT, 2)[2][0]
+    assert computed.mode != "cached" and computed.computed_ms is None
+    assert copied.mode == "cached" and copied.computed_ms == computed.ms
+
+
 def test_identical_prompts_at_once_are_computed_once(tiny):
     scheduler = Scheduler(tiny)
     scheduler.start()

@@ -23,6 +23,17 @@ def stepped(sid, controls) -> h.View:
     return view
 
 
+def status(sid) -> str:
+    """The words of the side by side as the page shows them: the session's view as last sent (ui/patch.py)."""
+    return h.RUNS.get(sid).sent.sent.slots["#quantization-status"]
+
+
+def words(view: h.View) -> str:
+    """The words of a whole view (a blank one, or the first of a run)."""
+    shown = view.shown if isinstance(view.shown, str) else view.shown["html"]
+    return shown.split("<div id='quantization-status'>", 1)[1].split("</div>", 1)[0]
+
+
 def test_every_format_but_float32_is_offered_new_ones_included():
     assert [name for name in FORMATS if name != "float32"] == h.CHOICES == h.choices(BUNDLED)
 
@@ -35,19 +46,27 @@ def test_as_stored_is_offered_only_for_the_bundled_file_whose_weights_it_holds()
 
 def test_a_step_run_back_and_reset_answer_the_whole_view():
     view = stepped(None, CONTROLS)
-    assert view.sid and "step 1" in view.status and "Same top-1 at" in view.status
-    *views, end = h.run_n(CONFIG, view.sid, CONTROLS)
-    shown = [[n for n in (2, 3, 4) if f"step {n}" in v.status] for v in views]
+    sid = view.sid
+    assert sid and "step 1" in status(sid) and "Same top-1 at" in status(sid)
+    assert "html" in view.shown  # a new run's first view: whole
+    shown = []
+    run = h.run_n(CONFIG, sid, CONTROLS)
+    for v in run:
+        if v is END:
+            break
+        shown.append([n for n in (2, 3, 4) if f"step {n}" in status(sid)])
+        # each view sent is the changes since the one before it: the new chips and KL columns, appended
+        assert {op[0] for op in v.shown["ops"]} <= {"append", "html", "attr", "drop"}
     # each view one step, later than the one before (at most four views a second are sent: ui.running), the last always
-    assert end is END and all(len(n) == 1 for n in shown) and all(a < b for a, b in zip(shown, shown[1:]))
+    assert all(len(n) == 1 for n in shown) and all(a < b for a, b in zip(shown, shown[1:]))
     assert shown[-1] == [4]
-    view = views[-1]  # the streams grow as Run goes
-    assert "step 4" in view.status and view.streams.count("quantization-chip") == 8
-    view = h.back(view.sid)
-    assert "step 3" in view.status
-    assert h.reset(view.sid).sid is None
+    assert h.RUNS.get(sid).sent.sent.html.count("quantization-chip") == 8  # the streams grow as Run goes
+    view = h.back(sid)
+    assert "step 3" in status(sid) and ["drop", "#quantization-kl .lc-cols", 1] in view.shown["ops"]
+    assert h.whole(sid)["html"] == h.RUNS.get(sid).sent.sent.html  # a page that missed a change gets it all
+    assert h.reset(sid).sid is None
     with pytest.raises(ValueError, match="no run in this session"):
-        h.back(view.sid)
+        h.back(sid)
 
 
 @pytest.mark.parametrize(
@@ -69,13 +88,13 @@ def test_a_bad_value_names_the_control_and_its_range(change, said):
 
 def test_a_run_part_rounds_only_that_part_and_says_so():
     view = stepped(None, h.Controls(**{**CONTROLS.__dict__, "fmt": "int4", "part": "head only"}))
-    assert view.status.startswith("**int4 on the head only (simulated")
+    assert status(view.sid).startswith("<b>int4 on the head only (simulated")
 
 
 def test_a_new_format_clears_the_old_run_and_says_what_the_next_step_starts():
     sid = stepped(None, CONTROLS).sid
     view = h.changed(sid, "int4", "layers only")
-    assert view.sid is None and "Now **int4**, on the layers only" in view.status
+    assert view.sid is None and "Now <b>int4</b>, on the layers only" in words(view)
     with pytest.raises(ValueError, match="no run in this session"):
         h.back(sid)
 
@@ -112,9 +131,9 @@ def test_a_run_let_go_by_a_new_format_takes_no_more_steps():
     assert h.RUNS.get(sid) is None and not said  # let go, and waiting until the run's view is on its way
     # asked for the next view, the run stops, and ends on END: gradio's completion message sends a generator's
     # last value again after the change's answer, and it must draw nothing
-    assert "step 2" in first.status and list(run) == [END]
+    assert "step 2" in str(first.shown) and list(run) == [END]
     change.join()
-    assert "Now **int4**" in said[0].status
+    assert "Now <b>int4</b>" in words(said[0])
 
 
 def test_try_this_says_where_things_are_as_the_page_draws_them():

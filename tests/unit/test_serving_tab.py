@@ -3,41 +3,66 @@ measurement to the next person and holds the model alone while it measures."""
 
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from decoding.models import TINY
 from decoding.serving.prefix import prompt_blocks
+from tests.helpers.charts import read_chart
 from tests.helpers.made import FULL, measured
 from ui.context import AppConfig, scheduler_for, simulated_class
 from ui.serving import tab as serving_tab
 from ui.timing import tab as timing_tab
+from visuals.parts import Parts
 
 CONFIG = AppConfig(TINY, "cpu")
-VIEW = serving_tab.TrafficView(ticks="ticks", cost="cost", status="status", blocks="blocks", prefix="prefix")
+
+
+def shown() -> Parts:
+    """The tab's view as a page sees it now (each refresh sends it what changed: ui/patch.py)."""
+    return serving_tab.view(CONFIG)
 
 
 def test_the_tab_reads_the_traffic_of_this_server(tiny):
     scheduler = scheduler_for(tiny)
     scheduler.forward([3, 4, 5], None, 0)
-    shown = serving_tab.refresh(CONFIG, VIEW)
-    ticks, cost, text = shown["ticks"], shown["cost"], shown["status"]
-    assert ticks.data and cost.data and "forward pass" in text
+    now = shown()
+    ticks = read_chart("".join(now.strips["#serving-ticks .serving-passes"]))
+    cost = read_chart(now.slots["#serving-cost"])
+    assert ticks.series("decoding one token").y and cost.series("one packed pass (median)").y
+    assert "forward pass" in now.slots["#serving-status"]
     numbers = serving_tab.traffic(CONFIG)
     assert numbers["scheduler"] and numbers["ticks"] >= 1 and numbers["prefill_tokens"] >= 3
     assert all(isinstance(k, str) for k in numbers["rows_histogram"])  # JSON keys
+
+
+def test_each_page_is_sent_the_whole_view_once_then_what_changed(tiny):
+    scheduler = scheduler_for(tiny)
+    scheduler.forward([3, 4, 5], None, 0)
+    page, other = SimpleNamespace(session_hash="page"), SimpleNamespace(session_hash="other")
+    assert "html" in serving_tab.refresh(CONFIG, page)
+    scheduler.forward([6, 7], None, 0)
+    again = serving_tab.refresh(CONFIG, page)
+    assert "ops" in again and any(op[0] == "append" for op in again["ops"])  # the new pass, appended
+    assert "html" in serving_tab.refresh(CONFIG, other)  # another page: its own first view, whole
+    assert serving_tab.whole(page)["html"] == serving_tab.SENT.patcher("page").sent.html
+    serving_tab.forget(page)
+    assert "html" in serving_tab.refresh(CONFIG, page)  # a page let go (closed) starts again from the whole view
 
 
 def test_the_tab_draws_each_sessions_cache_as_the_blocks_the_server_holds(tiny):
     scheduler = scheduler_for(tiny)
     prompt = [(5 * i + 1) % 80 + 7 for i in range(40)]
     caches = [scheduler.forward(prompt, None, 0)[1] for _ in range(2)]  # kept: a session's cache lives while it does
-    shown = serving_tab.refresh(CONFIG, VIEW)
-    drawn = {trace.name: trace for trace in shown["blocks"].data}
+    now = shown()
+    drawn = read_chart(now.slots["#serving-blocks"])
+    hashed = {s.name: {c[1] for c in s.customdata} for s in drawn.data if s.name != "generated"}
     hashes = [b.hash[:6] for b in prompt_blocks(prompt)]
-    assert set(hashes) <= set(drawn["copied from the pool (shared)"].text)  # the second session copied them all
-    assert set(hashes) <= set(drawn["computed by this session"].text) | set(drawn["copied from the pool (shared)"].text)
-    assert "not computed" in shown["prefix"] and "block table" in shown["prefix"]
+    assert set(hashes) <= hashed["copied from the pool (shared)"]  # the second session copied them all
+    assert set(hashes) <= hashed["computed by this session"] | hashed["copied from the pool (shared)"]
+    prefix = now.slots["#serving-prefix"]
+    assert "not computed" in prefix and "block table" in prefix
     numbers = serving_tab.traffic(CONFIG)["prefix"]
     assert numbers["reused_tokens"] >= len(prompt) and numbers["blocks"] >= 3 and len(caches) == 2
 

@@ -8,11 +8,14 @@ import html
 import pytest
 
 from decoding.speculative.run import SpecRun
+from tests.helpers.charts import read_chart
 from tests.helpers.wiring import page, wired
 from ui.context import AppConfig
 from ui.events import teach
 from ui.speculative import handlers as h
 from ui.speculative import tab
+from visuals.speculative.charts import TIMELINE_NAMES
+from visuals.speculative.views import ROUND_SLOTS
 
 CONFIG = AppConfig("tiny-random", "cpu")
 LOOKUP, EARLY = "prompt lookup", "early exit (first L layers)"
@@ -33,20 +36,31 @@ def quiet(*a, **k):
     return None
 
 
+def shown(sid, part: str = "round"):
+    """What the page shows of the session's round or run view: the Parts it was last sent (ui/patch.py)."""
+    return getattr(h.RUNS.get(sid), f"{part}_view").sent
+
+
+def status(sid) -> str:
+    return shown(sid).slots["#speculative-status"]
+
+
 def test_rounds_back_and_reset_across_rounds(tiny):
-    out = h.prefill(CONFIG, None, controls())
-    sid = out.sid
-    assert "Prefilled" in out.status
-    statuses = [h.step(CONFIG, sid, controls()).status for _ in range(3)]
-    assert [s.split(".")[0] for s in statuses] == ["**Round 1", "**Round 2", "**Round 3"]
+    sid = h.prefill(CONFIG, None, controls()).sid
+    assert "Prefilled" in status(sid)
+    statuses = []
+    for _ in range(3):
+        h.step(CONFIG, sid, controls())
+        statuses.append(status(sid))
+    assert [s.split(".")[0] for s in statuses] == ["<b>Round 1", "<b>Round 2", "<b>Round 3"]
     spec = h.RUNS.get(sid)
     third, ids_after_two = spec.run.rounds[2], spec.run.ids[: spec.run.rounds[2].context_len]
-    out = h.back(CONFIG, sid)
-    assert out.status.startswith("**Round 2") and spec.run.ids == ids_after_two
+    h.back(CONFIG, sid)
+    assert status(sid).startswith("<b>Round 2") and spec.run.ids == ids_after_two
     assert len(spec.context) == len(spec.run.ids)
-    again = h.step(CONFIG, sid, controls())
+    h.step(CONFIG, sid, controls())
     replay = spec.run.rounds[2]
-    assert again.status.startswith("**Round 3") and (replay.drafted, replay.kept) == (third.drafted, third.kept)
+    assert status(sid).startswith("<b>Round 3") and (replay.drafted, replay.kept) == (third.drafted, third.kept)
     blank = h.reset(sid)
     assert blank.sid is None and h.RUNS.get(sid) is None
     with pytest.raises(ValueError, match="press Prefill"):
@@ -67,9 +81,36 @@ def test_run_to_end_equals_the_engine_and_reports_the_side_by_side_timing(tiny):
         max_new_tokens=24,
     ).run_to_end()
     assert spec.run.result.token_ids == engine.token_ids
-    assert "same tokens" in out.speed and "float32 on cpu" in out.speed
-    assert out.timeline.data and spec.comparison.identical
+    run = shown(sid, "run")
+    speed = run.slots["#speculative-speed"]
+    assert "same tokens" in speed and "float32 on cpu" in speed
+    timeline = read_chart(run.slots["#speculative-timeline"])
+    assert timeline.names == [*TIMELINE_NAMES.values()] and spec.comparison.identical
+    assert "html" in out.run  # a new run's first answer: the whole view
     h.reset(sid)
+
+
+def test_a_round_sends_the_run_chart_its_one_new_column_and_back_drops_it(tiny):
+    sid = h.prefill(CONFIG, None, controls()).sid
+    first = h.step(CONFIG, sid, controls())
+    assert "ops" in first.round and "html" in first.run  # the first round gives the run view its charts: whole
+    second = h.step(CONFIG, sid, controls())
+    appended = [op for op in second.run["ops"] if op[0] == "append"]
+    assert [op[1] for op in appended] == ["#speculative-rounds .lc-cols", "#speculative-rounds .lc-x"]
+    assert read_chart(appended[0][2]).series("guesses kept").x == ["2"]  # round 2's column alone
+    assert {op[1] for op in second.round["ops"]} <= {f"#speculative-{name}" for name in ROUND_SLOTS}
+    back = h.back(CONFIG, sid)
+    assert ["drop", "#speculative-rounds .lc-cols", 1] in back.run["ops"]
+    h.reset(sid)
+
+
+def test_a_view_that_missed_a_change_gets_the_whole_of_what_was_last_sent(tiny):
+    sid = h.prefill(CONFIG, None, controls()).sid
+    h.step(CONFIG, sid, controls())
+    again = h.whole(sid, "run")
+    assert again["html"] == shown(sid, "run").html
+    h.reset(sid)
+    assert h.whole(sid, "round") == h.blank().round  # a freed run: the blank view
 
 
 def test_changing_a_control_starts_a_new_run():
@@ -103,7 +144,8 @@ def test_a_bad_value_is_said_in_the_message_line_naming_the_control_and_the_sess
     out = teach(h.step, message="message line")(CONFIG, sid, controls(**change))
     assert list(out) == ["message line"]  # the other outputs keep what they show: no "Error" badge on each
     assert html.escape(said) in out["message line"] and "lab-error" in out["message line"]
-    assert h.step(CONFIG, sid, controls()).status.startswith("**Round 2")
+    h.step(CONFIG, sid, controls())
+    assert status(sid).startswith("<b>Round 2")
     h.reset(sid)
 
 
@@ -133,12 +175,15 @@ def test_the_page_answers_each_output_by_its_component_and_a_bad_seed_in_the_mes
         **{getattr(c.knobs, f): v for f, v in KNOBS.items()},
     }
     out = wired(demo, c.prefill)(given)
-    assert set(out) == {*c.view, c.message} and out[c.message] == ""
-    assert "Prefilled" in out[c.view.status] and out[c.view.sid]
-    bad = wired(demo, c.round)({**given, c.sid: out[c.view.sid], c.seed: -1})
+    # the session id and the two views: three outputs and the message line, where there were ten and the line
+    assert set(out) == {c.view.sid, c.view.round, c.view.run, c.message} and out[c.message] == ""
+    sid = out[c.view.sid]
+    assert "Prefilled" in status(sid) and "Prefilled" in out[c.view.round]["html"]
+    bad = wired(demo, c.round)({**given, c.sid: sid, c.seed: -1})
     assert list(bad) == [c.message] and "Seed must be a whole number in [0, 4294967295], got -1" in bad[c.message]
-    assert "Round 1" in wired(demo, c.round)({**given, c.sid: out[c.view.sid]})[c.view.status]
-    h.reset(out[c.view.sid])
+    wired(demo, c.round)({**given, c.sid: sid})
+    assert "Round 1" in status(sid)
+    h.reset(sid)
 
 
 def test_a_preset_sets_its_controls_by_name_and_an_unknown_one_changes_nothing():

@@ -12,12 +12,14 @@ from visuals.constrained.views import (
     answer_html,
     comparison_figure,
     comparison_markdown,
-    mask_rows_markdown,
-    orders_markdown,
+    mask_rows_html,
+    orders_html,
+    step_view,
     token_origins,
 )
 from visuals.distribution import distribution_figure
 from visuals.glossary import term
+from visuals.parts import changes
 from visuals.theme import REMOVED
 
 
@@ -58,17 +60,27 @@ def _step(index=0, token="yes", forced=False, **kw) -> Step:
 
 
 def test_the_grammar_row_names_what_it_removed_and_the_illegal_mass():
-    rows = mask_rows_markdown(_step(), vocab_size=100)
-    assert "**grammar**: 2 of 100 legal" in rows and "`Yes` 60.0%" in rows and f"{term('illegal mass')} 70.0%" in rows
+    rows = mask_rows_html(_step(), vocab_size=100)
+    assert "<b>grammar</b>: 2 of 100 legal" in rows and "<code>Yes</code> 60.0%" in rows
+    assert f"{term('illegal mass')} 70.0%" in rows
 
 
 def test_a_forced_step_says_the_model_was_not_asked():
-    assert "forced by the grammar" in mask_rows_markdown(_step(forced=True, token="}"), 100)
+    assert "forced by the grammar" in mask_rows_html(_step(forced=True, token="}"), 100)
 
 
 def test_forced_and_resampled_tokens_are_marked_in_the_answer():
     html = answer_html([_step(resampled_from=1), _step(1, "}", forced=True)])
     assert html.count("dashed #882255") == 2 and "↺" in html and "forced by the grammar" in html
+
+
+def test_a_step_appends_its_tokens_to_the_answer_and_replaces_the_rest():
+    one = step_view("1 token", [_step()], "", "chart 1", "rows 1")
+    two = step_view("2 tokens", [_step(), _step(1, "}", forced=True)], "", "chart 1", "rows 2")
+    ops = changes(one, two)
+    appended = [op for op in ops if op[0] == "append"]
+    assert [op[1] for op in appended] == ["#constrained-answer .chips"] and "forced by the grammar" in appended[0][2]
+    assert ["html", "#constrained-rows", "rows 2"] in ops and not any(op[1] == "#constrained-chart" for op in ops)
 
 
 def test_the_bars_the_grammar_removed_have_its_own_colour_and_name():
@@ -85,7 +97,7 @@ def test_each_token_is_counted_once_as_sampled_forced_by_the_grammar_or_typed_by
 
 def test_the_orders_table_names_the_position_it_looks_at():
     outcome = Outcome("vllm", ("grammar", "top_k"), ("grammar",), 10, 2, "none needed")
-    said = orders_markdown([outcome], "top-k 0", position=4)
+    said = orders_html([outcome], "top-k 0", position=4)
     assert "for the next token, position 4 of the answer" in said and "(top-k 0)" in said
 
 
@@ -100,7 +112,7 @@ def test_orders_flag_the_engine_whose_truncation_left_nothing_legal():
             recovery="resample",
         )
     ]
-    assert "**0: nothing legal**" in orders_markdown(outcomes, "top-k 1")
+    assert "<b>0: nothing legal</b>" in orders_html(outcomes, "top-k 1")
 
 
 def test_the_comparison_counts_valid_answers_and_says_when_the_favourite_was_illegal():

@@ -30,7 +30,7 @@ def test_the_json_is_what_plotly_writes(name):
 
 
 def test_read_or_changed_as_a_plotly_figure_it_serialises_the_change():
-    fig = FIGURES["titles written as strings"]()
+    fig = FIGURES["a gap and an unset property"]()
     assert fig.data and fig.layout.height  # read as plotly reads it
     fig.update_layout(height=123)
     assert json.loads(fig.to_json())["layout"]["height"] == 123

@@ -99,7 +99,7 @@ def test_a_rounds_first_guess_shows_the_lens_at_l_beside_the_final_layer():
 
 def test_over_a_run_first_guesses_kept_sit_beside_the_lens_agreement():
     line = visuals.first_guess_line(3, 3, 40, 8, greedy=True)
-    assert "3 of 40 rounds (8%)" in line and "layer 8 picked the final token:** 3 of 40" in line
+    assert "3 of 40 rounds (8%)" in line and "layer 8 picked the final token:</b> 3 of 40" in line
     assert "one event" in line and "one event" not in visuals.first_guess_line(3, 4, 40, 8, greedy=False)
     assert visuals.first_guess_line(0, 0, 0, 8, greedy=True) == ""
 

@@ -1,26 +1,50 @@
 """The quantization figures and tables are pure functions of plain rows: what they draw, and what they say."""
 
+from tests.helpers.charts import read_chart
 from tests.helpers.made import SPEED_ROWS
+from visuals.parts import changes
 from visuals.quantization import measured as m
 from visuals.quantization import side_by_side as q
 
 
 def test_both_distributions_are_drawn_over_the_same_tokens():
-    fig = q.distributions_figure(["a", " b", "a"], [0.5, 0.3, 0.1], [0.4, 0.4, 0.1], "int8", 3)
-    ref, fmt = fig.data
-    assert list(ref.x) == list(fmt.x) and len(set(ref.x)) == 3  # two tokens that read alike stay two bars
-    assert list(ref.y) == [0.5, 0.3, 0.1] and fmt.name == "int8"
+    chart = read_chart(q.distributions_figure(["a", " b", "a"], [0.5, 0.3, 0.1], [0.4, 0.4, 0.1], "int8", 3))
+    ref, fmt = chart.data
+    assert ref.x == fmt.x and len(set(ref.x)) == 3  # two tokens that read alike stay two bars
+    assert ref.y == [0.5, 0.3, 0.1] and fmt.name == "int8"
+    assert ref.looks == ["solid"] * 3 and fmt.looks == ["outline"] * 3  # the format hatched: not colour alone
+    assert chart.labels == ["a", "␣b", "a"] and chart.title == "Step 3, on float32's text"
 
 
 def test_the_kl_chart_marks_changed_steps_and_the_divergence():
-    fig = q.kl_figure([0.01, 0.2, 0.0], [True, False, True], 1)
-    assert fig.data[0].marker.color[1] == q.DIVERGED and fig.data[0].marker.color[0] != q.DIVERGED
-    assert fig.layout.shapes[0].x0 == 2
+    chart = read_chart(q.kl_figure([0.01, 0.2, 0.0], [True, False, True], 1))
+    assert chart.series(q.SAME).x == ["1", "3"] and chart.series(q.CHANGED).x == ["2"]
+    assert chart.series(q.CHANGED).colours == [q.DIVERGED] and chart.series(q.CHANGED).looks == ["outline"]
+    assert chart.annotations == [q.DIVERGENCE]  # the dotted line, down step 2's column
+    html = q.kl_figure([0.01, 0.2, 0.0], [True, False, True], 1)
+    second = html.split('<div class="lc-col">')[2]
+    assert "lc-rule-x" in second and "lc-dotted" in second
 
 
 def test_the_streams_outline_the_first_divergence_on_both_rows():
     html = q.streams_html(["The", " sea"], ["In", " the"], 0, "int4")
     assert html.count("quantization-split") == 2 and html.count("quantization-after") == 2 and "␣sea" in html
+
+
+def test_a_step_of_the_side_by_side_sends_its_words_its_distributions_its_kl_column_and_a_chip_per_stream():
+    dist = q.distributions_figure(["a"], [0.5], [0.4], "int8", 1)
+    one = q.step_view("step 1", dist, [0.01], [True], None, ["The"], ["The"], "int8")
+    two = q.step_view("step 2", dist, [0.01, 0.02], [True, True], None, ["The", " sea"], ["The", " sea"], "int8")
+    ops = changes(one, two)
+    appended = {op[1]: op[2] for op in ops if op[0] == "append"}
+    assert set(appended) == {
+        "#quantization-kl .lc-cols",
+        "#quantization-kl .lc-x",
+        "#quantization-stream-0",
+        "#quantization-stream-1",
+    }
+    assert read_chart(appended["#quantization-kl .lc-cols"]).series(q.SAME).x == ["2"]
+    assert ["html", "#quantization-status", "step 2"] in ops
 
 
 def test_the_speed_chart_draws_simulated_formats_hollow_beside_float32s_bandwidth():

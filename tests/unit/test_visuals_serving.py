@@ -4,7 +4,11 @@ import pytest
 
 from decoding.serving.scheduler import Noise
 from decoding.serving.traffic import Tick, summary
+from tests.helpers.charts import read_chart
 from visuals.glossary import term
+from visuals.parts import changes
+from visuals.serving import blocks, cost, view
+from visuals.serving import ticks as ticks_chart
 from visuals.serving import traffic as vis
 
 NOW = 1_000.0
@@ -22,56 +26,56 @@ def tick(ago, rows, ms=50.0, decode=None, prefill=0, mode="packed"):
     )
 
 
-def trace(fig, name):
-    return next(t for t in fig.data if (t.name or "").startswith(name))
+def origin_now() -> float:
+    return ticks_chart.origin_for(NOW)
 
 
-def names(fig):
-    return [t.name for t in fig.data]
-
-
-def annotation_texts(fig):
-    return [a.text for a in fig.layout.annotations]
-
-
-# --- the ticks over time ---
+# --- the passes over the last minute ---
 
 
 def test_no_ticks_draw_the_empty_state_that_says_how_to_make_traffic():
-    for ticks in ([], [tick(500, 4)]):  # nothing, or nothing in the last two minutes
-        fig = vis.ticks_figure(ticks, NOW)
-        assert not fig.data
-        assert annotation_texts(fig) == [vis.NO_TRAFFIC]
+    for ticks in ([], [tick(500, 4)]):  # nothing, or nothing in the last minute
+        drawn = view.traffic_view("", ticks, NOW, "", "", "").html
+        assert vis.NO_TRAFFIC in drawn and not read_chart(drawn).data
         assert "open simulated students above" in vis.NO_TRAFFIC  # the controls sit above the charts
 
 
 def test_each_pass_is_a_bar_of_its_students_split_into_decoding_and_prompt_reading():
     ticks = [tick(10, 30, ms=240), tick(5, 5, ms=300, decode=4, prefill=64), tick(1, 1, ms=35, mode="solo")]
-    fig = vis.ticks_figure(ticks, NOW)
-    decoding, prompts = trace(fig, "decoding one token"), trace(fig, "reading its prompt")
-    assert list(decoding.y) == [30, 4, 1]
-    assert list(prompts.y) == [0, 1, 0]
-    # each bar ends when its pass ended, seconds before now
-    assert [x + w / 2 for x, w in zip(decoding.x, decoding.width)] == pytest.approx([-10, -5, -1])
-    assert list(decoding.width) == pytest.approx([0.4, 0.4, 0.4])  # short passes still show
-    assert fig.layout.barmode == "stack"
-    chunks = trace(fig, "prompt tokens (right axis)")
-    assert list(chunks.y) == [64] and chunks.yaxis == "y2"
-    assert fig.layout.yaxis2.title.text == "prompt tokens"
-    assert fig.layout.xaxis.title.text == "seconds before now" and list(fig.layout.xaxis.range) == [-120, 0]
-    assert fig.layout.yaxis.title.text == "students"
-    assert fig.layout.title.text == "Each forward pass: how many students shared it"
+    chart = read_chart(view.traffic_view("", ticks, NOW, "", "", "").html)
+    decoding, prompts = chart.series(ticks_chart.DECODING), chart.series(ticks_chart.READING)
+    assert decoding.y == [30, 4, 1] and prompts.y == [1]  # stacked: only the pass that read a prompt has the second
+    # each pass's numbers (students, decoding, prompt tokens, ms), and where it ended, from the view's origin
+    assert [c[0] for c in decoding.customdata] == [30, 5, 1]
+    ends = [float(x) for x in decoding.x]
+    assert ends == pytest.approx([NOW - 10 - origin_now(), NOW - 5 - origin_now(), NOW - 1 - origin_now()])
+    assert chart.series(ticks_chart.PROMPT).y == [64]  # the diamond on the right axis
+    html = view.traffic_view("", ticks, NOW, "", "", "").html
+    assert ticks_chart.TITLE in html and "seconds before now" in html and "prompt tokens (right axis)" in html
 
 
 def test_without_prefill_there_is_no_prompt_token_axis():
-    fig = vis.ticks_figure([tick(3, 8), tick(2, 8)], NOW)
-    assert names(fig) == ["decoding one token", "reading its prompt"]
-    assert "yaxis2" not in fig.layout.to_plotly_json()
+    parts = view.traffic_view("", [tick(3, 8), tick(2, 8)], NOW, "", "", "")
+    assert read_chart(parts.html).names == [ticks_chart.DECODING]
+    assert parts.slots["#serving-ticks .lc-y2"] == "" and ticks_chart.PROMPT not in parts.html
 
 
 def test_ticks_older_than_the_window_are_left_out():
-    fig = vis.ticks_figure([tick(200, 9), tick(60, 3)], NOW)
-    assert list(trace(fig, "decoding one token").y) == [3]
+    chart = read_chart(view.traffic_view("", [tick(200, 9), tick(30, 3)], NOW, "", "", "").html)
+    assert chart.series(ticks_chart.DECODING).y == [3]
+
+
+def test_a_refresh_sends_the_new_passes_drops_those_that_left_and_moves_the_window():
+    ticks = [tick(59, 2), tick(30, 3), tick(20, 4)]
+    before = view.traffic_view("", ticks, NOW, "", "", "")
+    later = [t for t in ticks] + [tick(-1.5, 5)]  # 2 s on: the oldest pass has left the window, a new one came
+    after = view.traffic_view("", later, NOW + 2, "", "", "")
+    ops = changes(before, after)
+    strip = "#serving-ticks .serving-passes"
+    assert ["shift", strip, 1] in ops
+    appended = [op for op in ops if op[0] == "append" and op[1] == strip]
+    assert len(appended) == 1 and read_chart(appended[0][2]).series(ticks_chart.DECODING).y == [5]
+    assert any(op[0] == "attr" and op[1] == "#serving-ticks .lc-plot" for op in ops)  # the window moved
 
 
 # --- tick time against batch size ---
@@ -79,50 +83,46 @@ def test_ticks_older_than_the_window_are_left_out():
 TRAFFIC = [tick(50, 1, ms=60), tick(40, 1, ms=56), tick(30, 4, ms=80), tick(20, 8, ms=120), tick(10, 8, ms=120)]
 
 
-def test_tick_time_plots_the_median_pass_per_batch_size_sized_by_how_often_it_ran():
-    fig = vis.tick_time_figure(summary(TRAFFIC, window_s=60))
-    packed = trace(fig, "one packed pass")
-    assert list(packed.x) == [1, 4, 8] and list(packed.y) == [58, 80, 120]
-    small, _, big = packed.marker.size
-    assert small == big > packed.marker.size[1]  # 2 passes each at 1 and 8, one at 4
-    assert fig.layout.xaxis.title.text == "students in one forward pass"
-    assert fig.layout.yaxis.title.text == "time of the pass (ms)"
-    assert fig.layout.title.text == "The decode roofline, from this server's own traffic"
-    assert annotation_texts(fig) == ["8 students: 15 ms per token<br>alone: 58 ms per token"]
-    note = fig.layout.annotations[0]  # in the top-left corner, where neither line runs (both start low on the left)
-    assert (note.xref, note.yref, note.x, note.y, note.showarrow) == ("paper", "paper", 0.02, 0.98, False)
+def test_tick_time_draws_the_median_pass_per_batch_size_and_how_often_it_ran():
+    chart = read_chart(cost.tick_time_figure(summary(TRAFFIC, window_s=60)))
+    packed = chart.series(cost.PACKED)
+    assert packed.x == ["1", "4", "8"] and packed.y == [58, 80, 120]
+    assert [c[0] for c in packed.customdata] == [2, 1, 2]  # 2 passes each at 1 and 8, one at 4 (in its hover)
+    assert chart.title == "The decode roofline, from this server's own traffic"
+    assert term("roofline") in cost.TITLE  # the lesson's word, explained where it first appears on the tab
+    assert chart.sub == "8 students: 15 ms per token · alone: 58 ms per token"
+    html = cost.tick_time_figure(summary(TRAFFIC, window_s=60))
+    assert "students in one forward pass" in html and "time of the pass (ms)" in html
 
 
-def test_one_after_another_line_is_batch_size_times_a_one_student_pass():
-    fig = vis.tick_time_figure(summary(TRAFFIC, window_s=60), solo_ms=999)
-    line = trace(fig, "one after another")
-    assert list(line.x) == [1, 8] and list(line.y) == [58, 8 * 58]  # the measured 1-row pass wins over solo_ms
-    assert line.name == "one after another: students × 58 ms"
+def test_one_after_another_is_a_dash_at_batch_size_times_a_one_student_pass():
+    chart = read_chart(cost.tick_time_figure(summary(TRAFFIC, window_s=60), solo_ms=999))
+    line = chart.series("one after another: students × 58 ms")  # the measured 1-row pass wins over solo_ms
+    assert line.x == [str(r) for r in range(1, 9)] and line.y == [58 * r for r in range(1, 9)]
 
 
-def test_one_after_another_line_falls_back_to_solo_ms_and_is_omitted_without_either():
+def test_one_after_another_falls_back_to_solo_ms_and_is_omitted_without_either():
     crowded = summary([tick(20, 4, ms=80), tick(10, 8, ms=120)], window_s=60)
-    assert list(trace(vis.tick_time_figure(crowded, solo_ms=50), "one after another").y) == [50, 400]
-    fig = vis.tick_time_figure(crowded)
-    assert names(fig) == ["one packed pass (median)"]
-    assert annotation_texts(fig) == ["8 students: 15 ms per token"]
+    chart = read_chart(cost.tick_time_figure(crowded, solo_ms=50))
+    assert chart.series("one after another: students × 50 ms").y[-1] == 400
+    chart = read_chart(cost.tick_time_figure(crowded))
+    assert chart.names == [cost.PACKED] and chart.sub == "8 students: 15 ms per token"
 
 
-def test_a_class_of_one_reads_as_one_student_on_whole_student_ticks():
-    fig = vis.tick_time_figure({"median_ms_by_rows": {1: 138.0}, "rows_histogram": {1: 4}})
-    assert annotation_texts(fig) == ["1 student: 138 ms per token"]
-    assert fig.layout.xaxis.dtick == 1
+def test_a_class_of_one_reads_as_one_student():
+    chart = read_chart(cost.tick_time_figure({"median_ms_by_rows": {1: 138.0}, "rows_histogram": {1: 4}}))
+    assert chart.sub == "1 student: 138 ms per token" and chart.labels == ["1"]
 
 
 def test_tick_time_without_traffic_is_the_empty_state():
-    fig = vis.tick_time_figure(summary([], window_s=60))
-    assert not fig.data and "No traffic yet" in annotation_texts(fig)[0]
+    drawn = cost.tick_time_figure(summary([], window_s=60))
+    assert not read_chart(drawn).data and "No traffic yet" in drawn
 
 
 # --- what the numbers say ---
 
 
-def test_traffic_markdown_reads_the_summary_the_saving_and_the_noise():
+def test_traffic_html_reads_the_summary_the_saving_and_the_noise():
     s = dict(
         ticks=412,
         window_s=60,
@@ -134,13 +134,13 @@ def test_traffic_markdown_reads_the_summary_the_saving_and_the_noise():
         median_ms_by_rows={1: 58.0, 8: 120.0},
         mean_rows=5.3,
     )
-    assert vis.traffic_markdown(s, NOISE) == (
-        "In the last 60 s: 412 forward passes, 5.3 students per pass on average, 31 tokens/s for the whole server; "
+    assert vis.traffic_html(s, NOISE) == (
+        "<p>In the last 60 s: 412 forward passes, 5.3 students per pass on average, 31 tokens/s for the whole server; "
         "the model was busy 64% of the time. "
         "One pass for 8 students took 120 ms; one after another they would have taken 8 × 58 = 464 ms: "
         "the shared pass took 26% of that (74% saved). "
         f"Batched logits differ from a solo pass by up to {term('batching noise', '0.000043')} (float32, measured on "
-        "this server at start): a step whose top-two gap is within twice that could have picked the other token."
+        "this server at start): a step whose top-two gap is within twice that could have picked the other token.</p>"
     )
 
 
@@ -149,19 +149,19 @@ def test_the_verdict_says_what_the_measured_pair_shows_even_when_sharing_saved_n
     assert vis.shared_verdict(110, 100) == "the shared pass took 110% of that: sharing saved nothing in this window"
 
 
-def test_traffic_markdown_leaves_out_what_it_cannot_say():
+def test_traffic_html_leaves_out_what_it_cannot_say():
     s = summary([tick(5, 8, ms=120)], window_s=60)  # no 1-student pass to compare with, no noise measured
-    assert vis.traffic_markdown(s, None) == (
-        "In the last 60 s: 1 forward pass, 8.0 students per pass on average, 0.1 tokens/s for the whole server; "
-        "the model was busy 0% of the time."
+    assert vis.traffic_html(s, None) == (
+        "<p>In the last 60 s: 1 forward pass, 8.0 students per pass on average, 0.1 tokens/s for the whole server; "
+        "the model was busy 0% of the time.</p>"
     )
 
 
-def test_traffic_markdown_without_traffic_still_tells_the_noise_and_who_holds_the_model():
-    text = vis.traffic_markdown(summary([], window_s=60), Noise(0.0, 3, "float32"), "Beam search has the model.")
+def test_traffic_html_without_traffic_still_tells_the_noise_and_who_holds_the_model():
+    text = vis.traffic_html(summary([], window_s=60), Noise(0.0, 3, "float32"), "Beam search has the model.")
     assert text == (
-        "No forward passes in the last 60 s. Batched logits are bit-identical to a solo pass (float32, measured on "
-        "this server at start): sharing a pass cannot change a pick here.\n\nBeam search has the model."
+        "<p>No forward passes in the last 60 s. Batched logits are bit-identical to a solo pass (float32, measured on "
+        "this server at start): sharing a pass cannot change a pick here. Beam search has the model.</p>"
     )
 
 
@@ -221,20 +221,24 @@ def _blocks(hashes, copied, tokens):
 
 
 def test_each_session_is_a_row_of_its_blocks_shared_or_its_own_with_short_hashes():
-    fig = vis.blocks_figure(
-        [
-            _blocks(["aaaaaaaa11", "bbbbbbbb22", "cccccc33"], 0, 45),
-            _blocks(["aaaaaaaa11", "bbbbbbbb22", "cccccc33"], 3, 38),
-        ]
+    chart = read_chart(
+        blocks.blocks_figure(
+            [
+                _blocks(["aaaaaaaa11", "bbbbbbbb22", "cccccc33"], 0, 45),
+                _blocks(["aaaaaaaa11", "bbbbbbbb22", "cccccc33"], 3, 38),
+            ]
+        )
     )
-    drawn = {t.name: t for t in fig.data}
-    assert list(drawn["copied from the pool (shared)"].text) == ["aaaaaa", "bbbbbb", "cccccc"]
-    assert list(drawn["computed by this session"].text) == ["aaaaaa", "bbbbbb", "cccccc"]
-    assert list(drawn["generated"].x) == [7] and list(drawn["generated"].base) == [38]
-    assert "No session holds a cache" in vis.blocks_figure([]).to_json()
+    shared, own = chart.series(blocks.SHARED), chart.series(blocks.COMPUTED)
+    assert [c[1] for c in shared.customdata] == ["aaaaaa", "bbbbbb", "cccccc"]  # each block's short hash
+    assert [c[1] for c in own.customdata] == ["aaaaaa", "bbbbbb", "cccccc"]
+    assert shared.looks[0] != own.looks[0]  # a copy reads apart from a block computed here without its colour
+    generated = chart.series(blocks.GENERATED)
+    assert generated.y == [7] and [c[0] for c in generated.customdata] == [38]  # 7 tokens after its 38
+    assert "No session holds a cache" in blocks.blocks_figure([])
 
 
-def test_prefix_markdown_says_what_was_not_computed_and_what_the_copies_cost():
+def test_prefix_html_says_what_was_not_computed_and_what_the_copies_cost():
     from decoding.serving.prefix import PrefixStats
 
     stats = PrefixStats(
@@ -250,8 +254,8 @@ def test_prefix_markdown_says_what_was_not_computed_and_what_the_copies_cost():
         session_bytes=8 * 2**20,
         block_table_bytes=3 * 2**20,
     )
-    text = vis.prefix_markdown(stats, 3e-5)
+    text = vis.prefix_html(stats, 3e-5)
     assert "75% of prompt tokens" in text and "120 prompt tokens not computed" in text
     assert "holds 10.0 MiB, against 8.0 MiB without prefix caching" in text and "would hold 3.0 MiB" in text
     assert "0.3 ms" in text and "0.00003" in text
-    assert "no prompt has asked it yet" in vis.prefix_markdown(None, None)
+    assert "no prompt has asked it yet" in vis.prefix_html(None, None)

@@ -2,6 +2,8 @@
 
 from dataclasses import replace
 
+import pytest
+
 from decoding.speculative.baseline import Comparison, PlainResult
 from decoding.speculative.records import (
     Check,
@@ -11,7 +13,9 @@ from decoding.speculative.records import (
     acceptance_by_position,
     summary,
 )
+from tests.helpers.charts import read_chart
 from visuals.speculative import charts as figs
+from visuals.speculative import views
 from visuals.speculative.captions import round_caption, run_caption, speedup_caption
 from visuals.speculative.round import round_html
 
@@ -79,36 +83,51 @@ def test_round_html_marks_the_match_the_source_and_each_guess_verdict():
 
 
 def test_verify_figure_draws_p_beside_q_and_the_uniform_when_sampling():
-    greedy = figs.verify_figure(a_round(accepted=1), greedy=True)
-    assert [t.name for t in greedy.data][:2] == ["p: target", "q: draft"]
-    assert list(greedy.data[2].text) == ["kept", "rejected", "not checked"]  # the argmax; not it; never looked at
-    # the verdicts stay readable on a short bar: plotly would shrink them below 12 px to fit
-    assert greedy.data[2].textfont.size == 12 and greedy.layout.uniformtext.minsize == 12
-    sampled = figs.verify_figure(a_round(accepted=1, sampled=True), greedy=False)
-    uniforms = [t for t in sampled.data if t.name and t.name.startswith("uniform")]
-    assert list(uniforms[0].y) == [0.3, 0.3]  # drawn for the kept guess and the rejected one only
+    greedy = read_chart(figs.verify_figure(a_round(accepted=1), greedy=True))
+    assert greedy.names[:2] == ["p: target", "q: draft"]
+    verdict = greedy.series("verdict")
+    # the argmax; not it; never looked at: each verdict its word, its look and its mark under the bar
+    assert [c[0] for c in verdict.customdata] == ["kept", "rejected", "not checked"]
+    assert verdict.looks == ["solid", "outline", "pale"]
+    assert [x for x in greedy.labels if x] == ["✓ 1: ␣b", "✗ 2: ␣c", "· 3: ␣d"]  # named once, under the verdicts
+    assert {"kept", "rejected", "not checked"} <= set(greedy.legend)
+    sampled = read_chart(figs.verify_figure(a_round(accepted=1, sampled=True), greedy=False))
+    uniforms = sampled.series("uniform u (keep if below)")
+    assert uniforms.y == [0.3, 0.3] and uniforms.x == ["1: ␣b", "2: ␣c"]  # the kept guess and the rejected one only
+    chance = sampled.series("chance to keep")
+    assert chance.y == pytest.approx([0.75, 0.125, 0.125])  # min(1, p/q) of each guess, in the columns of u
 
 
 def test_decisive_figure_shows_the_residual_at_the_rejection():
-    fig = figs.decisive_figure(a_round(accepted=1, sampled=True))
-    assert "Position 2 (rejected here)" in fig.layout.title.text
-    assert any(t.name.startswith("residual") for t in fig.data)
+    chart = read_chart(figs.decisive_figure(a_round(accepted=1, sampled=True)))
+    assert "Position 2 (rejected here)" in chart.title
+    assert any(name.startswith("residual") for name in chart.names)
+    assert chart.series("p: target").x == ["␣c", "␣x"]
 
 
 def test_run_figure_and_acceptance_by_position():
     rounds = [a_round(accepted=1), a_round(accepted=3)]
     by_pos = acceptance_by_position(rounds, 3)
     assert by_pos == [(2, 2), (1, 2), (1, 1)]  # the third guess was checked only when the second was kept
-    fig = figs.run_figure(rounds, 3, by_pos)
-    assert list(fig.data[-1].y) == [1.0, 0.5, 1.0]
+    positions = read_chart(figs.positions_figure(by_pos))
+    assert positions.series("kept / checked").y == [1.0, 0.5, 1.0]
+    assert positions.labels == ["1 (2/2)", "2 (1/2)", "3 (1/1)"]
+    run = views.run_view(rounds, 3, by_pos, "caption")
+    chart = read_chart(run.html)
+    assert chart.series("guesses kept").y == [1, 3] and chart.series("target's own token").y == [1, 1]
+    assert chart.series("guesses drafted").y == [3, 3]  # the dash at the guesses drafted
+    assert chart.y_range == (0, 4)  # K + 1 for the whole run: a new round adds its column and nothing else
 
 
 def test_timeline_lays_segments_end_to_end_on_each_row():
-    fig = figs.timeline_figure([a_round()], 50.0, 40.0, [10.0, 10.0])
-    verify = next(t for t in fig.data if t.name == "verify pass")
-    assert list(verify.base) == [51.0] and list(verify.x) == [20.0]
-    plain = next(t for t in fig.data if t.name.startswith("plain"))
-    assert list(plain.base) == [40.0, 50.0]
+    chart = read_chart(figs.timeline_figure([a_round()], 50.0, 40.0, [10.0, 10.0]))
+    verify = chart.series("verify pass")
+    assert [c[0] for c in verify.customdata] == [51.0] and verify.y == [20.0] and verify.x == ["speculative"]
+    plain = chart.series("plain decode pass (one token)")
+    assert [c[0] for c in plain.customdata] == [40.0, 50.0] and plain.x == ["plain", "plain"]
+    # each phase its look as well as its colour: side by side on one lane, they read apart without colour
+    looks = {s.name: s.looks[0] for s in chart.data}
+    assert looks["draft"] != looks["verify pass"] != looks["accept"]
 
 
 def test_captions_say_how_many_were_kept_and_the_measured_speedup_with_the_machine():
@@ -116,6 +135,7 @@ def test_captions_say_how_many_were_kept_and_the_measured_speedup_with_the_machi
     assert "1 of 3 kept" in text and "2 tokens for one pass" in text and "cropped back to 7" in text
     stats = summary([a_round(accepted=1)])
     assert "2.00 tokens per pass" in run_caption(stats, "")
+    assert "<b>" in text and "**" not in text  # HTML: the round's words sit in the round's patched view
     spec = SpecResult("prompt-lookup", 3, None, [1], token_ids=[11, 20], rounds=[a_round()], prefill_ms=10.0)
     cmp = Comparison(spec, PlainResult([11, 20], 10.0, [40.0, 40.0]))
     assert cmp.identical and abs(cmp.speedup - 90.0 / 33.0) < 1e-9

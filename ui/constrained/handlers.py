@@ -4,10 +4,13 @@ visuals.constrained.views, return.
 The page keeps only a run id; the run (its KV cache and its grammar matcher) lives in `sessions.STORE` with every
 other live run, under the same caps. Its steps ride the shared scheduler's ticks like the Step tab's; the
 N-samples measurement takes its turn on the model between ticks. A handler takes the run id and the controls'
-values by name (`Controls`) and answers a `View` (the N-samples measurement is ui/constrained/measure.py). A
-ValueError names the bad value and is said on the page; the session's run is untouched by it.
+values by name (`Controls`) and answers a `View` (the N-samples measurement is ui/constrained/measure.py): the run
+id, the step's view (one element the page patches: its words, the answer, the chart, the mask rows; a Step sends what
+changed, ui/patch.py) and the engines' table. A ValueError names the bad value and is said on the page; the session's
+run is untouched by it.
 """
 
+import html
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -22,6 +25,7 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, encode_prompt
 from ui.context import AppConfig, get_model, scheduler_for
 from ui.events import PROGRESS, paced
+from ui.patch import Patcher
 from ui.sessions import STORE, Entry
 from visuals.chart import empty_html
 from visuals.constrained import views as draw
@@ -51,10 +55,7 @@ class View(NamedTuple):
     """The run's outputs by name: a handler's answer, and (holding components) the page's outputs."""
 
     run_id: Any
-    status: Any
-    answer: Any  # the answer's chips
-    chart: Any  # the last sampled step's stages
-    rows: Any  # its mask rows
+    shown: Any  # the step: its words, the answer's chips, the last sampled step's stages and its mask rows
     orders: Any  # what each engine's order would do next
 
 
@@ -116,7 +117,8 @@ def _run(config: AppConfig, run_id, controls: Controls) -> tuple[str, Constraine
         scheduler=scheduler_for(s.lm),
     )
     run.prefill()
-    return STORE.put(Entry(trace=run.trace, run=run), replace=run_id), run
+    # the entry's view: what the page's step view was last sent (a new run's first answer is whole)
+    return STORE.put(Entry(trace=run.trace, run=run, view=Patcher()), replace=run_id), run
 
 
 def _entry(run_id) -> Entry | None:
@@ -183,9 +185,18 @@ def back(run_id, controls: Controls) -> View:
 
 def reset(run_id) -> View:
     STORE.release(run_id)
-    return View(
-        run_id=None, status="", answer=draw.answer_html([]), chart=empty_html(CHART_BLANK, 360), rows="", orders=""
-    )
+    return blank()
+
+
+def blank() -> View:
+    """The tab before a run, whole."""
+    return View(run_id=None, shown=draw.step_view("", [], "", empty_html(CHART_BLANK, 360), "").html, orders="")
+
+
+def whole(run_id) -> dict | str:
+    """The whole step view as last sent, for a page whose copy missed a change (ui/patch.py)."""
+    entry = _entry(run_id)
+    return entry.view.resend() if entry is not None and isinstance(entry.view, Patcher) else blank().shown
 
 
 def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
@@ -193,34 +204,31 @@ def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
     steps = run.trace.steps
     chosen = [s for s in steps if not s.grammar_forced]  # sampled, or typed by you: each has a distribution
     status = (
-        f"**{count(len(steps), 'token')}**: {draw.token_origins(steps)}; {term('fast-forward')} "
-        f"saved **{count(calls_saved(run.trace), 'forward pass', 'forward passes')}** · "
-        f"{run.grammar.constraint.label} · {'complete' if run.grammar.accepting else 'not complete yet'}"
+        f"<b>{count(len(steps), 'token')}</b>: {draw.token_origins(steps)}; {term('fast-forward')} "
+        f"saved <b>{count(calls_saved(run.trace), 'forward pass', 'forward passes')}</b> · "
+        f"{html.escape(run.grammar.constraint.label)} · {'complete' if run.grammar.accepting else 'not complete yet'}"
     )
     if run.done:
-        status += f" · **stopped**: {stop_reason(run.trace.stop_reason)}"
+        status += f" · <b>stopped</b>: {stop_reason(run.trace.stop_reason)}"
     decode = run.lm.tokenizer.decode
     shown = chosen[-1] if chosen else steps[-1] if steps else None
-    rows = draw.mask_rows_markdown(shown, run.lm.vocab_size, lambda i: decode([i])) if shown else ""
+    rows = draw.mask_rows_html(shown, run.lm.vocab_size, lambda i: decode([i])) if shown else ""
     rows += draw.forced_after(steps[shown.index + 1 :]) if shown else ""
-    blank = ALL_FORCED if steps else CHART_BLANK
-    return View(
-        run_id=run_id,
-        status=status,
-        answer=draw.answer_html(steps, run.trace.held_text),
-        chart=draw.step_chart(chosen[-1]) if chosen else empty_html(blank, 360),
-        rows=rows,
-        orders=orders(run, settings),
-    )
+    blank_chart = ALL_FORCED if steps else CHART_BLANK
+    chart = draw.step_chart(chosen[-1]) if chosen else empty_html(blank_chart, 360)
+    parts = draw.step_view(status, steps, run.trace.held_text, chart, rows)
+    entry = _entry(run_id)
+    sent = entry.view.send(parts) if entry is not None and isinstance(entry.view, Patcher) else parts.html
+    return View(run_id=run_id, shown=sent, orders=orders(run, settings))
 
 
 def orders(run: ConstrainedRun, settings: SamplerSettings) -> str:
     """What each engine's order would do with the next token's distribution, under the current settings."""
     outcomes = run.outcomes(settings)
     if not outcomes:
-        return "*The next tokens are forced, or the run is done: no engine samples here.*"
+        return "<p><i>The next tokens are forced, or the run is done: no engine samples here.</i></p>"
     note = f"temperature {settings.temperature:g}, top-k {settings.top_k}, top-p {settings.top_p:g}"
-    return draw.orders_markdown(outcomes, note, position=len(run.trace.steps) + 1)
+    return draw.orders_html(outcomes, note, position=len(run.trace.steps) + 1)
 
 
 def orders_now(config: AppConfig, run_id, controls: Controls) -> str:

@@ -18,11 +18,11 @@ from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group, controls_from
 from ui.lesson import lesson, try_this
 from ui.links import picked_on_load
+from ui.patch import patched
 from ui.sessions import release_run
 from ui.tabs import TabSpec
 from ui.validate import knob, knob_slider, whole_number_box
-from visuals.chart import empty_html
-from visuals.constrained.views import answer_html
+from visuals.constrained.views import CSS
 from visuals.glossary import term
 from visuals.theme import empty_figure
 
@@ -141,7 +141,7 @@ def _controls() -> dict:
     )
 
 
-def _run_panel() -> tuple[dict, dict]:
+def _run_panel() -> tuple[dict, gr.HTML]:
     """The right column: the buttons and the message line; and the run's outputs drawn there."""
     with gr.Row(elem_id="constrained-buttons"):
         buttons = dict(
@@ -151,12 +151,8 @@ def _run_panel() -> tuple[dict, dict]:
             reset=gr.Button("Reset", elem_id="constrained-reset"),
         )
     message = message_line("constrained-message")
-    shown = dict(
-        status=gr.Markdown(elem_id="constrained-status"),
-        answer=gr.HTML(answer_html([]), elem_id="constrained-answer"),
-        chart=gr.HTML(empty_html(h.CHART_BLANK, 360), elem_id="constrained-chart"),
-        rows=gr.Markdown(elem_id="constrained-rows"),
-    )
+    # the step: its words, the answer's chips, the chart and the mask rows, one element a Step patches
+    shown = patched(h.blank().shown, elem_id="constrained-view")
     # under the chart, so that Step and the chart share the screen (1280x720)
     with gr.Row():
         token = gr.Textbox(
@@ -178,7 +174,7 @@ def layout(config: AppConfig) -> ConstrainedPage:
             controls = _controls()
         with gr.Column(scale=3, min_width=560):
             buttons, shown = _run_panel()
-    view = h.View(run_id=run_id, **shown, orders=gr.Markdown(elem_id="constrained-orders"))
+    view = h.View(run_id=run_id, shown=shown, orders=gr.HTML(elem_id="constrained-orders"))
     gr.Markdown("### The same prompt, N times, without and with the constraint")
     with gr.Row():
         # a box, not a slider: a slider's own box puts a typed 999 back to 50 without a word
@@ -241,22 +237,26 @@ def wire(c: ConstrainedPage, config: AppConfig) -> None:
         return dict(zip(c.measured, measured, strict=True))
 
     inputs = {c.run_id, c.prompt, c.kind, c.text, c.seed, c.max_new, c.fast_forward, *c.knobs.components()}
-    outputs, minimal = list(c.view), dict(message=c.message, show_progress="minimal")
+    outputs = list(c.view)
+    # each click's progress on the step's view alone: a status drawn on every output cost the page on each click
+    minimal = dict(message=c.message, show_progress="minimal", show_progress_on=c.view.shown)
     preset_outputs = [c.prompt, c.kind, c.text, c.max_new, c.note]
     c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(
-        teach(reset, c.message), c.run_id, [*outputs, c.message]
+        teach(reset, c.message), c.run_id, [*outputs, c.message], show_progress="hidden"
     )
     c.n.change(measure_label, c.n, c.measure, show_progress="hidden")
     model_event(c.step.click, step, inputs, outputs, **minimal)
-    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message)
-    model_event(c.force.click, force, {*inputs, c.token}, outputs, message=c.message)
+    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.shown)
+    model_event(c.force.click, force, {*inputs, c.token}, outputs, **minimal)
     model_event(c.back.click, back, inputs, outputs, **minimal)
-    c.reset.click(teach(reset, c.message), c.run_id, [*outputs, c.message])
+    c.reset.click(teach(reset, c.message), c.run_id, [*outputs, c.message], show_progress="hidden")
     model_event(c.measure.click, measure, {*inputs, c.n}, list(c.measured), message=c.message)
     m.CANCEL.wire(c.cancel)
     # the engine table follows the knobs at once: it reads the kept logits of the next token, no forward pass
     knob_changes = [k.change for k in c.knobs.components()]
     gr.on(knob_changes, teach(orders_now, c.message), inputs, [c.view.orders, c.message], show_progress="hidden")
+    # the step's view, when the page missed a change (ui/patch.py)
+    c.view.shown.input(h.whole, c.run_id, c.view.shown, show_progress="hidden", concurrency_limit=None)
 
 
 def build(config: AppConfig):
@@ -275,5 +275,6 @@ SPEC = TabSpec(
     chart="#constrained-chart",
     try_this="#constrained-try",
     buttons="#constrained-buttons",
+    css=CSS,
     presets=tuple(PRESETS),
 )

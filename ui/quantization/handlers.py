@@ -2,8 +2,10 @@
 session id and `RUNS` (a view of the one session store, ui.sessions) maps it to the run; the quantized copy comes
 from the process's few shared copies (decoding.quantization.copies). Every forward pass runs inside `model_turn`,
 so a class's batched steps go between them. A handler takes the session id and the controls by name and answers
-with the whole `View`."""
+with the whole `View`: the session id and the side by side, one patched element (ui/patch.py) to which a step sends
+what it changed: its words, its distributions, its KL column and a chip on each stream."""
 
+import html
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -17,6 +19,7 @@ from decoding.quantization.linear import SIMULATED
 from decoding.quantization.model import kernels_of
 from decoding.quantization.side_by_side import SideBySide, tally
 from ui.context import CHAT, RAW, AppConfig, get_model, model_turn
+from ui.patch import Patcher
 from ui.running import Running
 from ui.sessions import STORE, kv_bytes_at
 from visuals.glossary import stop_reason, term
@@ -54,10 +57,9 @@ class View(NamedTuple):
     """The step outputs by name: a handler's answer, and (holding components) the page's outputs."""
 
     sid: Any
-    status: Any  # the step's three numbers and the running tally
-    streams: Any  # both greedy streams as chips, the first divergence marked
-    dist: Any  # both distributions on the same context
-    kl: Any  # KL per step
+    # the side by side: the step's three numbers and the running tally, both distributions on the same context, KL
+    # per step, both greedy streams as chips with the first divergence marked
+    shown: Any
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Session:
     pair: SideBySide
     label: str  # the format's label and how it runs
     running: Running = field(default_factory=Running)  # its views before the answer that stops it (ui.running)
+    sent: Patcher = field(default_factory=Patcher)  # what the page's side by side was last sent
 
 
 RUNS = STORE.kind(
@@ -143,7 +146,8 @@ def run_n(config: AppConfig, sid, controls: Controls):
 
 def _steps(sid: str, session: Session, n: int):
     """Up to `n` steps of this session's pair, each view yielded as `Running` does: a new format or Reset stops
-    them, and its answer reaches the page after their last view (ui.running)."""
+    them, and its answer reaches the page after their last view (ui.running). A view is drawn only when it is sent:
+    each is the changes since the one before it on the page."""
 
     def each():
         for _ in range(n):
@@ -151,9 +155,9 @@ def _steps(sid: str, session: Session, n: int):
                 return
             with model_turn(session.pair.reference.lm, LABEL):
                 session.pair.step()
-            yield view(sid, session)
+            yield session
 
-    yield from session.running.views(each())
+    yield from session.running.views(each(), draw=lambda _: view(sid, session))
 
 
 def _not_stopped(session: Session) -> None:
@@ -185,10 +189,12 @@ def reset(sid) -> View:
 def changed(sid, fmt, part) -> View:
     """A new format, part or prompt format: the old run is let go and the page says what the next Step starts."""
     _stop(sid)
-    on = "" if part == BOTH else f", on the {part}"
-    return blank()._replace(
-        status=f"*Now **{fmt}**{on}: press **Step** or **Run** to start it beside float32 (the last run was cleared).*"
+    on = "" if part == BOTH else f", on the {html.escape(str(part))}"
+    said = (
+        f"<i>Now <b>{html.escape(str(fmt))}</b>{on}: press <b>Step</b> or <b>Run</b> to start it beside float32 (the "
+        "last run was cleared).</i>"
     )
+    return blank(said)
 
 
 def _stop(sid) -> None:
@@ -199,39 +205,43 @@ def _stop(sid) -> None:
         session.running.stop()
 
 
-def blank() -> View:
-    return View(
-        sid=None,
-        status="*Press **Step** or **Run**: float32 and the chosen format take greedy steps from the same prompt.*",
-        streams=figs.streams_html([], [], None, "format"),
-        dist=figs.distributions_figure([], [], [], "", 0),
-        kl=figs.kl_figure([], [], None),
-    )
+BLANK = "<i>Press <b>Step</b> or <b>Run</b>: float32 and the chosen format take greedy steps from the same prompt.</i>"
+
+
+def blank(status: str = BLANK) -> View:
+    """The side by side before a run, whole (a new run's first answer is whole too)."""
+    return View(sid=None, shown=figs.step_view(status, figs.distributions_figure([], [], [], "", 0)).html)
+
+
+def whole(sid) -> dict | str:
+    """The whole side by side as last sent, for a page whose copy missed a change (ui/patch.py)."""
+    session = RUNS.get(sid) if sid else None
+    return session.sent.resend() if session is not None else blank().shown
 
 
 def view(sid: str, session: Session) -> View:
     pair, fmt = session.pair, session.key.fmt
     tok = pair.reference.lm.tokenizer
     steps, divergence = pair.steps, pair.first_divergence()
+    if not steps:
+        return View(
+            sid=sid,
+            shown=session.sent.send(figs.step_view(BLANK, figs.distributions_figure([], [], [], "", 0), fmt=fmt)),
+        )
     reference = token_texts(tok, [s.reference for s in steps])
     own = token_texts(tok, [s.own for s in steps if s.own is not None])
-    if not steps:
-        return blank()._replace(sid=sid, streams=figs.streams_html([], [], None, fmt))
     last, t = steps[-1], tally(steps)
     gap = steps[divergence].gap if divergence is not None else None
     status = (
-        f"**{session.label}** · step {len(steps)}: {term('KL')} **{last.kl:.4f}** {term('nats')} · "
-        f"Δp **{last.delta_p:+.3f}** · same {term('top-1')} **{'yes' if last.same_top1 else 'no'}**  \n"
+        f"<b>{html.escape(session.label)}</b> · step {len(steps)}: {term('KL')} <b>{last.kl:.4f}</b> {term('nats')} · "
+        f"Δp <b>{last.delta_p:+.3f}</b> · same {term('top-1')} <b>{'yes' if last.same_top1 else 'no'}</b><br>"
         f"{figs.tally_line(t.same_top1, t.steps, t.kl_mean)}. {figs.divergence_line(divergence, gap, fmt)}"
     )
     if pair.done:
-        status += f"  \nfloat32 stopped ({stop_reason(pair.reference.trace.stop_reason)}){_raw_hint(session)}."
-    return View(
-        sid=sid,
-        status=status,
-        streams=figs.streams_html(reference, own, divergence, fmt),
-        dist=figs.distributions_figure(
-            token_texts(tok, list(last.top_ids)), list(last.p_reference), list(last.p_format), fmt, len(steps)
-        ),
-        kl=figs.kl_figure([s.kl for s in steps], [s.same_top1 for s in steps], divergence),
+        status += f"<br>float32 stopped ({stop_reason(pair.reference.trace.stop_reason)}){_raw_hint(session)}."
+    dist = figs.distributions_figure(
+        token_texts(tok, list(last.top_ids)), list(last.p_reference), list(last.p_format), fmt, len(steps)
     )
+    kls, same = [s.kl for s in steps], [s.same_top1 for s in steps]
+    shown = figs.step_view(status, dist, kls, same, divergence, reference, own, fmt)
+    return View(sid=sid, shown=session.sent.send(shown))

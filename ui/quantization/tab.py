@@ -14,6 +14,7 @@ from ui.context import CHAT, RAW, AppConfig
 from ui.events import message_line, model_event, teach
 from ui.group import controls_from
 from ui.lesson import lesson, style, try_this
+from ui.patch import patched
 from ui.quantization import handlers as h
 from ui.quantization import kernels as k
 from ui.quantization import measure as m
@@ -117,14 +118,11 @@ def layout(config: AppConfig) -> QuantPage:
                 back = gr.Button("Back", elem_id="quantization-back")
                 reset = gr.Button("Reset", elem_id="quantization-reset")
             message = message_line("quantization-message")
-            status = gr.Markdown(blank.status, elem_id="quantization-status")
-            with gr.Row():
-                dist = gr.Plot(blank.dist, show_label=False, elem_id="quantization-dist", scale=3)
-                kl = gr.Plot(blank.kl, show_label=False, elem_id="quantization-kl", scale=2)
-            # under the charts: the streams grow with every step, the charts stay where they are
-            streams = gr.HTML(blank.streams, elem_id="quantization-streams")
+            # the step's words, both distributions beside KL per step, and under them the two streams (which grow
+            # with every step while the charts stay where they are): one element, patched by each step
+            shown = patched(blank.shown, elem_id="quantization-view")
     sid = gr.State(None, delete_callback=h.release)
-    view = h.View(sid=sid, status=status, streams=streams, dist=dist, kl=kl)
+    view = h.View(sid=sid, shown=shown)
     return QuantPage(
         sid=sid,
         prompt=prompt,
@@ -172,13 +170,23 @@ def wire(c: QuantPage, config: AppConfig) -> None:
 
     inputs = {c.sid, c.prompt, c.template, c.fmt, c.steps, c.part}
     outputs = list(c.view)
-    model_event(c.step.click, step, inputs, outputs, message=c.message, show_progress="minimal")
-    model_event(c.run.click, run, inputs, outputs, message=c.message, show_progress_on=c.view.streams)
-    model_event(c.back.click, back, c.sid, outputs, message=c.message, show_progress="minimal")
-    c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
+    # each click's progress on the side by side alone: a status drawn on every output cost the page on each click
+    progress = dict(show_progress="minimal", show_progress_on=c.view.shown)
+    model_event(c.step.click, step, inputs, outputs, message=c.message, **progress)
+    model_event(c.run.click, run, inputs, outputs, message=c.message, show_progress_on=c.view.shown)
+    model_event(c.back.click, back, c.sid, outputs, message=c.message, **progress)
+    c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message], show_progress="hidden")
     # a new format, part or prompt format stops a run under way and clears the old one's streams: the page never
     # shows one format's results under another's name (ui.running: why not gradio's `cancels`)
-    gr.on([c.fmt.change, c.part.change, c.template.change], changed, [c.sid, c.fmt, c.part], [*outputs, c.message])
+    gr.on(
+        [c.fmt.change, c.part.change, c.template.change],
+        changed,
+        [c.sid, c.fmt, c.part],
+        [*outputs, c.message],
+        show_progress="hidden",
+    )
+    # the side by side, when the page missed a change (ui/patch.py)
+    c.view.shown.input(h.whole, c.sid, c.view.shown, show_progress="hidden", concurrency_limit=None)
     c.steps.change(run_label, c.steps, c.run, show_progress="hidden")
     m.wire(c.measure, config)
     k.wire(c.kernels, config)

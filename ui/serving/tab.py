@@ -1,10 +1,11 @@
 """Continuous batching: the server's own traffic, live. Every student's Step rides in the scheduler's ticks;
-this tab reads the tick log. Layout and wiring; the data comes from decoding.serving, the figures from
-visuals.serving.traffic."""
+this tab reads the tick log. Layout and wiring; the data comes from decoding.serving, the view (one element the page
+patches: each refresh sends what changed) from visuals.serving.view."""
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
-from typing import NamedTuple
 
 import gradio as gr
 
@@ -13,11 +14,14 @@ from decoding.serving.students import MAX_STUDENTS, PROMPTS
 from decoding.serving.traffic import summary
 from ui.context import AppConfig, get_model, scheduler_for, simulated_class
 from ui.events import message_line, teach
-from ui.lesson import lesson, try_this
+from ui.lesson import lesson, style, try_this
+from ui.patch import Patcher, patched
 from ui.tabs import TabSpec
 from ui.validate import whole_number_box
 from visuals.glossary import glossed, term
+from visuals.serving import blocks, cost
 from visuals.serving import traffic as serving
+from visuals.serving.view import CSS, traffic_view
 from visuals.words import count
 
 WINDOW_S = 60.0
@@ -39,8 +43,8 @@ join and leave at every tick: nobody waits for a batch to fill. That is **contin
 TRY = f"""
 1. Press **Open simulated students** (8 students, 2 minutes); the charts go live. Watch the bars grow: several
    students per pass. (Tick **Live** to watch the real class's traffic.)
-2. Read the second chart: each dot is the measured median time of one pass holding that many students; the dashed
-   line is the same students one pass after another. The line above the charts gives both numbers for the largest
+2. Read the second chart: each bar is the measured median time of one pass holding that many students; the dash
+   above it is the same students one pass after another. The line above the charts gives both numbers for the largest
    pass. Below the line, sharing saved time. On a busy 2-core CPU the saving is modest (the CPU computes as well as
    reads); where reading the weights dominates (a GPU, an idle machine) the dots stay nearly flat.
 3. Go to **Step by step** and press Step a few times: the **Forward pass** line, below the chart's tokens and its
@@ -57,22 +61,43 @@ TRY = f"""
 """
 
 
-class TrafficView(NamedTuple):
-    """What shows the traffic; the tab holds one of its components, and `refresh` answers by its fields."""
+class Sent:
+    """What each page watching the traffic was last sent (a `Patcher` per session), the most recent MAX_PAGES kept:
+    a page that comes back after its patcher was let go gets the whole view again."""
 
-    ticks: object
-    cost: object
-    status: object
-    blocks: object
-    prefix: object
+    MAX_PAGES = 256
+
+    def __init__(self):
+        self._by_session: OrderedDict[str, Patcher] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def patcher(self, session: str) -> Patcher:
+        with self._lock:
+            found = self._by_session.pop(session, None) or Patcher()
+            self._by_session[session] = found
+            while len(self._by_session) > self.MAX_PAGES:
+                self._by_session.popitem(last=False)
+            return found
+
+    def forget(self, session: str) -> None:
+        with self._lock:
+            self._by_session.pop(session, None)
 
 
-def refresh(config: AppConfig, view: TrafficView) -> dict:
-    """The tick log read now: the two figures and what they say, keyed by `view`'s entries."""
+SENT = Sent()
+
+
+def _session(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "default"
+
+
+def view(config: AppConfig):
+    """The tick log read now, as the whole view (visuals.serving.view.traffic_view's Parts)."""
     scheduler = scheduler_for(get_model(config))
     if scheduler is None:
         alone = "DECODING_LAB_BATCHING=0, or a model whose attention cannot be packed"
-        return {view.status: f"This server runs each request on its own ({alone}): no shared ticks."}
+        said = f"<p>This server runs each request on its own ({alone}): no shared ticks.</p>"
+        return traffic_view(said, [], time.time(), "", "", "")
     now = time.time()
     ticks = scheduler.log.recent(WINDOW_S, now)
     s = summary(ticks, WINDOW_S)
@@ -83,13 +108,24 @@ def refresh(config: AppConfig, view: TrafficView) -> dict:
         if crowd.students
         else None
     )
-    return {
-        view.ticks: serving.ticks_figure(ticks, now),
-        view.cost: serving.tick_time_figure(s),
-        view.status: serving.traffic_markdown(s, scheduler.noise, extra),
-        view.blocks: serving.blocks_figure(scheduler.prefix.sessions()),
-        view.prefix: serving.prefix_markdown(scheduler.prefix.stats(), scheduler.prefix_noise),
-    }
+    return traffic_view(
+        serving.traffic_html(s, scheduler.noise, extra),
+        ticks,
+        now,
+        cost.tick_time_figure(s),
+        serving.prefix_html(scheduler.prefix.stats(), scheduler.prefix_noise),
+        blocks.blocks_figure(scheduler.prefix.sessions()),
+    )
+
+
+def refresh(config: AppConfig, request: gr.Request | None = None) -> dict:
+    """This page's next value of the view: what changed since it was last sent (ui/patch.py)."""
+    return SENT.patcher(_session(request)).send(view(config))
+
+
+def whole(request: gr.Request | None = None) -> dict:
+    """The whole view as last sent, for a page whose copy missed a change."""
+    return SENT.patcher(_session(request)).resend()
 
 
 def traffic(config: AppConfig) -> dict:
@@ -150,11 +186,12 @@ class ServingPage:
     live: gr.Checkbox
     timer: gr.Timer
     message: gr.HTML
-    view: TrafficView  # of components
+    view: gr.HTML  # the traffic: its words, the passes beside the roofline, the prefix cache's blocks (patched)
 
 
 def layout(config: AppConfig) -> ServingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing is read at layout."""
+    style(CSS, "serving-css")
     lesson(LESSON, "Continuous batching")
     with gr.Row(equal_height=False):
         with gr.Accordion("How this server batches everyone's steps", open=False, elem_id="serving-how"):
@@ -173,13 +210,9 @@ def layout(config: AppConfig) -> ServingPage:
         stop_btn = gr.Button("Stop them", elem_id="serving-stop")
         live = gr.Checkbox(value=False, label="Live (refresh every 2 s)", elem_id="serving-live")
     message = message_line("serving-message")
-    status = gr.Markdown(elem_id="serving-status")
-    with gr.Row():
-        # side by side down to 420 px each (a projector's 1280 too); narrower, one above the other, titles whole
-        ticks = gr.Plot(label="forward passes", elem_id="serving-ticks", min_width=420)
-        cost = gr.Plot(label="time per pass", elem_id="serving-cost", min_width=420)
-    prefix = gr.Markdown(elem_id="serving-prefix")
-    blocks = gr.Plot(label="KV blocks", elem_id="serving-blocks")
+    # the status line, the passes beside the roofline (side by side down to 420 px each), the prefix cache's line and
+    # its blocks: one element, which each refresh patches
+    shown = patched(traffic_view("", [], 0.0, "", "", "").html, elem_id="serving-view")
     return ServingPage(
         students=students,
         seconds=seconds,
@@ -191,43 +224,48 @@ def layout(config: AppConfig) -> ServingPage:
         # two charts every 2 s would cost the class's server more than their steps do
         timer=gr.Timer(2.0, active=False),
         message=message,
-        view=TrafficView(ticks=ticks, cost=cost, status=status, blocks=blocks, prefix=prefix),
+        view=shown,
     )
 
 
 def wire(c: ServingPage, config: AppConfig) -> None:
-    def opened(students, seconds, prompts) -> dict:
+    """The refresh (every 2 s while Live is ticked) is one event with one output, the patched view, and no inputs:
+    the page's session says which patcher it is."""
+
+    def opened(students, seconds, prompts, request: gr.Request) -> dict:
         open_students(config, students, seconds, prompts)
-        return {c.live: True, **refresh(config, c.view)}  # watching them is the point; the status names the class
+        # watching them is the point; the status names the class
+        return {c.live: True, c.view: refresh(config, request)}
 
     def traffic_numbers() -> dict:
         return traffic(config)
 
-    def read() -> dict:
-        return refresh(config, c.view)
+    def read(request: gr.Request) -> dict:
+        return refresh(config, request)
 
-    gr.on(
-        [c.timer.tick, c.live.change],
-        read,
-        outputs=list(c.view),
-        concurrency_limit=None,
-        show_progress="hidden",
-    )
+    gr.on([c.timer.tick, c.live.change], read, outputs=c.view, concurrency_limit=None, show_progress="hidden")
     gr.api(traffic_numbers, api_name="traffic", concurrency_limit=None)
-    outputs = [c.live, c.message, *c.view]
     c.open_btn.click(
         teach(opened, c.message),
         [c.students, c.seconds, c.prompts],
-        outputs,
+        [c.live, c.message, c.view],
         concurrency_limit=None,
         show_progress="hidden",
     )
     c.stop_btn.click(lambda: gr.Info(stop_students(config)), concurrency_limit=None)
-    c.live.change(lambda on: gr.Timer(active=on), c.live, c.timer)
+    c.live.change(lambda on: gr.Timer(active=on), c.live, c.timer, show_progress="hidden")
+    c.view.input(whole, None, c.view, concurrency_limit=None, show_progress="hidden")
 
 
-def build(config: AppConfig) -> None:
+def forget(request: gr.Request) -> None:
+    """A page closed: its patcher goes."""
+    SENT.forget(_session(request))
+
+
+def build(config: AppConfig):
+    """The tab; returns the function app.py calls with the page, to let a closed page's patcher go."""
     wire(layout(config), config)
+    return lambda demo: demo.unload(forget)
 
 
 SPEC = TabSpec(

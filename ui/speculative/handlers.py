@@ -1,11 +1,13 @@
 """The speculative tab's handlers. A `SpecRun` holds KV caches, so the page keeps a short session id and `RUNS`
 (a view of the one session store, ui.sessions) maps it to the run. Every forward pass of a round runs inside
 `model_turn`, so a class's batched steps go between rounds. A handler takes the session id and the controls' values
-by name (`Controls`) and answers with the whole `View`."""
+by name (`Controls`) and answers with the whole `View`: the session id and the tab's two patched views, the round
+and the run (visuals/speculative/views.py), each sending the page only what changed since the last answer."""
 
+import html
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from decoding import values
@@ -21,12 +23,14 @@ from decoding.watch import Watch
 from ui import gpu
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS, paced
+from ui.patch import Patcher
 from ui.sessions import STORE, spec_run_bytes
+from ui.speculative import lens
 from visuals.glossary import stop_reason
 from visuals.speculative import charts as figs
+from visuals.speculative import views
 from visuals.speculative.captions import round_caption, run_caption, speedup_caption
 from visuals.speculative.round import round_html
-from visuals.theme import empty_figure
 
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
 MAX_K_UI, MAX_NEW_UI, LABEL = 12, 160, "speculative decoding"
@@ -67,15 +71,8 @@ class View(NamedTuple):
     """The tab's outputs by name: a handler's answer, and (holding components) the page's outputs."""
 
     sid: Any  # the session id the page keeps
-    status: Any
-    chips: Any  # the round: context, guesses, verdicts
-    verify: Any  # each guess judged by the target
-    decisive: Any  # the distribution that decided the round
-    run_fig: Any  # tokens per round over the run
-    run_md: Any
-    timeline: Any  # speculative beside plain decoding, in time
-    speed: Any
-    written: Any  # the text so far
+    round: Any  # the round: its chips, its two charts, its words, the text so far, the lens at L
+    run: Any  # the run: its words, tokens per round, kept by position, the timing beside plain decoding
 
 
 @dataclass
@@ -84,6 +81,8 @@ class Spec:
     run: SpecRun
     context: list[str]  # the token text of every id in the run so far
     comparison: Comparison | None = None
+    round_view: Patcher = field(default_factory=Patcher)  # what the page's round view was last sent
+    run_view: Patcher = field(default_factory=Patcher)  # and its run view
 
 
 RUNS = STORE.kind(
@@ -210,51 +209,51 @@ def reset(sid) -> View:
 
 
 def blank() -> View:
-    return View(
-        sid=None,
-        status="",
-        chips=ROUND_BLANK,
-        verify=empty_figure("Each guess, judged by the target,<br>appears here", 400),
-        decisive=empty_figure("The distribution that decided<br>the round appears here", 400),
-        run_fig=figs.run_figure([], 1, []),
-        run_md="",
-        timeline=figs.timeline_figure([], 0, 0, []),
-        speed="",
-        written="",
-    )
+    """The views before a run: what to press to fill them (whole, not patched: a new run's first answer is whole)."""
+    return View(sid=None, round=views.round_view(ROUND_BLANK).html, run=views.run_view([], 1, []).html)
+
+
+def whole(sid, part: str) -> dict | str:
+    """The whole round or run view as last sent, for a page whose copy missed a change (ui/patch.py)."""
+    try:
+        spec = RUNS.get(sid)
+    except ValueError:  # freed: the next click says so
+        spec = None
+    if spec is None:
+        return getattr(blank(), part)
+    return getattr(spec, f"{part}_view").resend()
 
 
 def view(sid: str, spec: Spec, lm) -> View:
-    """The run as the page shows it: the last round, the run so far and, once run to the end, the timing."""
+    """The run as the page shows it: the last round, the run so far and, once run to the end, the timing; each view
+    as the changes from what the page was last sent."""
     run = spec.run
-    text = lm.tokenizer.decode(run.generated, skip_special_tokens=True)
-    written = f"**Written so far** ({len(run.generated)} of at most {run.max_new} tokens): {text or '∅'}"
+    text = html.escape(lm.tokenizer.decode(run.generated, skip_special_tokens=True)) or "∅"
+    written = f"<b>Written so far</b> ({len(run.generated)} of at most {run.max_new} tokens): {text}"
     if run.done:
-        written += f"  \n**Stopped:** {stop_reason(run.result.stop_reason)}."
-    by_pos = acceptance_by_position(run.rounds, run.k)
-    shown = blank()._replace(
-        sid=sid,
-        run_fig=figs.run_figure(run.rounds, run.k, by_pos),
-        run_md=run_caption(summary(run.rounds), ""),
-        written=written,
-    )
+        written += f"<br><b>Stopped:</b> {stop_reason(run.result.stop_reason)}."
     if not run.rounds:
-        status = f"**Prefilled** {len(run.result.prompt_ids) - 1} prompt tokens in {run.result.prefill_ms:.0f} ms. "
-        status += "Press **Round**: the draft guesses, the target checks every guess in one pass."
-        return shown._replace(status=status)
-    rnd, layers = run.rounds[-1], (run.draft.layers if run.draft else None)
-    shown = shown._replace(
-        status=round_caption(rnd, run.settings.greedy, layers),
-        chips=round_html(spec.context[: rnd.context_len], rnd, layers),
-        verify=figs.verify_figure(rnd, run.settings.greedy),
-        decisive=figs.decisive_figure(rnd),
-    )
-    if spec.comparison is None:
-        return shown
-    # the timed run: the session's own, or on ZeroGPU the same run again on the GPU
-    cmp = spec.comparison
-    where = f"{cmp.spec.model}, {cmp.spec.dtype} on {cmp.spec.device}"
-    return shown._replace(
-        timeline=figs.timeline_figure(cmp.spec.rounds, cmp.spec.prefill_ms, cmp.plain.prefill_ms, cmp.plain.token_ms),
-        speed=speedup_caption(cmp.to_dict(), where),
-    )
+        status = f"<b>Prefilled</b> {len(run.result.prompt_ids) - 1} prompt tokens in {run.result.prefill_ms:.0f} ms. "
+        status += "Press <b>Round</b>: the draft guesses, the target checks every guess in one pass."
+        shown = views.round_view(ROUND_BLANK, status=status, text=written)
+    else:
+        rnd, layers = run.rounds[-1], (run.draft.layers if run.draft else None)
+        shown = views.round_view(
+            round_html(spec.context[: rnd.context_len], rnd, layers),
+            figs.verify_figure(rnd, run.settings.greedy),
+            figs.decisive_figure(rnd),
+            round_caption(rnd, run.settings.greedy, layers),
+            written,
+            *lens.exit_parts(run),
+        )
+    speed, timeline = "", ""
+    if spec.comparison is not None:  # the timed run: the session's own, or on ZeroGPU the same run again on the GPU
+        cmp = spec.comparison
+        where = f"{cmp.spec.model}, {cmp.spec.dtype} on {cmp.spec.device}"
+        plain = cmp.plain
+        timeline = figs.timeline_figure(cmp.spec.rounds, cmp.spec.prefill_ms, plain.prefill_ms, plain.token_ms)
+        speed = speedup_caption(cmp.to_dict(), where)
+    caption = run_caption(summary(run.rounds), "")
+    by_pos = acceptance_by_position(run.rounds, run.k)
+    whole_run = views.run_view(run.rounds, run.k, by_pos, caption, speed, timeline)
+    return View(sid=sid, round=spec.round_view.send(shown), run=spec.run_view.send(whole_run))

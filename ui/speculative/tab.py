@@ -3,6 +3,7 @@ round by round, then a whole run timed beside plain decoding. Layout and wiring;
 ui/speculative/handlers.py."""
 
 from dataclasses import dataclass
+from functools import partial
 
 import gradio as gr
 
@@ -14,8 +15,8 @@ from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group, controls_from
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
+from ui.patch import patched
 from ui.speculative import handlers as h
-from ui.speculative import lens as speculative_lens
 from ui.speculative.presets import DEFAULT, PRESETS, Preset
 from ui.tabs import TabSpec
 from ui.validate import knob, knob_slider, whole_number_box
@@ -51,7 +52,7 @@ TRY_THIS = f"""\
 5. Preset **Early exit: cheap, mostly wrong**, **Run to end**: this model was not trained to exit early, so
    its first 8 layers guess badly and speculation is *slower* than plain decoding.
 6. Preset **Sampling: the accept rule** (temperature 1, seed 4), press **Prefill** and **Round** three times: in the
-   lower chart each orange diamond is the uniform u drawn for a guess, the bar is min(1, p/q). Round 1: the target
+   lower chart each orange dash is the uniform u drawn for a guess, the bar is min(1, p/q). Round 1: the target
    gives the copied guess p = 0, so no u can keep it. Round 3: guesses 1 and 2 are kept (u below a full bar), guess
    3 is rejected (u 0.96 above its bar, 0.92) though the target liked it; the bonus then comes from the residual.
 """
@@ -88,7 +89,6 @@ class SpecPage:
     reset: gr.Button
     message: gr.HTML  # a bad value, said in words naming its control
     view: h.View  # the outputs' components
-    exit_lens: tuple = ()  # the early-exit draft beside the logit lens (ui/speculative/lens.py)
 
     def controls(self, given: dict) -> h.Controls:
         """The run's controls, read from an event's inputs by component."""
@@ -165,36 +165,15 @@ def layout(config: AppConfig) -> SpecPage:
                     reset=gr.Button("Reset", elem_id="speculative-reset"),
                 )
             message = message_line("speculative-message")
-            chips = gr.HTML(blank.chips, elem_id="speculative-chips")
-            with gr.Row():
-                verify = gr.Plot(blank.verify, show_label=False, elem_id="speculative-verify")
-                decisive = gr.Plot(blank.decisive, show_label=False, elem_id="speculative-decisive")
-            status = gr.Markdown(elem_id="speculative-status")
-            written = gr.Markdown(elem_id="speculative-text")
-            exit_lens = speculative_lens.layout()
+            # the round: its chips, its verify and decisive charts, its words, the lens at L (one patched element)
+            shown = patched(blank.round, elem_id="speculative-round-view")
     gr.Markdown("### Over the whole run")
-    with gr.Row():
-        with gr.Column(min_width=400):
-            run_md = gr.Markdown(elem_id="speculative-run-text")
-            run_fig = gr.Plot(blank.run_fig, show_label=False, elem_id="speculative-run")
-        with gr.Column(min_width=400):
-            speed = gr.Markdown(elem_id="speculative-speed")
-            timeline = gr.Plot(blank.timeline, show_label=False, elem_id="speculative-timeline")
+    # the run: its words, tokens per round and kept by position beside the timing (one patched element)
+    run = patched(blank.run, elem_id="speculative-run-view")
     with gr.Accordion("Which settings keep the output exact", open=False):
         gr.Markdown(EXACTNESS)
-    view = h.View(
-        sid=sid,
-        status=status,
-        chips=chips,
-        verify=verify,
-        decisive=decisive,
-        run_fig=run_fig,
-        run_md=run_md,
-        timeline=timeline,
-        speed=speed,
-        written=written,
-    )
-    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view, exit_lens=exit_lens)
+    view = h.View(sid=sid, round=shown, run=run)
+    return SpecPage(sid=sid, **controls, **buttons, message=message, view=view)
 
 
 def apply_preset(c: SpecPage, name) -> dict:
@@ -218,6 +197,9 @@ def apply_preset(c: SpecPage, name) -> dict:
 
 
 def wire(c: SpecPage, config: AppConfig) -> None:
+    """One event per click, its answer the session id and the two views (each sending only what changed); its
+    progress shown on the round's view alone (a status on every output cost the page on each click)."""
+
     def prefill(given):
         return c.shown(h.prefill(config, given[c.sid], c.controls(given)))
 
@@ -235,20 +217,23 @@ def wire(c: SpecPage, config: AppConfig) -> None:
 
     inputs = {c.sid, c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.seed, *c.knobs.components()}
     outputs = list(c.view)
-    on_message = dict(message=c.message, show_progress="minimal")
+    on_round = dict(message=c.message, show_progress="minimal", show_progress_on=c.view.round)
     knobs = c.knobs
     preset_outputs = [c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.note, c.seed]
     preset_outputs += [knobs.temperature, knobs.top_k, knobs.top_p, knobs.repetition_penalty]
     c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(
-        teach(reset, c.message), c.sid, [*outputs, c.message]
+        teach(reset, c.message), c.sid, [*outputs, c.message], show_progress="hidden"
     )
-    model_event(c.prefill.click, prefill, inputs, outputs, **on_message)
-    model_event(c.round.click, step, inputs, outputs, **on_message)
-    model_event(c.back.click, back, c.sid, outputs, **on_message)
-    # one progress bar, over the round's chips: on every output it drew the same bar several times over
-    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.chips)
-    c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message])
-    speculative_lens.wire(c)
+    model_event(c.prefill.click, prefill, inputs, outputs, **on_round)
+    model_event(c.round.click, step, inputs, outputs, **on_round)
+    model_event(c.back.click, back, c.sid, outputs, **on_round)
+    # one progress bar, over the round's view: on every output it drew the same bar several times over
+    model_event(c.end.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.round)
+    c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message], show_progress="hidden")
+    # a view that missed a change asks for its whole self (ui/patch.py)
+    for part in ("round", "run"):
+        element = getattr(c.view, part)
+        element.input(partial(h.whole, part=part), c.sid, element, show_progress="hidden", concurrency_limit=None)
 
 
 def build(config: AppConfig):
@@ -264,7 +249,7 @@ SPEC = TabSpec(
     70,
     build,
     main="#speculative-round",  # the round's button, not Prefill's: the round draws the verify chart
-    chart="#speculative-verify",
+    chart="#speculative-verify",  # inside the round's view
     try_this="#speculative-try",
     buttons="#speculative-buttons",
     # in projector mode a round's rows of chips sit closer, so its verify chart still fits under them at 1280x720

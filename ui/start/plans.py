@@ -235,4 +235,60 @@ FAST_AND_FAITHFUL = Plan(
     ),
 )
 
-PLANS = (PICK_A_WORD, SLOW, CLASS, FAST_AND_FAITHFUL)
+SAMPLING_TOGETHER = Plan(
+    "Sampling, with the whole class",
+    "Each student draws from the model's own probabilities with a seed of their own: together the class's draws take "
+    "the shape of those probabilities, and greedy writes the same text for everyone.",
+    (
+        Step(
+            "classround",
+            "capital-of-france",
+            "Press **Start a round** and read out its code; once the class has guessed, press **Reveal**.",
+            "Beside the class's guesses stand the model's own probabilities: ␣Paris holds 77%, and the line says how "
+            "many guessed it.",
+            12,
+            ("#classround-start", "#classround-reveal"),
+            "#classround-view",
+            r"guessed the top-1, ␣Paris \(77% of the model's probability",
+            {"kind": "guess"},
+        ),
+        Step(
+            "classround",
+            "best-pet",
+            "Press **Start a round**; everyone presses **Draw** a few times, then press **Draw 100 each**.",
+            "The bars settle onto the dashes, the counts the probabilities expect, and the chi-square test says "
+            "the draws fit them.",
+            13,
+            ("#classround-start", "#classround-draw-each"),
+            "#classround-view",
+            r"Chi-square test: p = [\d.]+, the draws fit the probabilities",
+            {"kind": "sample"},
+        ),
+        Step(
+            "classround",
+            "favourite-colour",
+            "Press **Start a round** and **Draw 100 each**; then drag **Temperature** to 1.5 and draw 100 each again.",
+            "At temperature 0.5 a draw takes ␣blue with p = 0.37, against 0.11 at 1: the class's draws crowd onto "
+            "the likeliest colours, and at 1.5 they scatter.",
+            12,
+            ("#classround-start", "#classround-draw-each"),
+            "#classround-view",
+            r"A draw takes ␣blue with p = 0\.37",
+            {"kind": "sample", "temperature": "0.5"},
+        ),
+        Step(
+            "classround",
+            "tell-me-a-story",
+            "Press **Start a round**; everyone presses **Run greedy**.",
+            "The projector compares everyone's greedy text step by step, and says that a shared pass can move a "
+            "[[logit]] only by float noise, so any split comes where the top two tokens nearly tie.",
+            13,
+            ("#classround-start",),
+            "#classround-view",
+            r"the batching noise \((up to \S+ on this server|measured when the server starts)\)",
+            {"kind": "greedy"},
+        ),
+    ),
+)
+
+PLANS = (PICK_A_WORD, SLOW, CLASS, FAST_AND_FAITHFUL, SAMPLING_TOGETHER)

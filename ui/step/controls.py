@@ -88,7 +88,8 @@ def buttons() -> Buttons:
             step=gr.Button("Step", variant="primary", elem_id="step-step"),
             back=gr.Button("Back", elem_id="step-back"),
             run_n=gr.Button("Run N", elem_id="step-run-n"),
-            n_steps=validate.whole_number_box(5, container=False, min_width=64, scale=0, elem_id="step-n-steps"),
+            # wide enough for the largest N it takes (4096) and more digits, which a 64 px box cut to "1000"
+            n_steps=validate.whole_number_box(5, container=False, min_width=96, scale=0, elem_id="step-n-steps"),
             run_end=gr.Button("Run to end", elem_id="step-run-end"),
             stop=gr.Button("Stop", variant="stop", elem_id="step-stop-button"),
             reset=gr.Button("Reset", elem_id="step-reset"),

@@ -34,8 +34,17 @@ CSS = """
 .step-walk ol { margin-top: 0; }
 #step-style { display: none; }
 #step-why:not(:has(p)) { display: none; }
-/* narrow screens stack the columns: the chart first, right under the buttons */
-@media (max-width: 900px) { #step-chart-col { order: -1; } }
+/* narrow screens (a phone) stack the columns: under the buttons the stage (the chart, the strip), then the knobs, then
+   the panels below the chart, so the temperature is not 3,000 px down, under every panel; and the message line,
+   which says what is wrong with a knob, stays in view at the top while it holds a message */
+@media (max-width: 900px) {
+  #step-main { flex-direction: column; }
+  #step-chart-col { display: contents; }
+  #step-stage { order: -2; }
+  #step-main > .column:first-child { order: -1; }
+  #step-message:has(.lab-error) { position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary); }
+  #step-main .cm-line { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+}
 /* the stage's pieces (ui/step/view.py), a line's gap apart, as gradio's blocks were */
 #step-stage .patched > div + div { margin-top: 10px; }
 /* the stage's own controls (native, so a click writes one element): the bars' mode and the token to force */

@@ -240,7 +240,8 @@ def _timeline(entry: Entry, steps: list[Step]):
     """The time chart: the prefill (drawn as a copy when the prefix cache answered it), then each step."""
     if not steps:
         return timeline.timeline_blank()
-    prefill = timeline.Prefill(entry.trace.prefill_ms, copied=steps[0].pass_mode == "cached")
+    trace = entry.trace
+    prefill = timeline.Prefill(trace.prefill_ms, steps[0].pass_mode == "cached", trace.prefill_computed_ms)
     draw = [r.draw_ms or 0.0 for r in entry.view.records[: len(steps)]]
     return timeline.request_timeline(prefill, *_times(steps), draw)
 

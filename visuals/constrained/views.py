@@ -1,5 +1,9 @@
 """Constrained decoding drawn from plain data: the answer with its forced tokens, the mask rows of one step (the
-grammar one row among the filters), each engine's order on that step, and the N-samples comparison."""
+grammar one row among the filters), each engine's order on that step, and the N-samples comparison.
+
+A Step's answer is one element the page patches (`step_view`): its words, the answer's chips (a Step appends its
+own), the step's chart and its mask rows, as HTML; the engines' table is an element of its own, which a moved knob
+redraws alone. The N-samples measurement, drawn once per press, stays a plotly chart and Markdown."""
 
 import html
 import statistics
@@ -10,6 +14,7 @@ from decoding.stages import FILTER, GRAMMAR, MIN_P, STAGES, TEMPERATURE, TOP_K, 
 from decoding.trace import Step
 from visuals.distribution import distribution_figure
 from visuals.glossary import term
+from visuals.parts import Parts
 from visuals.theme import CHOSEN, FORCED, KEPT, OTHER, REMOVED, STAGE_LABELS, figure_from, look
 from visuals.tokens import visible_token
 from visuals.words import count
@@ -27,6 +32,11 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 def answer_html(steps: list[Step], held: str = "") -> str:
     """The answer so far, one chip per token: sampled (shaded by the probability it was chosen with), forced by
     the grammar (wine, dashed: no sampling, no pass of its own), or forced by you; ↺ marks a llama.cpp resample."""
+    return f'<div class="chips">{"".join(answer_chips(steps, held))}</div>{LEGEND}'
+
+
+def answer_chips(steps: list[Step], held: str = "") -> tuple[str, ...]:
+    """The answer's chips, one per token and the text held back, or what to press: what a Step appends to."""
     chips = []
     for s in steps:
         if s.grammar_forced:
@@ -44,14 +54,43 @@ def answer_html(steps: list[Step], held: str = "") -> str:
         )
     if held:
         chips.append(f'<span class="tok held">{html.escape(held)}</span>')
-    pad = "padding:0 3px;margin:0 3px;"
-    legend = (
-        f'<div class="tok-legend">shaded = sampled · <span style="{pad}outline:2px dashed {GRAMMAR_COLOUR}">dashed wine'
-        f'</span> = forced by the grammar (no sampling, no forward pass of its own) · <span style="{pad}outline:2px '
-        f'dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
+    return tuple(chips) or ('<span class="tok-legend">no token yet: press Step</span>',)
+
+
+_PAD = "padding:0 3px;margin:0 3px;"
+LEGEND = (
+    f'<div class="tok-legend">shaded = sampled · <span style="{_PAD}outline:2px dashed {GRAMMAR_COLOUR}">dashed wine'
+    f'</span> = forced by the grammar (no sampling, no forward pass of its own) · <span style="{_PAD}outline:2px '
+    f'dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
+)
+
+
+def step_view(status: str, steps: list[Step], held: str, chart: str, rows: str) -> Parts:
+    """What a Step shows, in order: its words, the answer's chips (a Step appends its tokens), the chart of the last
+    sampled step and its mask rows (each replaced)."""
+    chips = answer_chips(steps, held)
+    whole = (
+        f'<div class="constrained-view"><div id="constrained-status">{status}</div>'
+        f'<div id="constrained-answer"><div class="chips">{"".join(chips)}</div>{LEGEND}</div>'
+        f'<div id="constrained-chart">{chart}</div><div id="constrained-rows">{rows}</div></div>'
     )
-    body = "".join(chips) or '<span class="tok-legend">no token yet: press Step</span>'
-    return f'<div class="chips">{body}</div>{legend}'
+    slots = {"#constrained-status": status, "#constrained-chart": chart, "#constrained-rows": rows}
+    return Parts(html=whole, shape=("step",), strips={"#constrained-answer .chips": chips}, slots=slots)
+
+
+def _code(text: str) -> str:
+    return f"<code>{html.escape(text)}</code>"
+
+
+def _table(head: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> str:
+    """An HTML table of cells already HTML; the columns in `right` aligned right (numbers)."""
+
+    def cell(tag: str, i: int, text: str) -> str:
+        return f"<{tag}{' class=constrained-right' if i in right else ''}>{text}</{tag}>"
+
+    top = "".join(cell("th", i, h) for i, h in enumerate(head))
+    body = "".join(f"<tr>{''.join(cell('td', i, c) for i, c in enumerate(r))}</tr>" for r in rows)
+    return f'<table class="constrained-table"><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def step_chart(step: Step) -> str:
@@ -60,36 +99,37 @@ def step_chart(step: Step) -> str:
     return distribution_figure(step, n=20)
 
 
-def mask_rows_markdown(step: Step, vocab_size: int, tokenizer_decode=None) -> str:
+def mask_rows_html(step: Step, vocab_size: int, tokenizer_decode=None) -> str:
     """One row per stage that ran, in order: tokens kept after it and the top candidates it removed; the grammar's
     row adds how much probability the model had put on illegal tokens."""
     if step.grammar_forced:
         return (
-            f"**Step {step.index + 1}: {visible_token(step.token_text)!s} forced by the grammar.** Only one "
-            "continuation is legal here, so nothing is sampled and the model is not asked: this token rides in the "
-            "next forward pass with the ones around it (fast-forward)."
+            f"<p><b>Step {step.index + 1}: {html.escape(visible_token(step.token_text))} forced by the grammar.</b> "
+            "Only one continuation is legal here, so nothing is sampled and the model is not asked: this token rides "
+            "in the next forward pass with the ones around it (fast-forward).</p>"
         )
-    rows = ["| stage | tokens left | removed among the model's top 20 (model probability) |", "|---|---:|---|"]
+    rows = []
     before = vocab_size
     for name, kept in step.stages:
+        label = html.escape(STAGE_LABELS.get(name, name))
         if name in RESHAPING:
-            rows.append(f"| {STAGE_LABELS.get(name, name)} | {kept:,} | reshapes the logits, removes nothing |")
+            rows.append([label, f"{kept:,}", "reshapes the logits, removes nothing"])
             continue
         removed = [c for c in step.top if c.removed_by == name]
-        shown = ", ".join(f"`{visible_token(c.text)}` {c.prob_before:.1%}" for c in removed[:5])
+        shown = ", ".join(f"{_code(visible_token(c.text))} {c.prob_before:.1%}" for c in removed[:5])
         more = f" and {len(removed) - 5} more" if len(removed) > 5 else ""
-        label = STAGE_LABELS.get(name, name)
         if name == GRAMMAR:
-            label = f"**grammar**: {kept:,} of {before:,} legal" if kept <= before else "**grammar**"
-            shown = (shown or "none of them") + f"{more}; **{term('illegal mass')} {step.illegal_mass:.1%}**"
+            label = f"<b>grammar</b>: {kept:,} of {before:,} legal" if kept <= before else "<b>grammar</b>"
+            shown = (shown or "none of them") + f"{more}; <b>{term('illegal mass')} {step.illegal_mass:.1%}</b>"
             more = ""
-        rows.append(f"| {label} | {kept:,} | {shown or '—'}{more} |")
+        rows.append([label, f"{kept:,}", f"{shown or '—'}{more}"])
         before = kept
-    picked = f"**Chosen:** `{visible_token(step.token_text)}`, model probability {step.prob_before:.1%}"
+    table = _table(["stage", "tokens left", "removed among the model's top 20 (model probability)"], rows, (1,))
+    picked = f"<b>Chosen:</b> {_code(visible_token(step.token_text))}, model probability {step.prob_before:.1%}"
     if step.resampled_from is not None and tokenizer_decode is not None:
         drawn = visible_token(tokenizer_decode(step.resampled_from))
-        picked += f"; llama.cpp's chain first drew `{drawn}`, illegal, so it redid the step with the grammar first"
-    return "\n".join(rows) + "\n\n" + picked
+        picked += f"; llama.cpp's chain first drew {_code(drawn)}, illegal, so it redid the step with the grammar first"
+    return f"{table}<p>{picked}</p>"
 
 
 def forced_after(steps: list[Step]) -> str:
@@ -98,7 +138,7 @@ def forced_after(steps: list[Step]) -> str:
     if not forced:
         return ""
     text = "".join(visible_token(s.token_text) for s in forced)
-    return f"\n\nThen **{count(len(forced), 'token')} forced by the grammar**: `{text}`."
+    return f"<p>Then <b>{count(len(forced), 'token')} forced by the grammar</b>: {_code(text)}.</p>"
 
 
 def token_origins(steps: list[Step]) -> str:
@@ -109,29 +149,28 @@ def token_origins(steps: list[Step]) -> str:
     return ", ".join(said + ([f"{yours} typed by you (Force)"] if yours else []))
 
 
-def orders_markdown(outcomes: list, settings_note: str, position: int | None = None) -> str:
+def orders_html(outcomes: list, settings_note: str, position: int | None = None) -> str:
     """Each engine's order on the next token's logits (answer token `position`): where the grammar runs, and what
     happens if it runs last. The chart above shows the last sampled token; this table looks one token ahead."""
     ahead = f"for the next token, position {position} of the answer" if position else "for the next token"
-    rows = [
-        f"**Where each engine puts the grammar, {ahead}** ({settings_note}):",
-        "",
-        "| engine | order (the grammar in bold) | samplers alone keep | legal among them | recovery |",
-        "|---|---|---:|---:|---|",
-    ]
+    rows = []
     for o in outcomes:
         order = " → ".join(_stage(s, s in o.enabled) for s in o.order if s in SHOWN_STAGES)
-        legal = "**0: nothing legal**" if o.legal_left == 0 else f"{o.legal_left:,}"
-        rows.append(f"| {o.engine} | {order} | {o.truncated:,} | {legal} | {o.recovery} |")
-    return "\n".join(rows)
+        legal = "<b>0: nothing legal</b>" if o.legal_left == 0 else f"{o.legal_left:,}"
+        rows.append([html.escape(o.engine), order, f"{o.truncated:,}", legal, html.escape(o.recovery)])
+    head = ["engine", "order (the grammar in bold)", "samplers alone keep", "legal among them", "recovery"]
+    return (
+        f"<p><b>Where each engine puts the grammar, {ahead}</b> ({html.escape(settings_note)}):</p>"
+        f"{_table(head, rows, (2, 3))}"
+    )
 
 
 SHOWN_STAGES = (GRAMMAR, TEMPERATURE.name, TOP_K.name, TOP_P.name, MIN_P.name)  # the tab's knobs
 
 
 def _stage(name: str, on: bool) -> str:
-    label = STAGE_LABELS.get(name, name)
-    return f"**{label}**" if name == GRAMMAR else label if on else f"{label} (off)"
+    label = html.escape(STAGE_LABELS.get(name, name))
+    return f"<b>{label}</b>" if name == GRAMMAR else label if on else f"{label} (off)"
 
 
 def comparison_figure(cmp) -> go.Figure:
@@ -215,6 +254,15 @@ def comparison_markdown(cmp) -> str:
 
 def _valid(samples) -> int:
     return sum(s.valid for s in samples)
+
+
+# the tables' numbers to the right, and the view's parts apart (the page's style sheet, through the tab's spec)
+CSS = """
+.constrained-table td.constrained-right, .constrained-table th.constrained-right { text-align: right; }
+/* a table wider than a phone scrolls sideways inside its box, never past the page's edge */
+.constrained-table { display: block; overflow-x: auto; max-width: 100%; }
+.constrained-view > div { margin: 6px 0; }
+"""
 
 
 def cancelled_note(cmp, n: int) -> str:

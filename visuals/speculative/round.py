@@ -92,4 +92,14 @@ CSS = f"""
 .speculative-skip {{ opacity: .45; }}
 .speculative-bonus {{ background: {_tint(CHOSEN, 0.45)}; border: 2px solid {CHOSEN}; font-weight: 700; }}
 .speculative-label, .speculative-gap {{ opacity: .7; padding: 0 4px; }}
+/* the round's two charts side by side while each has 260 px, else one above the other (a phone) */
+.speculative-charts {{ display: grid; gap: 8px 16px; margin: 6px 0;
+  grid-template-columns: repeat(auto-fit, minmax(min(260px, 100%), 1fr)); }}
+.speculative-words > div {{ margin: 6px 0; }}
+.speculative-judged .lc-x {{ display: none; }}  /* the guesses are named once, under the verdicts */
+/* the run: its words and charts beside its timing while each has 400 px; its rounds beside its positions */
+.speculative-run-view {{ display: grid; gap: 8px 24px;
+  grid-template-columns: repeat(auto-fit, minmax(min(400px, 100%), 1fr)); }}
+.speculative-run-charts {{ display: grid; gap: 8px;
+  grid-template-columns: repeat(auto-fit, minmax(min(220px, 100%), 1fr)); }}
 """

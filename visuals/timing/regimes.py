@@ -71,7 +71,10 @@ def regime_figure(points: list[dict], bandwidth_gbs: float, label: str) -> go.Fi
     bottom, top = min(ys) / 1.3, max(ys) * 2  # room above the highest dot for its name
     fig.update_xaxes(type="log", title="weights read per decode step (GB)", tickvals=log_ticks(lo, hi))
     fig.update_yaxes(type="log", title="ms per token", tickvals=log_ticks(bottom, top), range=np.log10([bottom, top]))
-    styled(fig, None, height=460).update_layout(legend={"y": -0.25})  # clear of the x-axis title in projector mode
+    # the legend in the plot's top-left corner, which the map leaves empty (time grows with the bytes): below the
+    # plot, three paths in projector mode's larger text ran into the x-axis title
+    legend = {"orientation": "v", "x": 0.01, "y": 0.99, "xanchor": "left", "yanchor": "top"}
+    styled(fig, None, height=460).update_layout(legend=legend | {"bgcolor": "rgba(255,255,255,0.85)"})
     return measured_title(fig, "Regime map: decode time against weight bytes", label)
 
 

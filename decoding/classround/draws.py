@@ -1,0 +1,92 @@
+"""One histogram of a sampling round: the class's draws from one distribution (a step of the round at one setting).
+
+The distribution is the lab's own: the round's logits at its context through `decoding.pipeline.process`, computed
+once for the whole class. Each draw is `select(processed.final, settings, generator)` with the drawing student's own
+seeded generator, exactly what a Step of theirs would draw (`pick`, while the caller holds that student alone); it is
+counted (`count`) while the caller holds the round's lock, so each draw is counted once, in the draw it was drawn
+from, whoever draws at the same moment.
+"""
+
+from collections import Counter
+
+import torch
+
+from decoding.classround.chisquare import chi_square
+from decoding.classround.records import DrawRecord, Token
+from decoding.pipeline import Processed, SamplerSettings, select
+
+SHOWN = 9  # tokens the histogram names, the most probable first; the rest share one column
+TESTED = 512  # tokens whose probability the chi-square test reads one by one; the rest are its tail at once
+
+
+class Draw:
+    def __init__(self, number: int, step: int, settings: SamplerSettings, processed: Processed, texts):
+        """`texts(ids)` gives each token id's text (decoding.prompts.token_texts on the model's tokenizer)."""
+        self.number, self.step, self.settings = number, step, settings
+        self.final = processed.final  # (V,): what every draw is drawn from
+        probs = processed.probs_after  # (V,)
+        p, ids = torch.topk(probs, min(TESTED, probs.numel()))  # (N,), (N,)
+        self.probs = [(int(i), float(q)) for i, q in zip(ids, p) if q > 0]
+        self.kept = int((probs > 0).sum())
+        self._texts = texts
+        self.names = dict(zip([i for i, _ in self.probs[:SHOWN]], texts([i for i, _ in self.probs[:SHOWN]])))
+        self.counts: Counter[int] = Counter()
+        self.by_student: dict[str, list[int]] = {}
+        self.last_total: dict[str, int] = {}  # each student's last draw: the draws counted with it
+        self.total = 0
+        self._chi = (-1, None)  # (the draws it was computed for, the test): every page that reads them reads it once
+
+    def pick(self, generator: torch.Generator) -> int:
+        """One draw with a student's generator (the caller holds that student alone, not the round): select over the
+        whole vocabulary is the slow part of a draw, and the class's draws run side by side."""
+        return select(self.final, self.settings, generator)
+
+    def count(self, student: str, token: int) -> int:
+        """Count `student`'s draw (the caller holds the round's lock); returns the draws counted with it."""
+        self.counts[token] += 1
+        self.by_student.setdefault(student, []).append(token)
+        self.total += 1
+        self.last_total[student] = self.total
+        if token not in self.names:
+            self.names[token] = self._texts([token])[0]
+        return self.total
+
+    def most_drawn(self) -> int | None:
+        """The class's most common draw (ties: the more probable token); None before the first."""
+        if not self.total:
+            return None
+        rank = {token: k for k, (token, _) in enumerate(self.probs)}
+        return min(self.counts, key=lambda t: (-self.counts[t], rank.get(t, len(rank)), t))
+
+    def chi(self):
+        """The chi-square test of the draws so far (the caller holds the round's lock)."""
+        if self._chi[0] != self.total:
+            self._chi = (self.total, chi_square(self.counts, self.probs, self.kept))
+        return self._chi[1]
+
+    def record(self, previous: "Draw | None" = None) -> DrawRecord:
+        shown = tuple((Token(t, self.names[t], p), self.counts.get(t, 0)) for t, p in self.probs[:SHOWN])
+        counted = sum(n for _, n in shown)
+        before = None
+        if previous is not None and previous.total:
+            top = previous.most_drawn()
+            before = (previous.total, _knobs(previous.settings), previous.names[top])
+        return DrawRecord(
+            number=self.number,
+            step=self.step,
+            settings=_knobs(self.settings),
+            total=self.total,
+            shown=shown,
+            other=self.total - counted,
+            other_p=max(0.0, 1.0 - sum(p for _, p in self.probs[:SHOWN])),
+            kept=self.kept,
+            chi=self.chi(),
+            previous=before,
+        )
+
+
+KNOBS = ("temperature", "top_k", "top_p", "min_p")  # the settings a round's teacher sets
+
+
+def _knobs(settings: SamplerSettings) -> dict:
+    return {name: getattr(settings, name) for name in KNOBS}

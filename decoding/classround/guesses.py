@@ -1,0 +1,79 @@
+"""One step's guesses: each student's pick for the next token, hidden from the class until the teacher reveals them
+beside the model's own probabilities (the softmax of its logits: what it believes, before any sampler setting).
+
+The caller holds the round's lock around every call.
+"""
+
+from collections import Counter
+
+import torch
+
+from decoding.classround.records import GuessRecord, Token
+from decoding.prompts import token_texts
+
+CHOICES = 10  # the model's most probable tokens a student picks among (or they type their own)
+
+
+class Guesses:
+    def __init__(self, model_probs: torch.Tensor, texts):
+        """`model_probs` (V,): the model's own probabilities at this step; `texts(ids)` each token id's text."""
+        self.probs = model_probs
+        p, ids = torch.topk(model_probs, min(CHOICES, model_probs.numel()))  # (10,), (10,)
+        top = [int(i) for i in ids]
+        self.names = dict(zip(top, texts(top)))
+        self.top = [Token(i, self.names[i], float(q)) for i, q in zip(top, p)]
+        self._texts = texts
+        self.by_student: dict[str, int] = {}
+        self.revealed = False
+
+    def guess(self, student: str, token: int) -> Token:
+        """`student`'s guess (a new one replaces theirs), until the teacher reveals the step's guesses."""
+        if self.revealed:
+            raise ValueError("the teacher has revealed this step's guesses: wait for the next step to guess again")
+        if not 0 <= token < self.probs.numel():
+            raise ValueError(f"a guessed token id must be in [0, {self.probs.numel()}), got {token}")
+        self.by_student[student] = token
+        return self.token(token)
+
+    def token(self, token: int) -> Token:
+        if token not in self.names:
+            self.names[token] = self._texts([token])[0]
+        return Token(token, self.names[token], float(self.probs[token]))
+
+    def most_guessed(self) -> int | None:
+        """The class's most common guess (ties: the more probable token); None before the first."""
+        counts = Counter(self.by_student.values())
+        if not counts:
+            return None
+        return min(counts, key=lambda t: (-counts[t], -float(self.probs[t]), t))
+
+    def choices(self) -> tuple[Token, ...]:
+        """The model's top ten in alphabetical order, without their probabilities: what a student picks among."""
+        return tuple(sorted((Token(t.id, t.text, 0.0) for t in self.top), key=lambda t: (t.text.strip().lower(), t.id)))
+
+    def record(self) -> GuessRecord:
+        counts = Counter(self.by_student.values())
+        top1 = self.top[0]
+        shown = ()
+        if self.revealed:
+            tokens = [t.id for t in self.top] + sorted(set(counts) - {t.id for t in self.top})
+            shown = tuple(sorted(((self.token(t), counts.get(t, 0)) for t in tokens), key=lambda tc: -tc[0].p))
+        return GuessRecord(self.revealed, len(self.by_student), top1, counts.get(top1.id, 0), shown)
+
+
+def typed_token(tokenizer, text) -> int:
+    """A typed guess as one token of the model's: the word with a space before it first (␣Paris, as a word after a
+    space is written), then as typed; a ValueError that says how the model splits it when neither is one token."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("type the token you expect next (a word, or a piece of one), or pick one of the ten")
+    tries = [" " + text.strip(), text] if not text.startswith(" ") else [text]
+    for attempt in tries:
+        ids = tokenizer(attempt, add_special_tokens=False).input_ids
+        if len(ids) == 1:
+            return ids[0]
+    ids = tokenizer(tries[0], add_special_tokens=False).input_ids
+    pieces = " · ".join(repr(t) for t in token_texts(tokenizer, ids))
+    raise ValueError(
+        f"{text.strip()!r} is {len(ids)} tokens to this model ({pieces}): type one token (its first piece), "
+        "or pick one of the ten"
+    )

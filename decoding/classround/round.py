@@ -1,0 +1,430 @@
+"""A class round: one context the whole class reads (the teacher's prompt and the tokens appended so far), its
+settings, its kind (records.KINDS), who is here, and what they guessed, drew and wrote.
+
+The round's logits are computed once per step, by its own `Run` (one forward pass for the whole class); the guesses,
+the draws and the chi-square read them. Only greedy together runs each student's own steps, on purpose: through the
+scheduler, so the class's passes are batched together.
+
+Who may change it: the teacher, whose key the round checks on every change (`check`); a student joins, guesses, draws
+and steps greedy as themself. Every change holds the round's one lock, so many students drawing at once each have
+their draw counted once; a draw's selection over the vocabulary and a greedy step's passes hold only their student,
+so the class's draws and steps run side by side.
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from decoding.classround.draws import Draw
+from decoding.classround.greedy import LENGTH, GreedyTogether
+from decoding.classround.guesses import Guesses
+from decoding.classround.records import (
+    CLASS,
+    GREEDY,
+    GUESS,
+    HOW,
+    KINDS,
+    PROJECTOR,
+    SAMPLE,
+    Appended,
+    RoundRecord,
+    SeatRecord,
+    Token,
+)
+from decoding.loop import Run
+from decoding.models import LoadedModel
+from decoding.pipeline import SamplerSettings
+from decoding.prompts import Prompt, token_texts
+
+MAX_STEPS = 32  # tokens the teacher can append to the prompt
+ROUND_SEED = 0  # the round's own draws (the model's pick) and the projector's
+MAX_EACH = 1000  # "draw N each": the most draws a seat gets in one press
+
+
+class NotTeacher(ValueError):
+    """A change asked for without the round's teacher key."""
+
+
+@dataclass
+class Student:
+    id: str
+    seed: int  # from the student's session, recorded: their draws can be drawn again from it
+    generator: torch.Generator
+    left: bool = False
+    # their generator draws one token at a time, in order, whatever else the round does meanwhile
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+class Round:
+    def __init__(
+        self,
+        lm: LoadedModel,
+        prompt: Prompt,
+        settings: SamplerSettings,
+        kind: str,
+        *,
+        code: str,
+        key: str,
+        scheduler=None,
+        max_steps: int = MAX_STEPS,
+        greedy_length: int = LENGTH,
+        clock=time.monotonic,
+    ):
+        if kind not in KINDS:
+            raise ValueError(f"a round's kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        self.lm, self.prompt, self.code, self._key = lm, prompt, code, key
+        self.scheduler, self.greedy_length, self.clock = scheduler, greedy_length, clock
+        self.run: Run | None = Run(lm, prompt, seed=ROUND_SEED, max_new_tokens=max_steps, scheduler=scheduler, top_n=1)
+        self.settings, self.kind = settings, kind
+        self.students: dict[str, Student] = {}
+        self.projector = Student(PROJECTOR, ROUND_SEED, _generator(lm, ROUND_SEED))
+        self.lock = threading.RLock()
+        self.version, self.draws = 0, 0
+        self.shown = 0  # changes with what every student's page shows (a student's own draws and guesses aside)
+        self.appended: list[Appended] = []
+        self.draw: Draw | None = None
+        self.previous: Draw | None = None
+        self.guesses: Guesses | None = None
+        self.greedy: GreedyTogether | None = None
+        self.ended: str | None = None
+        self.moved_to: str | None = None
+        self._final: RoundRecord | None = None  # what the projector shows once the round has ended
+        self.last_active = clock()
+
+    def texts(self, ids) -> list[str]:
+        return token_texts(self.lm.tokenizer, list(ids))
+
+    def open(self) -> "Round":
+        """The prompt's pass (before anyone can join): the first distribution."""
+        self.run.prefill()
+        with self.lock:
+            self._new_step()
+        return self
+
+    # --- who ---
+
+    def check(self, key, action: str) -> None:
+        """Raise `NotTeacher` unless `key` is this round's teacher key; `action` says what was asked ("advance")."""
+        if not isinstance(key, str) or key != self._key:
+            raise NotTeacher(
+                f"only the teacher who started round {self.code} can {action} it, from the page that started it: "
+                "this page joined as a student"
+            )
+
+    def join(self, student: str, seed: int) -> None:
+        """`student` is here (again, if they had left: their draws and guesses stay theirs)."""
+        with self.lock:
+            self._open()
+            known = self.students.get(student)
+            if known is None:
+                self.students[student] = Student(student, seed, _generator(self.lm, seed))
+            else:
+                known.left = False
+            self._changed()
+
+    def leave(self, student: str) -> None:
+        """`student` left (their tab closed): counted out; what they drew stays counted."""
+        with self.lock:
+            if student in self.students and not self.students[student].left:
+                self.students[student].left = True
+                self._changed()
+
+    @property
+    def present(self) -> int:
+        return sum(not s.left for s in self.students.values())
+
+    # --- the teacher ---
+
+    def set_settings(self, key, settings: SamplerSettings) -> None:
+        """New settings: a new draw (a new histogram), the last one kept beside it."""
+        with self.lock:
+            self.check(key, "change")
+            self._open()
+            if settings != self.settings:
+                self.settings = settings
+                self._new_draw()
+                self._changed(everyone=True)
+
+    def set_kind(self, key, kind: str) -> None:
+        with self.lock:
+            self.check(key, "change")
+            self._open()
+            if kind not in KINDS:
+                raise ValueError(f"a round's kind must be one of {', '.join(KINDS)}, got {kind!r}")
+            if kind != self.kind:
+                self.kind = kind
+                if kind == GREEDY:  # a new start from the context as it is now
+                    self.greedy = self._greedy()
+                self._changed(everyone=True)
+
+    def reveal(self, key) -> None:
+        with self.lock:
+            self.check(key, "reveal the guesses of")
+            self._open()
+            self._kind_is(GUESS, "Reveal shows the class's guesses")
+            self.guesses.revealed = True
+            self._changed(everyone=True)
+
+    def advance(self, key, how: str) -> Appended:
+        """Append the next token: the model's own pick (the round's settings and seed) or the class's most common
+        guess, draw or greedy token; one forward pass on it gives the next step's distribution (the class waits)."""
+        with self.lock:
+            self.check(key, "advance")
+            self._open()
+            if how not in HOW:
+                raise ValueError(f"a round advances by {' or '.join(HOW)}, got {how!r}")
+            self._not_done()
+            token = self._class_pick() if how == CLASS else None
+            p = float(self.run.preview(self.settings).probs_after[token]) if token is not None else None
+            step = self.run.step(self.settings, force_id=token)
+            taken = Appended(Token(step.token_id, step.token_text, step.prob_after if p is None else p), how)
+            self.appended.append(taken)
+            if not self.run.done:
+                self._new_step()
+            self._changed(everyone=True)
+            return taken
+
+    def draw_each(self, key, n: int) -> int:
+        """`n` draws for every student here and for the projector; returns the draws made."""
+        with self.lock:
+            self.check(key, "draw for")
+            self._open()
+            self._kind_is(SAMPLE, "Draw")
+            if not (isinstance(n, int) and 1 <= n <= MAX_EACH):
+                raise ValueError(f"draws each must be a whole number in [1, {MAX_EACH}], got {n!r}")
+            seats, draw = [s for s in self.students.values() if not s.left] + [self.projector], self.draw
+        drawn = []
+        for seat in seats:
+            with seat.lock:
+                drawn.append((seat.id, [draw.pick(seat.generator) for _ in range(n)]))
+        with self.lock:
+            for student, tokens in drawn:
+                for token in tokens:
+                    draw.count(student, token)
+            self._changed()
+        return n * len(seats)
+
+    def end(self, key, why: str = "the teacher ended it", moved_to: str | None = None) -> None:
+        """End the round: its students see why (and the round the teacher started next); its caches are freed."""
+        with self.lock:
+            self.check(key, "end")
+            self.close(why, moved_to)
+
+    def close(self, why: str, moved_to: str | None = None) -> None:
+        """End the round for `why` (the store's expiry calls this without a key)."""
+        with self.lock:
+            if self.ended is not None:
+                return
+            self._final = self._record()
+            self.ended, self.moved_to = why, moved_to
+            self.run = self.greedy = self.guesses = self.draw = self.previous = None
+            self._changed(everyone=True)
+
+    # --- a student ---
+
+    def guess(self, student: str, token: int) -> Token:
+        with self.lock:
+            self._open()
+            self._here(student)
+            self._kind_is(GUESS, "Guessing")
+            taken = self.guesses.guess(student, token)
+            self._changed()
+            return taken
+
+    def draw_one(self, student: str) -> tuple[Token, int]:
+        """One draw with the student's generator, counted in the draw it was drawn from: the token, and the draws
+        counted with it. The round's lock is let go while it draws, so the class's draws run side by side."""
+        with self.lock:
+            self._open()
+            seat = self._here(student)
+            self._kind_is(SAMPLE, "Draw")
+            draw = self.draw
+        with seat.lock:
+            token = draw.pick(seat.generator)
+        with self.lock:
+            total = draw.count(student, token)
+            self._changed()
+            return Token(token, draw.names[token], 0.0), total
+
+    def greedy_step(self, student: str, n: int = 1) -> int:
+        """Up to `n` greedy steps of the student's own run, through the scheduler: the round's lock is let go while
+        they wait, so the class's steps share its passes. Returns the steps taken."""
+        with self.lock:
+            self._open()
+            self._here(student)
+            self._kind_is(GREEDY, "Greedy steps")
+            together = self.greedy
+            seat = together.seat(student)
+        taken = together.step(seat, n)
+        with self.lock:
+            if together is self.greedy:
+                self._changed()
+        return taken
+
+    # --- what the pages read ---
+
+    def record(self) -> RoundRecord:
+        with self.lock:
+            if self._final is not None:
+                return replace(
+                    self._final, ended=self.ended, moved_to=self.moved_to, version=self.version, shown=self.shown
+                )
+            return self._record()
+
+    def seat(self, student: str) -> SeatRecord:
+        """What `student` sees of their own part (an ended round: their seed alone)."""
+        with self.lock:
+            known = self.students.get(student)
+            seed = known.seed if known is not None else 0
+            if self.ended is not None:
+                return SeatRecord(student, seed, (), None, (), {}, (), 0)
+            guessed = self.guesses.by_student.get(student) if self.guesses else None
+            drawn = tuple(self.draw.by_student.get(student, ())) if self.draw else ()
+            names = {t: self.draw.names[t] for t in drawn}
+            greedy = self.greedy.sequences().get(student, ()) if self.greedy else ()
+            return SeatRecord(
+                student=student,
+                seed=seed,
+                choices=self.guesses.choices() if self.guesses else (),
+                guess=self.guesses.token(guessed) if guessed is not None else None,
+                drawn=drawn,
+                texts=names,
+                greedy=greedy,
+                last_serial=self.draw.last_total.get(student, 0) if self.draw else 0,
+            )
+
+    def numbers(self) -> dict:
+        """The round as numbers (JSON): every draw's count by token and the probabilities they were drawn from, for a
+        check outside the page (bench/classroom_load.py)."""
+        with self.lock:
+            out = {"code": self.code, "kind": self.kind, "step": len(self.appended), "present": self.present}
+            out["left"] = sum(s.left for s in self.students.values())
+            if self.draw is not None:
+                d = self.draw
+                chi = d.chi()
+                out["draw"] = {
+                    "number": d.number,
+                    "total": d.total,
+                    "counts": {str(t): n for t, n in d.counts.items()},
+                    "probs": [[t, p] for t, p in d.probs],
+                    "kept": d.kept,
+                    "chi": None if chi is None else {"statistic": chi.statistic, "dof": chi.dof, "p": chi.p_value},
+                }
+            if self.guesses is not None:
+                g = self.guesses.record()
+                out["guesses"] = {"guessed": g.guessed, "top1": g.top1.id, "top1_guessed": g.top1_guessed}
+                out["guesses"]["revealed"] = g.revealed
+            if self.greedy is not None:
+                g = self.greedy.record(self.texts, None)
+                split = None if g.split is None else {"step": g.split.step, "students": [s for s, _ in g.split.others]}
+                out["greedy"] = {"students": len(g.students), "compared": g.compared, "split": split}
+                out["greedy"] |= {"passes": g.passes, "shared": g.shared, "most_rows": g.most_rows}
+            return out
+
+    def idle_s(self) -> float:
+        """Seconds since anyone last did anything in the round (a page reading it does not count)."""
+        return self.clock() - self.last_active
+
+    def held_tokens(self) -> list[int]:
+        """Each KV cache the round holds, as the tokens it holds at its longest: its own run's, and each student's
+        greedy run (what the server's memory cap counts)."""
+        with self.lock:
+            if self.run is None:
+                return []
+            own = [len(self.prompt.ids) + self.run.trace.max_new_tokens]
+            greedy = self.greedy
+            extra = [len(greedy.prompt.ids) + greedy.length] * greedy.runs() if greedy is not None else []
+            return own + extra
+
+    # --- inside ---
+
+    def _record(self) -> RoundRecord:
+        noise = self.scheduler.noise.value if self.scheduler is not None and self.scheduler.noise else None
+        done = self.run.trace.stop_reason if self.run is not None else None
+        return RoundRecord(
+            code=self.code,
+            kind=self.kind,
+            step=len(self.appended),
+            prompt=self.prompt.text,
+            appended=tuple(self.appended),
+            settings={name: getattr(self.settings, name) for name in ("temperature", "top_k", "top_p", "min_p")},
+            present=self.present,
+            left=sum(s.left for s in self.students.values()),
+            version=self.version,
+            shown=self.shown,
+            draw=self.draw.record(self.previous) if self.draw is not None else None,
+            guesses=self.guesses.record() if self.guesses is not None else None,
+            greedy=self.greedy.record(self.texts, noise) if self.greedy is not None else None,
+            ended=self.ended,
+            moved_to=self.moved_to,
+            done=done,
+        )
+
+    def _new_step(self) -> None:
+        """After a token was appended (or the prompt read): new guesses, a new draw, a new greedy start."""
+        processed = self.run.preview(self.settings)
+        self.guesses = Guesses(processed.probs_before, self.texts)
+        self.previous = None
+        self.draw = None
+        self._new_draw()
+        self.greedy = self._greedy()
+
+    def _new_draw(self) -> None:
+        self.previous = self.draw if self.draw is not None and self.draw.total else self.previous
+        self.draws += 1
+        processed = self.run.preview(self.settings)
+        self.draw = Draw(self.draws, len(self.appended), self.settings, processed, self.texts)
+
+    def _greedy(self) -> GreedyTogether:
+        ids = list(self.run.ids)
+        text = self.prompt.text + self.lm.tokenizer.decode(self.run.generated)
+        prompt = Prompt(text, ids, list(self.prompt.tokens) + [a.token.text for a in self.appended])
+        return GreedyTogether(self.lm, prompt, self.greedy_length, self.scheduler)
+
+    def _class_pick(self) -> int:
+        if self.kind == GUESS:
+            pick, what = self.guesses.most_guessed(), "guesses"
+        elif self.kind == SAMPLE:
+            pick, what = self.draw.most_drawn(), "draws"
+        else:
+            firsts = [seq[0] for seq in self.greedy.sequences().values() if seq]
+            pick, what = (max(set(firsts), key=lambda t: (firsts.count(t), -t)) if firsts else None), "greedy steps"
+        if pick is None:
+            raise ValueError(f"the class has no {what} at this step yet: wait for them, or append the model's pick")
+        return pick
+
+    def _open(self) -> None:
+        if self.ended is not None:
+            where = f": join round {self.moved_to}" if self.moved_to else ""
+            raise ValueError(f"round {self.code} has ended ({self.ended}){where}")
+
+    def _not_done(self) -> None:
+        if self.run.done:
+            raise ValueError(
+                f"round {self.code}'s text has ended ({self.run.trace.stop_reason}): start a new round to go on"
+            )
+
+    def _here(self, student: str) -> Student:
+        seat = self.students.get(student)
+        if seat is None or seat.left:
+            raise ValueError(f"this page is not in round {self.code}: open the round's link, or type its code")
+        return seat
+
+    def _kind_is(self, kind: str, what: str) -> None:
+        if self.kind != kind:
+            raise ValueError(f"{what} is for a {kind} round; round {self.code} is a {self.kind} round now")
+        if self.run is not None and self.run.done:
+            self._not_done()
+
+    def _changed(self, everyone: bool = False) -> None:
+        """Something the projector shows changed; `everyone`: something every student's page shows too (the step, the
+        kind, the settings, the reveal, the end), which their pages ask after (`shown`)."""
+        self.version += 1
+        self.shown += everyone
+        self.last_active = self.clock()
+
+
+def _generator(lm: LoadedModel, seed: int) -> torch.Generator:
+    return torch.Generator(device=lm.device).manual_seed(int(seed))

@@ -1,0 +1,77 @@
+"""The class round in the browser, without a round trip: a click on one of the ten tokens a student guesses among,
+the round's link written out whole (with this page's own address) wherever the view shows it, Enter in a knob's
+number box, and the page asking whether its round changed. Plain JavaScript, attached once when the tab
+loads."""
+
+from ui.classround.shown import ROUTE
+
+PROJECTOR_EVERY_MS = 250  # a draw shows on the projector a quarter second after it was counted, and a refresh's time
+STUDENT_EVERY_MS = 3000  # the teacher's next step reaches a student's phone within about 3 s, without their click
+
+# a click on a token to guess puts its id in a hidden box and presses a hidden button: the guess is sent
+PICK_ON_CLICK = """
+document.addEventListener('click', (ev) => {
+  const choice = ev.target.closest && ev.target.closest('#classround-view .classround-choice[data-key]');
+  if (!choice) return;
+  const input = document.querySelector('#classround-pick textarea, #classround-pick input');
+  input.value = choice.dataset.key;
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+  setTimeout(() => document.querySelector('#classround-pick-btn').click(), 50);
+}, true);
+"""
+
+# the view holds the link relative to the page (the server cannot know the address the class reaches it by): its text
+# becomes the whole address, the one to read out or type
+WHOLE_LINKS = """
+const watchLinks = () => {
+  const view = document.querySelector('#classround-view');
+  if (!view) return setTimeout(watchLinks, 500);
+  const whole = () => {
+    for (const a of view.querySelectorAll('a.classround-link')) if (a.textContent !== a.href) a.textContent = a.href;
+  };
+  new MutationObserver(whole).observe(view, {childList: true, subtree: true, characterData: true});
+  whole();
+};
+watchLinks();
+"""
+
+# gradio's slider says "release" (the teacher's new setting) when its number box loses focus: Enter there blurs it, so a
+# typed temperature applies as a dragged one does
+ENTER_APPLIES = """
+document.addEventListener('keydown', (ev) => {
+  const t = ev.target;
+  if (ev.key === 'Enter' && t && t.type === 'number' && t.closest('#classround-page')) t.blur();
+});
+"""
+
+# the page asks its round whether it changed: the projector every quarter second (anything it shows: a draw, a guess,
+# a join), a student's page every 3 s (what every student sees: the teacher's next step, kind, settings, reveal, end);
+# a plain GET outside gradio's queue (ui/classround/shown.py), only while the page shows the round, one at a time.
+# When the answer differs from what its view shows, it presses the hidden refresh button (one gradio event: the view's
+# changes; pressed again while it runs, gradio keeps the one)
+ASKS = f"""
+let asked = 0, asking = false;
+setInterval(() => {{
+  const root = document.querySelector('#classround-view .classround-view[data-code]');
+  if (asking || document.visibilityState !== 'visible' || !root || !root.getClientRects().length) return;
+  const teacher = root.dataset.role === 'teacher';
+  if (!teacher && performance.now() - asked < {STUDENT_EVERY_MS}) return;
+  asked = performance.now();
+  asking = true;
+  fetch('{ROUTE}?code=' + encodeURIComponent(root.dataset.code))
+    .then(r => (r.ok ? r.json() : null))
+    .then(d => {{
+      const now = root.isConnected ? root : document.querySelector('#classround-view .classround-view');
+      const seen = teacher ? now.dataset.version : now.dataset.shown;
+      if (d && String(teacher ? d.version : d.shown) !== seen) document.querySelector('#classround-refresh').click();
+    }})
+    .catch(() => {{}})
+    .finally(() => {{ asking = false; }});
+}}, {PROJECTOR_EVERY_MS});
+"""
+
+JS = (
+    "if (!window.__classroundScript) { window.__classroundScript = true; "
+    + "\n".join((PICK_ON_CLICK, WHOLE_LINKS, ENTER_APPLIES, ASKS))
+    + " }"
+)
