@@ -1,10 +1,11 @@
 """Projector mode: the whole page's type 1.4 times as large, for a room reading one screen from its back row.
 
 It scales what the text is, not what the page looks like: gradio's type sizes (`--text-xxs` to `--text-xxl`, from which
-its body text, labels, hints and buttons take theirs), the app's own sizes, the HTML charts' (visuals.chart, in em of
-their 15 px) and plotly's fonts (ui/charts.py redraws a chart with them). The CSS zoom it used before left every
-computed size alone and the charts' text as it was: body text went from 14 to 15.4 px, help text stayed at 12, and
-the tab labels, made smaller to keep one row, shrank to 12.
+its body text, labels, hints and buttons take theirs), the app's own sizes (each written `calc(15px * var(--lab-type,
+1))` in the views' CSS, the HTML charts' among them: visuals.chart's parts are in em of its 15 px) and plotly's fonts
+(ui/charts.py redraws a chart with them). The CSS zoom it used before left every computed size alone and the charts'
+text as it was: body text went from 14 to 15.4 px, help text stayed at 12, and the tab labels, made smaller to keep
+one row, shrank to 12.
 
 The class `projector` sits on <html> from the first paint (`HEAD`: a link's ?projector=1 or =0, else what this browser
 chose last) and on <body> once it exists; the checkbox at the top switches it (`SWITCH_JS`).
@@ -14,7 +15,6 @@ import gradio as gr
 
 TYPE = 1.4  # each text's size in projector mode, against the same text's in normal mode
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
-CHART_PX = 15  # an HTML chart's text (visuals.chart's `.lc`): its parts are sized in em of it
 
 
 def _px(size: str) -> str:
@@ -30,7 +30,7 @@ TYPE_SIZES = "; ".join(
     for name in ("xxs", "xs", "sm", "md", "lg", "xl", "xxl")
 )
 HEAD = f"""<style>
-html.projector {{ {TYPE_SIZES}; }}
+html.projector {{ {TYPE_SIZES}; --lab-type: {TYPE}; }}
 </style>
 <script>
 (() => {{
@@ -53,12 +53,10 @@ SWITCH_JS = f"""(on) => {{
   requestAnimationFrame(() => dispatchEvent(new Event('resize')));
 }}"""
 
-# the app's own sizes in projector mode: the HTML charts' text. The tab bar stays one
-# row however large its titles: it scrolls sideways, every title whole, none wrapped onto a second row; and the title's
-# one line alone, its subtitle's height going to the lesson.
-CSS = f"""
-.projector .lc {{ font-size: {_px(f"{CHART_PX}px")}; }}
-.projector #lab-tabs [role=tablist] {{ flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }}
-.projector #lab-tabs [role=tab] {{ white-space: nowrap; flex: 0 0 auto; }}
-.projector #app-title p {{ display: none; }}
+# the tab bar stays one row however large its titles: it scrolls sideways, every title whole, none wrapped onto a
+# second row; and the title's one line alone, its subtitle's height going to the lesson
+CSS = """
+.projector #lab-tabs [role=tablist] { flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }
+.projector #lab-tabs [role=tab] { white-space: nowrap; flex: 0 0 auto; }
+.projector #app-title p { display: none; }
 """

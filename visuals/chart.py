@@ -361,7 +361,7 @@ def _share(value: float, axis: Axis) -> float:
 # the page's rules for every chart above (app.py adds them once); sizes in em, so projector mode's larger text makes
 # larger charts' text too, and the plot's height is the chart's own
 CSS = f"""
-.lc {{ margin: 0; font-size: 15px; color: var(--body-text-color, {TEXT}); }}
+.lc {{ margin: 0; font-size: calc(15px * var(--lab-type, 1)); color: var(--body-text-color, {TEXT}); }}
 .lc-title {{ font-size: 1.1em; margin: 0 0 4px; overflow-wrap: anywhere; }}
 .lc-sub {{ display: block; font-size: 0.85em; opacity: 0.85; }}
 .lc-legend {{ display: flex; flex-wrap: wrap; gap: 2px 14px; list-style: none; margin: 0 0 6px; padding: 0;

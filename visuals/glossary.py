@@ -160,6 +160,7 @@ abbr.lab-term:focus-visible { outline: none; background: rgba(128, 128, 128, 0.3
 abbr.lab-term:focus-visible::after {
   content: attr(title); position: fixed; z-index: 1000; margin-top: 1.7em; max-width: 24em;
   padding: 4px 8px; border-radius: 4px; background: #262626; color: #fff;
-  font-size: 14px; font-weight: 400; font-style: normal; line-height: 1.35; white-space: normal; text-align: left;
+  font-size: calc(14px * var(--lab-type, 1)); font-weight: 400; font-style: normal; line-height: 1.35;
+    white-space: normal; text-align: left;
 }
 """

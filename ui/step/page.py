@@ -30,7 +30,7 @@ CSS = """
 #step-buttons button { min-width: 64px; }
 #step-buttons { gap: 8px; }
 #step-top { gap: 4px; }
-.step-walk { font-size: 15px; }
+.step-walk { font-size: calc(15px * var(--lab-type, 1)); }
 .step-walk ol { margin-top: 0; }
 #step-style { display: none; }
 #step-why:not(:has(p)) { display: none; }

@@ -157,11 +157,13 @@ def _sentence(r: dict) -> str:
 CSS = """
 .repetition-cards { display:flex; flex-direction:column; gap:10px; }
 .repetition-card { border:1px solid rgba(128,128,128,.45); border-radius:8px; padding:8px 12px; }
-.repetition-head { font-size:17px; }
-.repetition-nums { font-size:15px; opacity:.85; margin:2px 0 6px; }
-.repetition-text { white-space:pre-wrap; font-size:16px; line-height:1.6; max-height:260px; overflow-y:auto; }
+.repetition-head { font-size: calc(17px * var(--lab-type, 1)); }
+.repetition-nums { font-size: calc(15px * var(--lab-type, 1)); opacity:.85; margin:2px 0 6px; }
+.repetition-text { white-space:pre-wrap; font-size: calc(16px * var(--lab-type, 1)); line-height:1.6;
+  max-height:260px; overflow-y:auto; }
 mark.rep { color:inherit; text-decoration:underline dotted; text-underline-offset:3px; padding:0; }
-.repetition-loop { font-size:13px; font-weight:bold; border:1px solid currentColor; border-radius:4px; padding:0 3px;
+.repetition-loop { font-size: calc(13px * var(--lab-type, 1)); font-weight:bold; border:1px solid currentColor;
+  border-radius:4px; padding:0 3px;
             margin:0 3px; white-space:nowrap; }
-.repetition-legend { font-size:14px; opacity:.85; }
+.repetition-legend { font-size: calc(14px * var(--lab-type, 1)); opacity:.85; }
 """

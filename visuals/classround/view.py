@@ -186,7 +186,7 @@ def _parts(role: str, kind: str, slots: dict, attrs: dict | None = None) -> Part
 
 # the view's rules, and which controls each person sees (the root's data-role and data-kind, read by :has())
 CSS = f"""
-.classround-view {{ font-size: 16px; min-width: 0; }}
+.classround-view {{ font-size: calc(16px * var(--lab-type, 1)); min-width: 0; }}
 /* a chart's plot column may shrink below its labels' width (they clip): in a narrow column it stays inside it */
 .classround-view .lc-grid {{ grid-template-columns: auto auto minmax(0, 1fr) auto; }}
 .classround-view p {{ margin: 4px 0; }}

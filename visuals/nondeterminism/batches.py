@@ -216,16 +216,17 @@ CSS = """
 .bl-row { display:grid; grid-template-columns: 200px 1fr; gap:10px; padding:6px 0;
   border-bottom:1px solid rgba(128,128,128,.25); }
 .bl-label { font-weight:600; display:flex; flex-direction:column; gap:4px; align-items:flex-start; }
-.bl-text { font-size:16px; line-height:1.6; white-space:pre-wrap; word-break:break-word; }
-.bl-badge { white-space:nowrap; font-size:12px; font-weight:600; border-radius:10px; padding:1px 8px; }
+.bl-text { font-size: calc(16px * var(--lab-type, 1)); line-height:1.6; white-space:pre-wrap; word-break:break-word; }
+.bl-badge { white-space:nowrap; font-size: calc(12px * var(--lab-type, 1)); font-weight:600; border-radius:10px;
+  padding:1px 8px; }
 .bl-same { background:rgba(0,158,115,.18); border:1px solid #009E73; }
 .bl-diff { background:rgba(230,159,0,.25); border:1px solid #E69F00; }
 .bl-shared { opacity:.7; }  /* dimmed, still 5.6:1 on white (WCAG AA) */
 .bl-flip { background:#E69F00; color:#000; border-radius:3px; padding:0 2px; font-weight:700; }
 .bl-branch { text-decoration: underline; text-decoration-color:#E69F00; text-underline-offset:3px; }
-.bl-solo-went { font-size:14px; opacity:.7; margin-top:2px; }
+.bl-solo-went { font-size: calc(14px * var(--lab-type, 1)); opacity:.7; margin-top:2px; }
 .bl-struck { text-decoration: line-through; }
-.bl-legend { font-size:14px; margin-top:6px; }
+.bl-legend { font-size: calc(14px * var(--lab-type, 1)); margin-top:6px; }
 .bl-empty { opacity:.7; padding:8px 0; }
 .bl-tok:hover { outline:1px solid rgba(128,128,128,.6); }
 """

@@ -176,7 +176,7 @@ def step_view(status: str, dist: str, kls=(), same=(), divergence=None, referenc
 
 
 CSS = f"""
-.quantization-streams {{ font-family: ui-monospace, monospace; font-size: 15px; }}
+.quantization-streams {{ font-family: ui-monospace, monospace; font-size: calc(15px * var(--lab-type, 1)); }}
 .quantization-row {{ display: flex; flex-wrap: wrap; gap: 3px; align-items: center; margin: 2px 0; }}
 .quantization-name {{ font-family: var(--font); font-weight: 700; min-width: 90px; color: {TEXT}; }}
 .quantization-chip {{ border: 1px solid {OTHER}; border-radius: 4px; padding: 0 4px; }}

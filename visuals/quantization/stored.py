@@ -67,7 +67,8 @@ def reference_html(model_id: str) -> str:
 
 CSS = f"""
 #quantization-file .quantization-file {{
-  border-collapse: collapse; font-size: 14px; line-height: 1.3; width: 100%; margin: 0; border: none !important;
+  border-collapse: collapse; font-size: calc(14px * var(--lab-type, 1)); line-height: 1.3; width: 100%; margin: 0;
+    border: none !important;
 }}
 #quantization-file .quantization-file th, #quantization-file .quantization-file td {{
   text-align: left; padding: 1px 12px 1px 0 !important; border: none !important; background: none !important;

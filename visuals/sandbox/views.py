@@ -68,7 +68,7 @@ def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:
     return fig
 
 
-_TABLE = 'style="border-collapse:collapse;font-size:17px;margin:6px 0 12px 0"'
+_TABLE = 'style="border-collapse:collapse;font-size: calc(17px * var(--lab-type, 1));margin:6px 0 12px 0"'
 
 
 def describe_sweep(s: Sweep) -> str:

@@ -82,7 +82,8 @@ CSS = f"""
 .speculative-line {{ display: flex; flex-wrap: wrap; align-items: center; gap: 4px; }}
 .speculative-chip {{ display: inline-block; padding: 0 6px; border-radius: 6px; border: 1px solid rgba(128,128,128,.35);
   font-family: ui-monospace, monospace; white-space: pre; line-height: 1.7; }}
-.speculative-note {{ display: block; font-size: 12px; line-height: 1.1; opacity: .85; text-align: center; }}
+.speculative-note {{ display: block; font-size: calc(12px * var(--lab-type, 1)); line-height: 1.1; opacity: .85;
+  text-align: center; }}
 .speculative-ctx {{ opacity: .8; }}
 .speculative-match {{ background: {_tint(MATCH, 0.55)}; border-color: #C8B400; }}
 .speculative-source {{ border: 2px solid {DRAFT}; }}

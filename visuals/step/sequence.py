@@ -134,16 +134,17 @@ def stop_html(stop_reason: str | None, held_text: str, text: str, live: bool = T
 
 
 CSS = """
-.chips { display:flex; flex-wrap:wrap; gap:3px; font-family: ui-monospace, monospace; font-size:17px; line-height:1.9; }
+.chips { display:flex; flex-wrap:wrap; gap:3px; font-family: ui-monospace, monospace;
+  font-size: calc(17px * var(--lab-type, 1)); line-height:1.9; }
 .tok { padding:0 4px; border:1px solid rgba(128,128,128,.45); border-radius:4px; white-space:pre; }
 .tok.prompt { background: rgba(128,128,128,.18); }
 .tok.held { border-style:dashed; opacity:.7; }
 .tok-held { display: inline; }
 .tok.gap { font-style: italic; border-style: dotted; }
-.tok-legend, .loop-caption { font-size:14px; opacity:.8; margin-top:4px; }
-.loop { display:flex; align-items:center; gap:4px; flex-wrap:wrap; font-size:16px; }
+.tok-legend, .loop-caption { font-size: calc(14px * var(--lab-type, 1)); opacity:.8; margin-top:4px; }
+.loop { display:flex; align-items:center; gap:4px; flex-wrap:wrap; font-size: calc(16px * var(--lab-type, 1)); }
 .loop-box { padding:3px 10px; border:1px solid rgba(128,128,128,.6); border-radius:6px; }
 .loop-arrow { opacity:.7; }
-.stop { font-size:16px; }
+.stop { font-size: calc(16px * var(--lab-type, 1)); }
 .held { border:1px dashed rgba(128,128,128,.8); padding:0 4px; }
 """
