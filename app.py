@@ -103,6 +103,11 @@ CSS = f"""
 {CHART_CSS}
 {server_note.CSS}
 {GLOSSARY_CSS}"""
+# gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
+# server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
+# cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
+# scoped inside the container, and cannot reach the container itself
+CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; }</style>"
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 # gradio's queue looks for a new event every 1 ms when it has none (queueing.Queue.sleep_when_free, on Linux): a
 # thousand wake-ups a second of the server's one event loop, each taking the interpreter lock from the model's thread.
@@ -232,7 +237,10 @@ if __name__ == "__main__":
         server_port=args.port,
         share=args.share,
         css=CSS,
-        head=projector_mode.HEAD + CHARTS_HEAD + server_note.head([spec.main for spec in SPECS if spec.main]),
+        head=CONTAINER_HEAD
+        + projector_mode.HEAD
+        + CHARTS_HEAD
+        + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
