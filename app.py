@@ -28,6 +28,7 @@ from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
+from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, opened_by, specs
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
@@ -240,6 +241,7 @@ if __name__ == "__main__":
         head=CONTAINER_HEAD
         + projector_mode.HEAD
         + CHARTS_HEAD
+        + plan_notice.HEAD
         + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",

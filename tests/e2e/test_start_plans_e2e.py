@@ -1,7 +1,8 @@
 """Start here, in headless Chromium on the bundled model: the app opens on it, its plans are links a click follows,
 and every class plan, followed end to end, does what it says: each step's link opens its tab with its preset picked,
 the step's action is done through the visible buttons, and its "notice" sentence is then true on the screen (the
-text the step names matches its pattern)."""
+text the step names matches its pattern) and in view at 1280x720 without the test scrolling, in normal and in
+projector mode (the link brings it there, ui/start/notice.py)."""
 
 import re
 
@@ -52,6 +53,39 @@ def one_row(page) -> bool:
     return len({box["y"] for box in boxes}) == 1 and len({box["height"] for box in boxes}) == 1
 
 
+# the notice's sentence (the smallest element inside `shows` whose text matches) on the screen: wholly inside the
+# window, or, taller than it, filling at least half of it; outlined by the link's script as it landed
+IN_VIEW = """([selector, pattern]) => {
+  const re = new RegExp(pattern);
+  let found = document.querySelector(selector);
+  for (let inner = true; inner; ) {
+    inner = false;
+    for (const child of found.children) if (child.getClientRects().length && re.test(child.textContent)) {
+      found = child;
+      inner = true;
+      break;
+    }
+  }
+  const r = found.getBoundingClientRect();
+  const seen = Math.min(r.bottom, innerHeight) - Math.max(r.top, 0);
+  return {top: Math.round(r.top), bottom: Math.round(r.bottom), scrollY: Math.round(scrollY),
+    inView: r.height <= innerHeight ? r.top >= 0 && r.bottom <= innerHeight : seen >= innerHeight / 2};
+}"""
+
+
+def in_view(page, step) -> dict:
+    return page.evaluate(IN_VIEW, [step.shows, step.pattern])
+
+
+def lands(page, step, k: int, mode: str) -> None:
+    """The step's notice in view, as the page's script put it (polled: it lands a frame after the text appears and
+    follows a layout that moves it for a few seconds); the test never scrolls."""
+    try:
+        until(page, lambda: in_view(page, step)["inView"], 30, "")
+    except AssertionError:
+        raise AssertionError(f"step {k} ({mode}): {step.shows} is not in view: {in_view(page, step)}") from None
+
+
 def says(page, step) -> bool:
     """The step's notice is true on the screen: the element it names shows text that matches its pattern."""
     return re.search(step.pattern, page.locator(step.shows).text_content()) is not None
@@ -59,9 +93,13 @@ def says(page, step) -> bool:
 
 @pytest.mark.parametrize("plan", PLANS, ids=[plan.title for plan in PLANS])
 def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(browser, app_url, plan):
+    """Each step: its link, its presses, its notice true and in view; then projector mode switched (as a teacher does
+    while it is read) and the notice in view again. Every other plan starts in projector mode and switches it off, so
+    a step's action is done in each mode by some plan (each action done twice would double a 10-minute test)."""
     page = new_page(browser)
+    first_mode = PLANS.index(plan) % 2 == 1
     for k, step in enumerate(plan.steps, 1):
-        page.goto(f"{app_url}{step.link}")
+        page.goto(f"{app_url}{step.link}&projector={int(first_mode)}")
         tab = page.get_by_role("tab", name=tab_of(step).title, exact=True)
         expect(tab).to_have_attribute("aria-selected", "true", timeout=120_000)  # the link's tab, picked on load
         if step.preset:  # in the tab's preset dropdown, `<link id>-preset` (tests/unit/test_app_config.py)
@@ -72,8 +110,15 @@ def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(br
             page.click(press)
             idle(page, ACTION_S)
         until(page, lambda s=step: says(page, s), ACTION_S, f"step {k}: {step.notice}")
-        page.locator(step.shows).scroll_into_view_if_needed()
-        page.screenshot(path=str(ARTIFACTS / f"e2e-start-{plan.title.replace(' ', '-').lower()}-{k}.png"))
+        name = f"e2e-start-{plan.title.replace(' ', '-').lower()}-{k}"
+        for projector in (first_mode, not first_mode):
+            if projector != first_mode:
+                box = page.locator("#projector input")
+                box.check() if projector else box.uncheck()
+                page.wait_for_function("on => document.body.classList.contains('projector') === on", arg=projector)
+            mode = "projector" if projector else "normal"
+            lands(page, step, k, mode)
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{mode}.png"))
         if tab_of(step).stop:  # what the step left running, stopped once its notice is checked (as its words say)
             page.click(tab_of(step).stop)
             idle(page)

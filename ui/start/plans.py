@@ -16,14 +16,16 @@ class Step:
     notice: str  # one sentence: what to notice
     minutes: int
     presses: tuple[str, ...]  # the buttons `do` presses, in order (CSS selectors)
-    shows: str  # the element whose text says the notice (a CSS selector)
+    shows: str  # the element whose text says the notice (`#` and its id): the link brings it on screen
     pattern: str  # a regex that the element's text matches once the notice is true
     settings: dict = field(default_factory=dict)  # more of the link: knobs the tab's links take (ui/step/links.py)
 
     @property
     def link(self) -> str:
-        """The step's shared link, relative to the page: `?tab=step&preset=confident`."""
-        return "?" + urlencode({"tab": self.tab, **({"preset": self.preset} if self.preset else {}), **self.settings})
+        """The step's shared link, relative to the page: `?tab=step&preset=confident&notice=step-dist`. Its `notice`
+        names the element to bring on screen once it says the notice (ui/start/notice.py)."""
+        preset = {"preset": self.preset} if self.preset else {}
+        return "?" + urlencode({"tab": self.tab, **preset, **self.settings, "notice": self.shows.removeprefix("#")})
 
 
 @dataclass(frozen=True)
