@@ -162,6 +162,22 @@ def test_a_bad_number_of_students_is_refused_in_the_apps_words_and_stop_says_wha
     until(page, lambda: "1 simulated student is stepping" in page.locator("body").inner_text(), 30, "the class")
     page.get_by_role("button", name="Stop them").click()
     until(page, lambda: "Stopped 1 simulated student (" in page.locator("body").inner_text(), 30, "Stop's answer")
+    # the numbers hold still while a teacher reads them out: the page says they are frozen at Stop, Live is off,
+    # and the line stays word for word the same for three of Live's 2-second periods
+    status = page.locator("#serving-status")
+    until(page, lambda: "Frozen at Stop: the 60 s before it" in status.inner_text(), 30, "the frozen line")
+    assert not page.locator("#serving-live input").is_checked()
+    assert "each time the median of those 60 s" in status.inner_text() or "One pass for" not in status.inner_text()
+    page.wait_for_function(HELD_STILL, arg=["#serving-status", 6000], polling=250, timeout=60_000)
+
+
+# true once the element's text has been the same for `ms` of the page's own clock (polled: it returns false, and
+# starts again, whenever the text changes)
+HELD_STILL = """([selector, ms]) => {
+  const text = document.querySelector(selector).innerText;
+  if (window.__held === undefined || window.__held.text !== text) window.__held = {text, since: performance.now()};
+  return performance.now() - window.__held.since >= ms;
+}"""
 
 
 def step_until(page, words: str, tries: int) -> None:

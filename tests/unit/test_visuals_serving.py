@@ -138,7 +138,7 @@ def test_traffic_html_reads_the_summary_the_saving_and_the_noise():
         "<p>In the last 60 s: 412 forward passes, 5.3 students per pass on average, 31 tokens/s for the whole server; "
         "the model was busy 64% of the time. "
         "One pass for 8 students took 120 ms; one after another they would have taken 8 × 58 = 464 ms: "
-        "the shared pass took 26% of that (74% saved). "
+        "the shared pass took 26% of that (74% saved) (each time the median of the last 60 s). "
         f"Batched logits differ from a solo pass by up to {term('batching noise', '0.000043')} (float32, measured on "
         "this server at start): a step whose top-two gap is within twice that could have picked the other token.</p>"
     )
@@ -147,6 +147,15 @@ def test_traffic_html_reads_the_summary_the_saving_and_the_noise():
 def test_the_verdict_says_what_the_measured_pair_shows_even_when_sharing_saved_nothing():
     assert vis.shared_verdict(90, 100) == "the shared pass took 90% of that (10% saved)"
     assert vis.shared_verdict(110, 100) == "the shared pass took 110% of that: sharing saved nothing in this window"
+
+
+def test_frozen_traffic_says_so_first_and_names_its_window_as_the_one_before_stop():
+    s = summary([tick(5, 1, ms=58), tick(6, 8, ms=120)], window_s=60)
+    text = vis.traffic_html(s, None, frozen=True)
+    assert text.startswith(
+        "<p><b>Frozen at Stop:</b> the 60 s before it (tick Live to follow the traffic again). In those 60 s: 2 forward"
+    )
+    assert "(each time the median of those 60 s)." in text and "the last 60 s" not in text
 
 
 def test_traffic_html_leaves_out_what_it_cannot_say():

@@ -85,20 +85,23 @@ class Sent:
 
 
 SENT = Sent()
+# the pages whose view was frozen by Stop them, by session: the time it was pressed (until Live or Open again)
+FROZEN: dict[str, float] = {}
 
 
 def _session(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "default"
 
 
-def view(config: AppConfig):
-    """The tick log read now, as the whole view (visuals.serving.view.traffic_view's Parts)."""
+def view(config: AppConfig, frozen_at: float | None = None):
+    """The tick log read now, as the whole view (visuals.serving.view.traffic_view's Parts); or, `frozen_at` (the
+    time Stop was pressed), its window ending then, said to be frozen."""
     scheduler = scheduler_for(get_model(config))
     if scheduler is None:
         alone = "DECODING_LAB_BATCHING=0, or a model whose attention cannot be packed"
         said = f"<p>This server runs each request on its own ({alone}): no shared ticks.</p>"
         return traffic_view(said, [], time.time(), "", "", "")
-    now = time.time()
+    now = frozen_at or time.time()
     ticks = scheduler.log.recent(WINDOW_S, now)
     s = summary(ticks, WINDOW_S)
     crowd = simulated_class(scheduler).status()
@@ -109,7 +112,7 @@ def view(config: AppConfig):
         else None
     )
     return traffic_view(
-        serving.traffic_html(s, scheduler.noise, extra),
+        serving.traffic_html(s, scheduler.noise, extra, frozen=frozen_at is not None),
         ticks,
         now,
         cost.tick_time_figure(s),
@@ -118,9 +121,9 @@ def view(config: AppConfig):
     )
 
 
-def refresh(config: AppConfig, request: gr.Request | None = None) -> dict:
+def refresh(config: AppConfig, request: gr.Request | None = None, frozen_at: float | None = None) -> dict:
     """This page's next value of the view: what changed since it was last sent (ui/patch.py)."""
-    return SENT.patcher(_session(request)).send(view(config))
+    return SENT.patcher(_session(request)).send(view(config, frozen_at))
 
 
 def whole(request: gr.Request | None = None) -> dict:
@@ -234,16 +237,34 @@ def wire(c: ServingPage, config: AppConfig) -> None:
 
     def opened(students, seconds, prompts, request: gr.Request) -> dict:
         open_students(config, students, seconds, prompts)
+        FROZEN.pop(_session(request), None)
         # watching them is the point; the status names the class
         return {c.live: True, c.view: refresh(config, request)}
 
     def traffic_numbers() -> dict:
         return traffic(config)
 
-    def read(request: gr.Request) -> dict:
+    def tick(request: gr.Request):
+        # a tick already on its way when Stop froze the view must not bring the live numbers back
+        session = _session(request)
+        return gr.skip() if session in FROZEN else refresh(config, request)
+
+    def live_changed(on: bool, request: gr.Request):
+        # ticked: live again; unticked (by Stop them, or by hand): the view holds what it shows
+        if not on:
+            return gr.skip()
+        FROZEN.pop(_session(request), None)
         return refresh(config, request)
 
-    gr.on([c.timer.tick, c.live.change], read, outputs=c.view, concurrency_limit=None, show_progress="hidden")
+    def stopped(request: gr.Request) -> dict:
+        # the numbers a teacher reads out after stopping the class hold still: the window ends at Stop, and the
+        # refresh stops with Live
+        gr.Info(stop_students(config))
+        FROZEN[_session(request)] = time.time()
+        return {c.live: False, c.view: refresh(config, request, frozen_at=FROZEN[_session(request)])}
+
+    c.timer.tick(tick, None, c.view, concurrency_limit=None, show_progress="hidden")
+    c.live.change(live_changed, c.live, c.view, concurrency_limit=None, show_progress="hidden")
     gr.api(traffic_numbers, api_name="traffic", concurrency_limit=None)
     c.open_btn.click(
         teach(opened, c.message),
@@ -252,14 +273,15 @@ def wire(c: ServingPage, config: AppConfig) -> None:
         concurrency_limit=None,
         show_progress="hidden",
     )
-    c.stop_btn.click(lambda: gr.Info(stop_students(config)), concurrency_limit=None)
+    c.stop_btn.click(stopped, None, [c.live, c.view], concurrency_limit=None, show_progress="hidden")
     c.live.change(lambda on: gr.Timer(active=on), c.live, c.timer, show_progress="hidden")
     c.view.input(whole, None, c.view, concurrency_limit=None, show_progress="hidden")
 
 
 def forget(request: gr.Request) -> None:
-    """A page closed: its patcher goes."""
+    """A page closed: its patcher goes, and its frozen time."""
     SENT.forget(_session(request))
+    FROZEN.pop(_session(request), None)
 
 
 def build(config: AppConfig):

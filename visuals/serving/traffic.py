@@ -32,16 +32,21 @@ STATIC_STEPS = {"static": "uncaptured", "captured": "replayed as a CUDA graph"}
 NO_TRAFFIC = "No traffic yet: open simulated students above, or press Step in another tab"
 
 
-def traffic_html(summary: dict, noise: Noise | None, holder_text: str | None = None) -> str:
-    """What the numbers say, in a few sentences; `holder_text` (who has the model now, HTML) is shown as given."""
+def traffic_html(summary: dict, noise: Noise | None, holder_text: str | None = None, frozen: bool = False) -> str:
+    """What the numbers say, in a few sentences; `holder_text` (who has the model now, HTML) is shown as given.
+    `frozen`: the window ends when the class was stopped, and the page no longer refreshes it (a teacher reading
+    the numbers out has them hold still), which the words say first."""
     window = f"{summary.get('window_s', 0):.0f}"
     lines = []
+    if frozen:
+        lines.append(f"<b>Frozen at Stop:</b> the {window} s before it (tick Live to follow the traffic again).")
+    which = f"those {window} s" if frozen else f"the last {window} s"
     if not summary.get("ticks"):
-        lines.append(f"No forward passes in the last {window} s.")
+        lines.append(f"No forward passes in {which}.")
     else:
         n = summary["ticks"]
         lines.append(
-            f"In the last {window} s: {n} forward pass{'' if n == 1 else 'es'}, "
+            f"In {which}: {n} forward pass{'' if n == 1 else 'es'}, "
             f"{summary['mean_rows']:.1f} students per pass on average, "
             f"{num(summary['tokens_per_s'])} tokens/s for the whole server; "
             f"the model was busy {min(summary['busy'], 1.0):.0%} of the time."
@@ -52,7 +57,8 @@ def traffic_html(summary: dict, noise: Noise | None, holder_text: str | None = N
         one = by_rows[1]
         lines.append(
             f"One pass for {big} students took {num(by_rows[big])} ms; one after another they would have "
-            f"taken {big} × {num(one)} = {num(big * one)} ms: {shared_verdict(by_rows[big], big * one)}."
+            f"taken {big} × {num(one)} = {num(big * one)} ms: {shared_verdict(by_rows[big], big * one)} "
+            f"(each time the median of {which})."
         )
     if noise is not None and noise.value == 0:
         lines.append(
