@@ -174,8 +174,12 @@ def legend_html(keys: Iterable[Key]) -> str:
 
 
 def ticks_html(axis: Axis) -> str:
-    return "".join(
-        f'<span style="bottom:{_share(t, axis):.2%}">{html.escape(axis.tick_text(t))}</span>' for t in axis.ticks
+    """Each tick's label at its height, and the longest once more, unseen and in the flow: the labels are placed out
+    of the flow, so without it their column did not grow for them (0.0025 ran over the axis title beside it)."""
+    texts = [axis.tick_text(t) for t in axis.ticks]
+    widest = f'<b class="lc-sizer">{html.escape(max(texts, key=len))}</b>' if texts else ""
+    return widest + "".join(
+        f'<span style="bottom:{_share(t, axis):.2%}">{html.escape(text)}</span>' for t, text in zip(axis.ticks, texts)
     )
 
 
@@ -364,7 +368,8 @@ CSS = f"""
 .lc {{ margin: 0; font-size: calc(15px * var(--lab-type, 1)); color: var(--body-text-color, {TEXT}); }}
 .lc-title {{ font-size: 1.1em; margin: 0 0 4px; overflow-wrap: anywhere; }}
 .lc-sub {{ display: block; font-size: 0.85em; opacity: 0.85; }}
-.lc-legend {{ display: flex; flex-wrap: wrap; gap: 2px 14px; list-style: none; margin: 0 0 6px; padding: 0;
+/* the legend clears the top tick's label, half of which stands above the plot */
+.lc-legend {{ display: flex; flex-wrap: wrap; gap: 2px 14px; list-style: none; margin: 0 0 0.8em; padding: 0;
   font-size: 0.9em; }}
 .lc-legend li {{ display: flex; align-items: center; gap: 5px; margin: 0; }}
 .lc-key {{ display: inline-block; width: 14px; height: 12px; background: var(--c); }}
@@ -380,6 +385,7 @@ CSS = f"""
 .lc-y {{ grid-area: 1 / 2; }}
 .lc-y2 {{ grid-area: 1 / 4; }}
 .lc-y, .lc-y2 {{ position: relative; min-width: 2.2em; font-size: 0.85em; }}
+.lc-sizer {{ display: block; visibility: hidden; height: 0; overflow: hidden; padding: 0 6px; white-space: nowrap; }}
 .lc-y span {{ position: absolute; right: 6px; transform: translateY(50%); white-space: nowrap; }}
 .lc-y2 span {{ position: absolute; left: 6px; transform: translateY(50%); white-space: nowrap; }}
 .lc-plot {{ grid-area: 1 / 3; position: relative; border-bottom: 1px solid rgba(128,128,128,.6); }}
