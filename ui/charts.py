@@ -115,7 +115,17 @@ HEAD = f"""<script>
     if (layout.legend) layout.legend = {{...layout.legend, orientation: 'h', x: 0, xanchor: 'left', y: 0,
       yanchor: 'bottom', yref: 'container'}};
     const title = titleOf(layout);
-    if (title && title.text) title.text = wrap(title.text, chars(title));
+    if (title && title.text) {{
+      // a title wrapped onto more lines grows down, over the plot and its axis titles: the top margin grows with it,
+      // and the chart's height, so the plot keeps its own
+      const before = String(title.text).split(/<br\\s*\\/?>/i).length;
+      title.text = wrap(title.text, chars(title));
+      const more = Math.round((title.text.split('<br>').length - before) * sizeOf(title, layout) * 1.3);
+      if (more > 0) {{
+        layout.margin = {{...m, t: (m.t ?? 80) + more}};
+        if (typeof layout.height === 'number') layout.height += more;
+      }}
+    }}
     for (const k of [...axesOf(layout, 'x'), ...axesOf(layout, 'y')]) {{
       const axis = layout[k];
       axis.automargin = true;
@@ -132,17 +142,24 @@ HEAD = f"""<script>
     return figure;
   }};
 
-  // on a phone, notes that still cover one another once drawn: each moved below the one it covers
+  // on a phone, notes that still cover one another once drawn: each moved below the one it covers; and a note that
+  // runs past the chart's right (or left) edge moved back inside it
   const apart = (P, gd) => {{
     const notes = [...gd.querySelectorAll('.infolayer .annotation')];
+    const box = gd.getBoundingClientRect();
     const moves = {{}};
-    for (let i = 0; i < notes.length; i++) for (let j = 0; j < i; j++) {{
-      const [a, b] = [notes[j].getBoundingClientRect(), notes[i].getBoundingClientRect()];
-      const over = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && over > 1) {{
-        const k = Number(notes[i].dataset.index);
-        const note = (gd.layout.annotations || [])[k];
-        if (note) moves[`annotations[${{k}}].yshift`] = (note.yshift || 0) - over - 2;
+    const noteOf = el => (gd.layout.annotations || [])[Number(el.dataset.index)];
+    for (let i = 0; i < notes.length; i++) {{
+      const b = notes[i].getBoundingClientRect(), note = noteOf(notes[i]);
+      const k = Number(notes[i].dataset.index);
+      const shift =
+        b.right > box.right - 2 ? box.right - b.right - 4 : b.left < box.left + 2 ? box.left - b.left + 4 : 0;
+      if (note && shift) moves[`annotations[${{k}}].xshift`] = (note.xshift || 0) + shift;
+      for (let j = 0; j < i; j++) {{
+        const a = notes[j].getBoundingClientRect();
+        const over = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && over > 1 && note)
+          moves[`annotations[${{k}}].yshift`] = (note.yshift || 0) - over - 2;
       }}
     }}
     return Object.keys(moves).length ? P.relayout(gd, moves) : gd;
