@@ -1,0 +1,152 @@
+"""Every tab on a 390x844 phone, in headless Chromium on the bundled model: opened from the tab bar, and again after
+its main action (tests/helpers/actions.py), no visible text ends past the screen's right edge (a table or a row that
+scrolls sideways inside its own box may hold more), no two texts of a chart are drawn over each other (plotly's and
+the HTML charts'), and no chart toolbar is drawn (a tap showed plotly's over the title). On Step by step, the
+temperature starts within one and a half screens of the Step button, and a bad top-k's message is within one screen
+of its box. Full-page screenshots of each tab go to artifacts/."""
+
+import pytest
+
+from tests.helpers.actions import act
+from tests.helpers.pages import ARTIFACTS, idle, new_page, texts_over_texts, until
+from ui.tabs import specs
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+
+PHONE = {"width": 390, "height": 844}
+
+# each visible text (a run of words in one text node, or a chart's SVG text) whose box ends past the window's right
+# edge (cut off, or clipped there by gradio's container), unless an element around it scrolls sideways (a finger
+# reaches it there)
+PAST_THE_EDGE = """() => {
+  const width = document.documentElement.clientWidth;
+  const held = e => {
+    for (let a = e; a && a !== document.body; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (['auto', 'scroll'].includes(s.overflowX) && a.scrollWidth > a.clientWidth) return true;
+    }
+    return false;
+  };
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const e = node.parentElement;
+    if (!node.textContent.trim() || !e || ['SCRIPT', 'STYLE', 'NOSCRIPT'].includes(e.tagName)) continue;
+    if (!e.getClientRects().length || getComputedStyle(e).visibility !== 'visible') continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const right = Math.max(...[...range.getClientRects()].map(r => (r.width > 0 ? r.right : 0)));
+    const words = node.textContent.trim().slice(0, 40);
+    if (right > width + 1 && !held(e)) out.push(`"${words}" ends at ${Math.round(right)}`);
+  }
+  return [...new Set(out)];
+}"""
+
+# each pair of an HTML chart's texts (visuals.chart: title, legend, axis labels, bar words) drawn over each other
+HTML_CHART_TEXTS_OVER = """() => {
+  const out = [];
+  for (const chart of document.querySelectorAll('.lc')) {
+    if (!chart.getClientRects().length) continue;
+    const boxes = [...chart.querySelectorAll('*')]
+      .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+      .map(e => [e.textContent.trim(), e.getBoundingClientRect()]).filter(([, b]) => b.width > 0 && b.height > 0);
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [a, b] = [boxes[i][1], boxes[j][1]];
+        if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+            && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1)
+          out.push(`"${boxes[i][0].slice(0, 30)}" over "${boxes[j][0].slice(0, 30)}"`);
+      }
+  }
+  return out;
+}"""
+
+TOOLBARS = "() => [...document.querySelectorAll('.modebar')].filter(e => e.getClientRects().length).length"
+
+
+def problems(page) -> dict:
+    found = {
+        "past the right edge": page.evaluate(PAST_THE_EDGE),
+        "chart texts over each other": texts_over_texts(page) + page.evaluate(HTML_CHART_TEXTS_OVER),
+        "toolbars": page.evaluate(TOOLBARS),
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+def open_from_the_tab_bar(page, title: str) -> None:
+    """Press the tab's title as a thumb does; gradio puts the titles that do not fit a phone's row in its overflow
+    menu (the "..." button), opened first when the title is there."""
+    tab = page.get_by_role("tab", name=title, exact=True)
+    if not tab.is_visible():
+        page.locator("#lab-tabs .overflow-menu button, #lab-tabs button.overflow-dropdown").first.click()
+    tab.click()
+    page.wait_for_function(
+        "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent.trim() === t && "
+        "b.getAttribute('aria-selected') === 'true')",
+        arg=title,
+    )
+    idle(page)
+
+
+# found by this test and not fixed yet (each fails today; strict, so a fix shows as an unexpected pass): the roofline's
+# two-line title over its ridge note, the serving charts' right-axis title and roofline note over their ticks, and the
+# nondeterminism scatter's horizontal legend past the screen's edge
+NOT_YET = {
+    "timing": "the roofline's title over its ridge note on a phone",
+    "serving": "the serving charts' right-axis title and roofline note over their tick labels on a phone",
+    "nondeterminism": "the gap-vs-noise legend's entries past a phone's right edge",
+}
+TABS = [
+    pytest.param(tab, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[tab.id])) if tab.id in NOT_YET else tab
+    for tab in specs()
+]
+
+
+@pytest.mark.parametrize("tab", TABS, ids=lambda tab: tab.id)
+def test_on_a_phone_each_tab_keeps_its_text_on_screen_and_its_chart_texts_apart(browser, app_url, tab):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = new_page(browser, PHONE)
+    page.goto(f"{app_url}?projector=0")
+    page.locator("#start-plans .plan").first.wait_for()
+    open_from_the_tab_bar(page, tab.title)
+    found = {"opened": problems(page)}
+    page.screenshot(path=str(ARTIFACTS / f"e2e-phone-{tab.id}.png"), full_page=True)
+    if tab.chart:
+        act(page, tab)
+        until(page, lambda: page.locator(tab.chart).is_visible(), 300, f"{tab.chart} drawn")
+        idle(page, 600)
+        found["after its action"] = problems(page)
+        page.screenshot(path=str(ARTIFACTS / f"e2e-phone-{tab.id}-after.png"), full_page=True)
+    if tab.stop:
+        page.click(tab.stop)
+        idle(page)
+    page.close()
+    assert {when: p for when, p in found.items() if p} == {}
+
+
+# where an element starts in the page (its top, in px from the page's top)
+TOP = "s => document.querySelector(s).getBoundingClientRect().top + scrollY"
+
+
+def test_on_a_phone_the_temperature_is_near_step_and_a_bad_top_k_is_told_beside_its_box(browser, app_url):
+    page = new_page(browser, PHONE)
+    page.goto(f"{app_url}?tab=step&projector=0")
+    page.locator("#step-step").wait_for()
+    idle(page)
+    below = page.evaluate(TOP, "#step-temperature") - page.evaluate(TOP, "#step-step")
+    assert 0 < below <= 1.5 * PHONE["height"], f"the temperature starts {below:.0f} px below Step"
+    box = page.get_by_label("number input for Top-k")
+    box.fill("2.5")
+    box.press("Enter")
+    message = page.locator("#step-message .lab-error")
+    until(page, lambda: "Top-k must be a whole number" in message.inner_text(), 60, "the top-k message")
+    gap = page.evaluate(
+        """() => {
+          const [m, b] = ['#step-message .lab-error', "input[aria-label='number input for Top-k']"]
+            .map(s => document.querySelector(s).getBoundingClientRect());
+          return Math.max(b.top - m.bottom, m.top - b.bottom, 0);
+        }"""
+    )
+    page.screenshot(path=str(ARTIFACTS / "e2e-phone-step-top-k.png"))
+    page.close()
+    assert gap <= PHONE["height"], f"the message is {gap:.0f} px from the box"
