@@ -96,8 +96,11 @@ NOT_YET = {
     "serving": "the serving charts' right-axis title and roofline note over their tick labels on a phone",
     "nondeterminism": "the gap-vs-noise legend's entries past a phone's right edge",
 }
+# the roofline's title meets its ridge note only where this machine's measurement puts the note: not strict there
 TABS = [
-    pytest.param(tab, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[tab.id])) if tab.id in NOT_YET else tab
+    pytest.param(tab, marks=pytest.mark.xfail(strict=tab.id != "timing", reason=NOT_YET[tab.id]))
+    if tab.id in NOT_YET
+    else tab
     for tab in specs()
 ]
 
