@@ -192,7 +192,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         default="cpu" if ZEROGPU else "auto",
         help="auto (CUDA if present, else CPU), cpu or cuda; on a ZeroGPU Space the stateful lessons run on the CPU",
     )
-    parser.add_argument("--dtype", default=None, help="float32 (CPU default), bfloat16 (CUDA default) or float16")
+    parser.add_argument(
+        "--dtype",
+        default=os.environ.get("DECODING_LAB_DTYPE"),
+        help="float32 (CPU default), bfloat16 (CUDA default) or float16",
+    )
     parser.add_argument(
         "--weights",
         default=os.environ.get("DECODING_LAB_WEIGHTS", AppConfig.weights),

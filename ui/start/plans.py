@@ -1,8 +1,9 @@
 """Class plans: a few paths of about 50 minutes through the lab, each an ordered list of steps. A step opens one tab,
 set up, through a shared link (`?tab=beams&preset=2-2`), says in one line what to do there and in one sentence
 what to notice (a glossary term written [[term]] is marked where it first appears). Every notice is something the
-page prints after the step's action, on the bundled model (SmolLM2-135M-Instruct, float32): `shows` and `pattern`
-say where and what, and tests/test_start_plans_e2e.py follows every plan in a browser and checks each one."""
+page prints after the step's action, on the bundled model (SmolLM2-135M-Instruct, float32, on a CPU): `shows` and
+`pattern` say where and what, and tests/test_start_plans_e2e.py follows every plan in a browser and checks each one. A
+notice that quotes a number measured there (`quotes`) names that run on any other (ui.context.measured_on)."""
 
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -19,6 +20,8 @@ class Step:
     shows: str  # the element whose text says the notice (a CSS selector)
     pattern: str  # a regex that the element's text matches once the notice is true
     settings: dict = field(default_factory=dict)  # more of the link: knobs the tab's links take (ui/step/links.py)
+    # the notice quotes what the bundled model measured (a probability, a count, a text), not a setting or a rule
+    quotes: bool = True
 
     @property
     def link(self) -> str:
@@ -70,6 +73,7 @@ PICK_A_WORD = Plan(
             (),
             "#sandbox-measured",
             r"top-p 22,782, min-p 3\b",
+            quotes=False,
         ),
         Step(
             "step",
@@ -110,6 +114,7 @@ SLOW = Plan(
             ("#step-prefill", "#step-run-end"),
             "#step-numbers",
             r"decode is ([5-9]\d|100)% of the measured time",
+            quotes=False,
         ),
         Step(
             "timing",
@@ -161,6 +166,7 @@ CLASS = Plan(
             ("#serving-open",),
             "#serving-status",
             r"One pass for \d+ students took \d+ ms; one after another they would have taken",
+            quotes=False,
         ),
         Step(
             "timing",
@@ -182,6 +188,7 @@ CLASS = Plan(
             ("#nondeterminism-run",),
             "#nondeterminism-fix-note",
             r"3 of 3 batch sizes wrote the solo text",
+            quotes=False,
         ),
     ),
 )
@@ -220,6 +227,7 @@ FAST_AND_FAITHFUL = Plan(
             ("#speculative-end",),
             "#speculative-speed",
             r"the same tokens",
+            quotes=False,
         ),
         Step(
             "speculative",
@@ -263,6 +271,7 @@ SAMPLING_TOGETHER = Plan(
             "#classround-view",
             r"Chi-square test: p = [\d.]+, the draws fit the probabilities",
             {"kind": "sample"},
+            quotes=False,
         ),
         Step(
             "classround",
@@ -287,6 +296,7 @@ SAMPLING_TOGETHER = Plan(
             "#classround-view",
             r"the batching noise \((up to \S+ on this server|measured when the server starts)\)",
             {"kind": "greedy"},
+            quotes=False,
         ),
     ),
 )

@@ -122,7 +122,7 @@ def _wire_prompt(c: StepPage, config: AppConfig) -> None:
     prompt_moves = [c.model.change, c.prompt.blur, c.template.change]
     model_event(prompt_moves, read_fn, read_inputs, read_outputs, show_progress="minimal", api_name="prompt_view")
     # a preset applies when the learner picks one (not when a shared link sets it with its own settings)
-    picked = c.preset.input(*named(h.apply_preset, c.setup, name=c.preset))
+    picked = c.preset.input(*named(partial(h.apply_preset, config), c.setup, name=c.preset))
     picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
     picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
 
