@@ -6,14 +6,12 @@ steps, the sandbox's typed logits); and what the page measures here (Confident's
 numbers the text quotes for it, which must then be named unless they agree."""
 
 import re
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from tests.helpers.pages import ARTIFACTS, new_page
 from ui.context import MEASURED_ON
-from ui.launch import CHROMIUM, CHROMIUM_ARGS, free_port, start_app
+from ui.launch import free_port, start_app
 from ui.start.plans import PICK_A_WORD
 from ui.tabs import specs
 
@@ -36,16 +34,6 @@ HOLDS_ANYWHERE = {
     # the batching tab runs in the dtype it is asked for, whatever the app's --dtype: its float32 noise is its own
     "1e-4",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (make browser)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(params=RUNS, scope="module")
@@ -99,10 +87,11 @@ def confident_first_step(page) -> dict[str, float]:
     return {"entropy": float(entropy), "gap": float(gap)}
 
 
-def test_on_another_run_every_lesson_number_is_this_runs_or_names_the_run_it_was_measured_on(chromium, other_run):
+def test_on_another_run_every_lesson_number_is_this_runs_or_names_the_run_it_was_measured_on(browser, other_run):
+    # `browser`: the session's one Chromium (a second sync playwright in the same worker is refused)
     name, url = other_run
     ARTIFACTS.mkdir(exist_ok=True)
-    page = new_page(chromium)
+    page = new_page(browser)
     try:
         page.goto(url)
         found = texts(page)
