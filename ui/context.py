@@ -7,7 +7,15 @@ are wired with `ui.events.model_event`.
 import contextlib
 from dataclasses import dataclass
 
-from decoding.models import BUNDLED, LoadedModel, ModelLoadError, allowed_models, load_model, resolve_device
+from decoding.models import (
+    BUNDLED,
+    LoadedModel,
+    ModelLoadError,
+    allowed_models,
+    load_model,
+    resolve_device,
+    resolve_dtype,
+)
 from decoding.quantization.formats import get_format
 from decoding.quantization.linear import SIMULATED
 from decoding.quantization.model import default_kernel
@@ -26,6 +34,39 @@ class AppConfig:
     device: str = "auto"
     dtype: str | None = None
     weights: str = "float32"  # the weight format every tab's model serves (--weights)
+
+
+# the run every number a lesson's text quotes was measured on, and the browser tests check them on: the bundled model
+# with its float32 weights, in float32 on a CPU (AppConfig's defaults on a machine without CUDA)
+MEASURED_RUN = (BUNDLED, "cpu", "float32", "float32")  # model, device, dtype, weights
+MEASURED_ON = "the bundled SmolLM2-135M-Instruct in float32 on a CPU"
+
+
+def run_of(config: AppConfig) -> tuple[str, str, str, str]:
+    """What a run's numbers depend on: its model, device type, dtype and weight format, as resolved on this machine."""
+    device = resolve_device(config.device)
+    return config.model_id, device.type, str(resolve_dtype(config.dtype, device)).removeprefix("torch."), config.weights
+
+
+def measured_on(config: AppConfig) -> str:
+    """What a lesson's text that quotes measured numbers says first: nothing on the run they were measured on, else
+    that run named ("Measured on the bundled SmolLM2-135M-Instruct in float32 on a CPU, not on this run:"), so no one
+    reads them as this run's. `config`: the run the tab's numbers come from."""
+    if run_of(config) == MEASURED_RUN:
+        return ""
+    return f"Measured on {MEASURED_ON}, not on this run:"
+
+
+def quoting(text: str, config: AppConfig) -> str:
+    """One sentence or line that quotes measured numbers, led by `measured_on` where this run is another."""
+    return f"{measured_on(config)} {text}".strip()
+
+
+def quoting_steps(steps_markdown: str, config: AppConfig) -> str:
+    """A "Try this" walk-through that quotes measured numbers, `measured_on` its first paragraph where this run is
+    another."""
+    note = measured_on(config)
+    return f"*{note}*\n\n{steps_markdown}" if note else steps_markdown
 
 
 def weights_note(config: AppConfig) -> str:

@@ -24,8 +24,9 @@ REFERENCE = "float32"
 def speed_rows(
     lm: LoadedModel, names: list[str], prefill_tokens: int, decode_tokens: int, repeats: int, watch: Watch
 ) -> list[dict]:
-    """float32 and each named format timed in turns: bytes per step, median decode ms/token and prefill ms.
-    The copies are built for this run and freed after it (one per format: they must all be there to take turns)."""
+    """float32 and each named format timed in turns: bytes per step, median decode ms/token and prefill ms, and each
+    repeat's own (`decode_runs_ms`, `prefill_runs_ms`: their spread is this run's noise between turns). The copies
+    are built for this run and freed after it (one per format: they must all be there to take turns)."""
     names = [REFERENCE] + [n for n in names if n != REFERENCE]
     models = {}
     for i, name in enumerate(names):
@@ -44,6 +45,8 @@ def speed_rows(
                 bytes=bytes_per_step(model),
                 decode_ms=speeds[name].decode_median,
                 prefill_ms=speeds[name].prefill_median,
+                decode_runs_ms=list(speeds[name].decode_ms),
+                prefill_runs_ms=list(speeds[name].prefill_ms),
             )
         )
     return rows

@@ -40,7 +40,7 @@ id => {
     s.x.push(e.dataset.x);
     s.y.push(parseFloat(e.dataset.y));
     s.customdata.push(e.dataset.c ? JSON.parse(e.dataset.c) : null);
-    s.look.push((e.className.match(/lc-(solid|pale|outline|tint|dashed)\b/) || ['', ''])[1]);
+    s.look.push((e.className.match(/lc-(solid|pale|outline|tint|dashed)\\b/) || ['', ''])[1]);
     s.colour.push(e.style.getPropertyValue('--c').trim());
   }
   for (const s of series.values()) if (s.customdata.every(c => c === null)) s.customdata = null;  // marks, dots

@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from ui.context import AppConfig
 from ui.links import preset_in_link, slugs
 from ui.start.plans import PLANS
 from ui.start.tab import build, tab_of
@@ -56,7 +57,7 @@ def test_the_tab_draws_every_step_as_a_plain_link_named_by_its_tabs_title():
     import gradio as gr
 
     with gr.Blocks() as demo:
-        build(None)
+        build(AppConfig(device="cpu"))
     plans = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "start-plans").value
     links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', plans)
     steps = [step for plan in PLANS for step in plan.steps]

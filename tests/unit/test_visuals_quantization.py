@@ -75,11 +75,24 @@ def test_the_tables_show_each_format_and_llama_cpps_deltas_are_cited():
 
 
 def test_a_simulated_format_reads_float32s_bytes_and_claims_no_ratio_and_noise_is_said_as_noise():
-    noisy = {**SPEED_ROWS[2], "decode_ms": 67.0}  # 1.04x: the noise between turns, not a gain
+    noisy = {**SPEED_ROWS[2], "decode_ms": 67.0}  # 1.04x: inside float32's own spread between turns (5.7%)
     table = m.speed_table([SPEED_ROWS[0], SPEED_ROWS[1], noisy])
     int8, activations = table.splitlines()[3], table.splitlines()[4]
     assert "| 135 | 538 | 71.0 | – | 301 | – |" in int8  # stores 135 MB, reads float32's 538 here
     assert "| 135 | 135 | 67.0 | ≈1 | 150 | 2.00 |" in activations
+    assert "a ratio within 6% of 1 is noise" in table
+
+
+def test_the_noise_is_the_widest_spread_between_one_formats_turns_in_this_measurement():
+    steady = [
+        {**r, "decode_runs_ms": [r["decode_ms"]] * 3, "prefill_runs_ms": [r["prefill_ms"]] * 3} for r in SPEED_ROWS
+    ]
+    assert m.noise(steady) == 0.0
+    assert m.noise(SPEED_ROWS) == (72.0 - 68.0) / 70.0
+    # the same 1.04x that was noise above is a ratio when the turns agree to the millisecond
+    steady[2] = {**steady[2], "decode_ms": 67.0, "decode_runs_ms": [67.0] * 3}
+    activations = m.speed_table(steady).splitlines()[4]
+    assert "| 135 | 135 | 67.0 | 1.04 | 150 | 2.00 |" in activations
 
 
 def test_a_kl_too_small_for_four_decimals_is_not_shown_as_zero():

@@ -9,7 +9,7 @@ import gradio as gr
 
 from ui.beams import handlers as h
 from ui.beams import repetition as repetition_panel
-from ui.context import CHAT, RAW, AppConfig
+from ui.context import CHAT, RAW, AppConfig, quoting, quoting_steps
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
@@ -132,12 +132,17 @@ class BeamPage:
     view: h.BeamView  # of components: the session id and what shows the search
 
 
-def apply_preset(c: BeamPage, name) -> dict:
+def note(p: Preset, config: AppConfig) -> str:
+    """What a preset shows, as the bundled model wrote it: named as such on another run."""
+    return f"*{quoting(p.note, config)}*"
+
+
+def apply_preset(c: BeamPage, config: AppConfig, name) -> dict:
     if name not in PRESETS:
         return {}
     p = PRESETS[name]
     knobs = {getattr(c.knobs, knob): getattr(p, knob) for knob in h.Settings._fields}
-    return {c.prompt: p.prompt, c.template: p.template, **knobs, c.preset_note: f"*{p.note}*"}
+    return {c.prompt: p.prompt, c.template: p.template, **knobs, c.preset_note: note(p, config)}
 
 
 def shown(c: BeamPage, view: h.BeamView) -> dict:
@@ -146,13 +151,14 @@ def shown(c: BeamPage, view: h.BeamView) -> dict:
 
 
 def layout(config: AppConfig) -> BeamPage:
-    """The beam search's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
+    """The beam search's components, inside the caller's gr.Tab. `config` names the run the lesson's numbers were
+    measured on where this run is another: nothing runs at layout."""
     style(CSS, "beams-css")
     lesson(LESSON, "Beam search, step by step")
     with gr.Row(equal_height=False):
         with gr.Accordion("How beam search scores a hypothesis", open=False, elem_id="beams-how"):
             gr.Markdown(INTRO)
-        try_this(TRY_THIS, 5, "beams-try")
+        try_this(quoting_steps(TRY_THIS, config), 5, "beams-try")
     sid = gr.State(None, delete_callback=h.release_search)
     first = PRESETS[DEFAULT]
     with gr.Row():
@@ -160,7 +166,7 @@ def layout(config: AppConfig) -> BeamPage:
             preset = gr.Dropdown(
                 list(PRESETS), value=DEFAULT, label="Preset", info="each one shows one thing", elem_id="beams-preset"
             )
-            preset_note = gr.Markdown(f"*{first.note}*")
+            preset_note = gr.Markdown(note(first, config))
             prompt = gr.Textbox(first.prompt, label="Prompt", lines=2)
             template = gr.Radio(
                 [RAW, CHAT],
@@ -229,7 +235,8 @@ def wire(c: BeamPage, config: AppConfig) -> None:
     reset = teach(lambda sid: shown(c, h.reset(sid)), c.message)
     outputs = list(c.view)
     preset_outputs = [c.prompt, c.template, *c.knobs, c.preset_note]
-    c.preset.change(partial(apply_preset, c), c.preset, preset_outputs).then(reset, c.view.sid, [*outputs, c.message])
+    picked = c.preset.change(partial(apply_preset, c, config), c.preset, preset_outputs)
+    picked.then(reset, c.view.sid, [*outputs, c.message])
     model_event(c.step_btn.click, step, inputs, outputs, message=c.message, show_progress="minimal")
     model_event(c.end_btn.click, run_to_end, inputs, outputs, message=c.message)
     c.reset_btn.click(reset, c.view.sid, [*outputs, c.message])

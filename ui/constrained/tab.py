@@ -13,7 +13,7 @@ from decoding.pipeline import ORDERS
 from decoding.stages import TEMPERATURE, TOP_K, TOP_P
 from ui.constrained import handlers as h
 from ui.constrained import measure as m
-from ui.context import AppConfig
+from ui.context import AppConfig, quoting_steps
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group, controls_from
 from ui.lesson import lesson, try_this
@@ -170,7 +170,7 @@ def layout(config: AppConfig) -> ConstrainedPage:
             # in the controls' column (as the step tab): opening them never pushes the chart down
             with gr.Accordion("How the grammar's mask works", open=False, elem_id="constrained-how"):
                 gr.Markdown(INTRO)
-            try_this(TRY_THIS, 5, "constrained-try")
+            try_this(quoting_steps(TRY_THIS, config), 5, "constrained-try")
             controls = _controls()
         with gr.Column(scale=3, min_width=560):
             buttons, shown = _run_panel()

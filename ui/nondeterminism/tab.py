@@ -4,13 +4,13 @@ Layout and one line of wiring per event; the handlers are in ui/nondeterminism/h
 charts in visuals/nondeterminism/captions.py.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gradio as gr
 
 from decoding.nondeterminism.batchmates import CONDITIONS, DTYPE_NAMES, MAX_NEW_TOKENS
 from decoding.nondeterminism.experiment import DEFAULTS
-from ui.context import AppConfig
+from ui.context import AppConfig, quoting_steps
 from ui.events import PROGRESS, message_line, model_event
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
@@ -79,7 +79,8 @@ def layout(config: AppConfig) -> BatchingPage:
     with gr.Row(equal_height=False):
         with gr.Accordion("Why a batch changes greedy's text", open=False, elem_id="nondeterminism-how"):
             gr.Markdown(INTRO)
-        try_this(TRY_THIS, 6, "nondeterminism-try")
+        # the tab runs in the dtype it is asked for, whatever the app's: the numbers depend on the model and weights
+        try_this(quoting_steps(TRY_THIS, replace(config, dtype="float32")), 6, "nondeterminism-try")
     with gr.Row():
         with gr.Column(scale=3):
             prompt = gr.Textbox(

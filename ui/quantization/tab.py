@@ -10,7 +10,7 @@ from decoding import values
 from decoding.models import BUNDLED, bundled_gguf_path
 from decoding.quantization.formats import BOTH, PARTS
 from decoding.quantization.stored import read_stored
-from ui.context import CHAT, RAW, AppConfig
+from ui.context import CHAT, RAW, AppConfig, quoting_steps
 from ui.events import message_line, model_event, teach
 from ui.group import controls_from
 from ui.lesson import lesson, style, try_this
@@ -110,7 +110,8 @@ def layout(config: AppConfig) -> QuantPage:
             part = gr.Radio(list(PARTS), value=BOTH, label="Rounded", elem_id="quantization-part")
             steps = whole_number_box(h.RUN_N, label=h.STEPS_LABEL, elem_id="quantization-steps")
             # under the controls: opened, it pushes nothing a teacher needs below the fold
-            try_this(TRY_THIS, 6, "quantization-try")
+            # every format here is rounded from float32's weights and compared with them, whatever --weights is
+            try_this(quoting_steps(TRY_THIS, h.reference_config(config)), 6, "quantization-try")
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="quantization-buttons"):
                 step = gr.Button("Step", variant="primary", elem_id="quantization-step")

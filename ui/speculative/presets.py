@@ -52,8 +52,8 @@ PRESETS = {
         source=EARLY,
         k=3,
         max_new=40,
-        note="The first 8 of 30 layers, then the final norm and head: each guess costs a quarter pass and is rarely "
-        "right.",
+        note="The first 8 layers only, then the final norm and head: each guess costs a fraction of a pass and is "
+        "rarely right.",
     ),
     "Sampling: the accept rule": Preset(
         prompt=COPY,

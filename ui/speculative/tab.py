@@ -10,7 +10,7 @@ import gradio as gr
 from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from decoding.stages import REPETITION, TEMPERATURE, TOP_K, TOP_P
-from ui.context import CHAT, RAW, AppConfig
+from ui.context import CHAT, RAW, AppConfig, quoting_steps
 from ui.events import PROGRESS, message_line, model_event, teach
 from ui.group import Group, controls_from
 from ui.lesson import lesson, style, try_this
@@ -153,7 +153,7 @@ def layout(config: AppConfig) -> SpecPage:
         with gr.Column(scale=1, min_width=300):
             with gr.Accordion("Why one pass can check several guesses", open=False, elem_id="speculative-how"):
                 gr.Markdown(INTRO)
-            try_this(TRY_THIS, 6, "speculative-try")
+            try_this(quoting_steps(TRY_THIS, config), 6, "speculative-try")
             controls = _controls(PRESETS[DEFAULT])
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="speculative-buttons"):

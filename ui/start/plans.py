@@ -1,8 +1,9 @@
 """Class plans: a few paths of about 50 minutes through the lab, each an ordered list of steps. A step opens one tab,
 set up, through a shared link (`?tab=beams&preset=2-2`), says in one line what to do there and in one sentence
 what to notice (a glossary term written [[term]] is marked where it first appears). Every notice is something the
-page prints after the step's action, on the bundled model (SmolLM2-135M-Instruct, float32): `shows` and `pattern`
-say where and what, and tests/test_start_plans_e2e.py follows every plan in a browser and checks each one."""
+page prints after the step's action, on the bundled model (SmolLM2-135M-Instruct, float32, on a CPU): `shows` and
+`pattern` say where and what, and tests/test_start_plans_e2e.py follows every plan in a browser and checks each one. A
+notice that quotes a number measured there (`quotes`) names that run on any other (ui.context.measured_on)."""
 
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -19,6 +20,8 @@ class Step:
     shows: str  # the element whose text says the notice (`#` and its id): the link brings it on screen
     pattern: str  # a regex that the element's text matches once the notice is true
     settings: dict = field(default_factory=dict)  # more of the link: knobs the tab's links take (ui/step/links.py)
+    # the notice quotes what the bundled model measured (a probability, a count, a text), not a setting or a rule
+    quotes: bool = True
 
     @property
     def link(self) -> str:
@@ -72,6 +75,7 @@ PICK_A_WORD = Plan(
             (),
             "#sandbox-measured",
             r"top-p 22,782, min-p 3\b",
+            quotes=False,
         ),
         Step(
             "step",
@@ -112,6 +116,7 @@ SLOW = Plan(
             ("#step-prefill", "#step-run-end"),
             "#step-numbers",
             r"decode is ([5-9]\d|100)% of the measured time",
+            quotes=False,
         ),
         Step(
             "timing",
@@ -163,6 +168,7 @@ CLASS = Plan(
             ("#serving-open",),
             "#serving-status",
             r"One pass for \d+ students took \d+ ms; one after another they would have taken",
+            quotes=False,
         ),
         Step(
             "timing",
@@ -184,6 +190,7 @@ CLASS = Plan(
             ("#nondeterminism-run",),
             "#nondeterminism-fix-note",
             r"3 of 3 batch sizes wrote the solo text",
+            quotes=False,
         ),
     ),
 )
@@ -222,6 +229,7 @@ FAST_AND_FAITHFUL = Plan(
             ("#speculative-end",),
             "#speculative-speed",
             r"the same tokens",
+            quotes=False,
         ),
         Step(
             "speculative",
@@ -265,6 +273,7 @@ SAMPLING_TOGETHER = Plan(
             "#classround-view",
             r"Chi-square test: p = [\d.]+, the draws fit the probabilities",
             {"kind": "sample"},
+            quotes=False,
         ),
         Step(
             "classround",
@@ -289,6 +298,7 @@ SAMPLING_TOGETHER = Plan(
             "#classround-view",
             r"the batching noise \((up to \S+ on this server|measured when the server starts)\)",
             {"kind": "greedy"},
+            quotes=False,
         ),
     ),
 )

@@ -6,6 +6,7 @@ import re
 
 import gradio as gr
 
+from ui.context import AppConfig, quoting
 from ui.lesson import lesson
 from ui.links import slugs
 from ui.start.plans import PLANS, Plan, Step
@@ -61,34 +62,37 @@ def where(step: Step) -> str:
     return html.escape(f"{tab.title} · {preset}" if preset else tab.title)
 
 
-def step_html(step: Step) -> str:
+def step_html(step: Step, config: AppConfig) -> str:
+    """A step, its notice led by the run its numbers were measured on where this run is another."""
+    notice = quoting(step.notice, config) if step.quotes else step.notice
     return (
         f'<li><a href="{html.escape(step.link)}">{where(step)}</a> ({step.minutes} min). {inline(step.do)}'
-        f'<span class="notice"><i>Notice:</i> {inline(step.notice)}</span></li>'
+        f'<span class="notice"><i>Notice:</i> {inline(notice)}</span></li>'
     )
 
 
-def plan_html(plan: Plan) -> str:
-    steps = "".join(step_html(step) for step in plan.steps)
+def plan_html(plan: Plan, config: AppConfig) -> str:
+    steps = "".join(step_html(step, config) for step in plan.steps)
     return (
         f'<section class="plan"><h3>{html.escape(plan.title)} ({plan.minutes} min)</h3>'
         f'<p class="goal">{inline(plan.goal)}</p><ol>{steps}</ol></section>'
     )
 
 
-def plans_html() -> str:
+def plans_html(config: AppConfig) -> str:
     """Every plan, with the style that lays them out (in the same block: a block of its own would take a row)."""
-    plans = "".join(plan_html(plan) for plan in PLANS)
+    plans = "".join(plan_html(plan, config) for plan in PLANS)
     return f'<style>{CSS}</style><div class="plans">{plans}</div>'
 
 
-def build(config) -> None:
-    """The tab (inside the caller's gr.Tab): words and links only, no events. `config` is unused."""
+def build(config: AppConfig) -> None:
+    """The tab (inside the caller's gr.Tab): words and links only, no events; `config` names the run the notices'
+    numbers were measured on where this run is another."""
     lesson(LESSON, "Start here")
     with gr.Accordion("Two ideas to know first: tokens and probabilities", open=False, elem_id="start-ideas"):
         gr.Markdown(INTRO, elem_id="start-intro")
     gr.Markdown(PLANS_LINE, elem_id="start-how")
-    gr.HTML(plans_html(), elem_id="start-plans")
+    gr.HTML(plans_html(config), elem_id="start-plans")
 
 
 SPEC = TabSpec("Start here", "start", 0, build, main="#start-plans a")

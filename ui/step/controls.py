@@ -12,7 +12,7 @@ from decoding.models import allowed_models
 from decoding.pipeline import ORDERS
 from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui import validate
-from ui.context import CHAT, RAW, AppConfig
+from ui.context import CHAT, RAW, AppConfig, quoting_steps
 from ui.group import Group
 from ui.lesson import try_this
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, WALKTHROUGH
@@ -107,7 +107,7 @@ def knob_column(config: AppConfig) -> dict:
         elem_id="step-temperature",
     )
     why = gr.Markdown(elem_id="step-why")
-    try_this(WALKTHROUGH, 5, "step-try", elem_classes="step-walk")
+    try_this(quoting_steps(WALKTHROUGH, config), 5, "step-try", elem_classes="step-walk")
     top_k = knob(TOP_K.field, TOP_K.neutral, "keep the k likeliest; 0 = off; usual 20-100")
     top_p = knob(
         TOP_P.field,

@@ -61,7 +61,7 @@ def settings_note(knobs: Mapping) -> str:
     return " ".join(notes)
 
 
-def apply_preset(name) -> Setup | dict:
+def apply_preset(config: AppConfig, name) -> Setup | dict:
     """A preset's prompt and settings (nothing changes for a name that is not a preset)."""
     if name not in PRESETS:
         return {}
@@ -75,7 +75,7 @@ def apply_preset(name) -> Setup | dict:
         min_p=p.min_p,
         repetition_penalty=p.repetition,
         max_new=p.max_new_tokens,
-        start=start_line(name),
+        start=start_line(name, config),
     )
 
 

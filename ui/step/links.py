@@ -62,7 +62,7 @@ def open_link(config: AppConfig, request: gr.Request) -> Opened:
     query = dict(request.query_params) if request is not None else {}
     name, v, problems = settings_from_link(query)
     seed = v.pop("seed")
-    setup = h.apply_preset(name)._replace(**v)
+    setup = h.apply_preset(config, name)._replace(**v)
     try:
         reads = h.prompt_view(config, config.model_id, setup.prompt, setup.template)
     except ValueError:  # the model cannot load (a hub id offline): Prefill will say so where it is pressed

@@ -135,7 +135,7 @@ def layout(config: AppConfig) -> StepPage:
     gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=keys.JS, container=False, elem_id="step-style")
     with gr.Column(elem_id="step-top"):  # the lesson's line and what to press, one block apart by a line's gap
         lesson(LESSON)
-        start = gr.Markdown(start_line(DEFAULT_PRESET), elem_id="step-start", elem_classes="step-keys")
+        start = gr.Markdown(start_line(DEFAULT_PRESET, config), elem_id="step-start", elem_classes="step-keys")
     run_id = gr.State(None, delete_callback=release_run)
     with gr.Row(equal_height=True):
         preset, prompt = lesson_controls()

@@ -26,6 +26,7 @@ from decoding.inspector import Inspection, strategies_alone
 from decoding.pipeline import SamplerSettings
 from decoding.stages import TEMPERATURE
 from decoding.trace import Step
+from ui.context import AppConfig, quoting
 from ui.markup import html_of
 from ui.patch import Patcher
 from ui.sessions import Entry
@@ -99,9 +100,12 @@ class Started(NamedTuple):
     run_id: object
 
 
-def start_line(preset: str) -> str:
-    """The first line of the tab: what the chosen preset shows, and what to press."""
-    watch = f"*{html.escape(preset.split(':')[0])}:* {PRESETS[preset].watch} " if preset in PRESETS else ""
+def start_line(preset: str, config: AppConfig) -> str:
+    """The first line of the tab: what the chosen preset shows (its numbers named as measured elsewhere on another
+    run than theirs), and what to press."""
+    watch = ""
+    if preset in PRESETS:
+        watch = f"*{html.escape(preset.split(':')[0])}:* {quoting(PRESETS[preset].watch, config)} "
     return f"**Press Prefill**, then **Step**. {watch}<span class='step-keys'>{KEYS}</span>"
 
 

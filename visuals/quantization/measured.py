@@ -2,12 +2,15 @@
 would sit on if its kernel streamed its bytes as fast), the table of times, what gained, and quality on the held-out
 text beside llama.cpp's published perplexity deltas. Pure functions of plain rows (dicts); no torch, no gradio.
 
-A speed row: name, kernel, simulated, bytes, decode_ms, prefill_ms. A quality row: name, part, perplexity, kl_mean,
+A speed row: name, kernel, simulated, bytes, decode_ms, prefill_ms (medians), decode_runs_ms, prefill_runs_ms (each
+repeat's). A quality row: name, part, perplexity, kl_mean,
 top1_agreement, positions.
 
 A simulated format stores its bytes but reads float32's here, so its time is float32's: its ratios are left out
-rather than shown as a gain or a loss, and a real kernel's ratio within NOISE of 1 is said to be noise.
+rather than shown as a gain or a loss, and a real kernel's ratio within the run's own `noise` of 1 is said to be noise.
 """
+
+import statistics
 
 from visuals.glossary import TERMS, term
 from visuals.machine import beside_machine
@@ -15,7 +18,6 @@ from visuals.quantization.side_by_side import LLAMA_CPP, LLAMA_CPP_SOURCE, REFER
 from visuals.theme import CHOSEN, DECODE, FONT_SIZE, OTHER, empty_figure, figure_from, ink, look
 
 MB = 1e6
-NOISE = 0.10  # the spread between turns of the same work on a shared 2-core CPU: a ratio closer to 1 is not a gain
 
 
 def speed_figure(rows: list[dict], label: str):
@@ -97,6 +99,7 @@ def _runs(row: dict) -> str:
 
 def speed_table(rows: list[dict]) -> str:
     base = next(r for r in rows if r["name"] == REFERENCE)
+    spread = noise(rows)
     lines = [
         "| format | runs as | MB stored | MB read here | decode ms/token | decode × float32 | prefill ms "
         "| prefill × float32 |",
@@ -106,23 +109,31 @@ def speed_table(rows: list[dict]) -> str:
         read = base["bytes"] if r["simulated"] else r["bytes"]
         lines.append(
             f"| {r['name']} | {_runs(r)} | {r['bytes'] / MB:.0f} | {read / MB:.0f} | {r['decode_ms']:.1f} | "
-            f"{_ratio(base['decode_ms'], r)} | {r['prefill_ms']:.0f} | {_ratio(base['prefill_ms'], r, 'prefill')} |"
+            f"{_ratio(base['decode_ms'], r, spread)} | {r['prefill_ms']:.0f} | "
+            f"{_ratio(base['prefill_ms'], r, spread, 'prefill')} |"
         )
     note = (
-        f"*× float32 is left out (–) for a simulated format, which does float32's work; a ratio within "
-        f"{NOISE:.0%} of 1 is the noise between turns on this machine (≈1).*"
+        f"*× float32 is left out (–) for a simulated format, which does float32's work; a ratio within {spread:.0%} "
+        "of 1 is noise (≈1): the widest spread between one format's turns in this measurement.*"
     )
     return "\n".join(lines) + "\n\n" + note
 
 
-def _ratio(base_ms: float, row: dict, phase: str = "decode") -> str:
+def noise(rows: list[dict]) -> float:
+    """The noise between turns of the same work, measured here: the widest spread, (max − min) / median, of any
+    format's repeated decode or prefill times. A ratio to float32 closer to 1 than this is not a gain."""
+    runs = [r[f"{phase}_runs_ms"] for r in rows for phase in ("decode", "prefill")]
+    return max((max(ms) - min(ms)) / statistics.median(ms) for ms in runs)
+
+
+def _ratio(base_ms: float, row: dict, spread: float, phase: str = "decode") -> str:
     """float32's time over the row's: '–' for a simulated format, '≈1' within the noise, else the ratio."""
     if row["name"] == REFERENCE:
         return "1"
     if row["simulated"]:
         return "–"
     ratio = base_ms / row[f"{phase}_ms"]
-    return "≈1" if abs(ratio - 1) < NOISE else f"{ratio:.2f}"
+    return "≈1" if abs(ratio - 1) <= spread else f"{ratio:.2f}"
 
 
 def gained(rows: list[dict], prefill_tokens: int) -> str:
