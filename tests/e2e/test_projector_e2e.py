@@ -1,0 +1,57 @@
+"""Projector mode is legible from the back of a room: on the step tab at 1280x720, after a Prefill and a bad top-k,
+each kind of text (the lesson's body text, the tab labels, a control's hint, the message line, a chart's text, a
+control's label) is drawn at least 1.4 times as large as in normal mode, as the browser computes it."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.helpers.pages import new_page, set_number
+from ui.projector import TYPE
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+LONG = 180_000  # ms: the first Prefill may wait for the model to load
+
+# each kind of text, by the first element of it on the step tab
+TEXTS = {
+    "body text": "#step-top .prose p",
+    "tab label": "#lab-tabs [role=tab]",
+    "hint": "#step-temperature [data-testid=block-info] ~ span, #step-temperature .info, #step-temperature span",
+    "message line": "#step-message .lab-error",
+    "chart text": "#step-dist .lc",
+    "chart tick": "#step-dist .lc-tick, #step-dist .lc-x",
+    "control label": "#step-temperature [data-testid=block-info]",
+}
+
+SIZE = """sel => { const e = [...document.querySelectorAll(sel)].find(e => e.getClientRects().length);
+  return e ? parseFloat(getComputedStyle(e).fontSize) : null; }"""
+
+
+def sizes(page) -> dict[str, float | None]:
+    return {name: page.evaluate(SIZE, selector) for name, selector in TEXTS.items()}
+
+
+def set_projector(page, on: bool) -> None:
+    box = page.locator("#projector input")
+    box.check() if on else box.uncheck()
+    page.wait_for_function(f"document.documentElement.classList.contains('projector') === {str(on).lower()}")
+
+
+def test_projector_mode_draws_every_kind_of_text_at_least_1_4_times_as_large(browser, app_url):
+    page = new_page(browser, {"width": 1280, "height": 720})
+    try:
+        page.goto(f"{app_url}?tab=step&projector=0")
+        page.locator("#step-prefill").wait_for(timeout=LONG)
+        page.click("#step-prefill")
+        page.locator("#step-dist .lc-bar").first.wait_for(timeout=LONG)
+        set_number(page, "step-top-k", "-3", holds=False)  # a bad top-k: the message line says so
+        expect(page.locator("#step-message .lab-error")).to_be_visible(timeout=LONG)
+        normal = sizes(page)
+        assert None not in normal.values(), normal  # each kind of text is on the page
+        set_projector(page, True)
+        projector = sizes(page)
+        set_projector(page, False)
+        assert sizes(page) == normal  # switched back, the page is as it was
+        ratios = {name: round(projector[name] / normal[name], 3) for name in TEXTS}
+        assert all(r >= TYPE - 0.005 for r in ratios.values()), (ratios, normal, projector)
+    finally:
+        page.close()
