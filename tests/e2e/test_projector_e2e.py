@@ -5,7 +5,7 @@ control's label) is drawn at least 1.4 times as large as in normal mode, as the 
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.pages import new_page, set_number
+from tests.helpers.pages import new_page
 from ui.projector import TYPE
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -15,19 +15,26 @@ LONG = 180_000  # ms: the first Prefill may wait for the model to load
 TEXTS = {
     "body text": "#step-top .prose p",
     "tab label": "#lab-tabs [role=tab]",
-    "hint": "#step-temperature [data-testid=block-info] ~ span, #step-temperature .info, #step-temperature span",
+    "hint": "#step-temperature",  # the innermost element holding the hint's words (HINT)
     "message line": "#step-message .lab-error",
     "chart text": "#step-dist .lc",
     "chart tick": "#step-dist .lc-tick, #step-dist .lc-x",
     "control label": "#step-temperature [data-testid=block-info]",
 }
 
-SIZE = """sel => { const e = [...document.querySelectorAll(sel)].find(e => e.getClientRects().length);
-  return e ? parseFloat(getComputedStyle(e).fontSize) : null; }"""
+HINT = "0 = greedy"  # how the temperature's hint begins (ui/step/controls.py)
+# the first drawn element a selector finds; for the hint, the innermost element inside it whose text is the hint's
+SIZE = """([sel, hint]) => {
+  const drawn = e => e.getClientRects().length;
+  const e = hint
+    ? [...document.querySelectorAll(`${sel} *`)].find(e => !e.children.length && e.textContent.trim().startsWith(hint))
+    : [...document.querySelectorAll(sel)].find(drawn);
+  return e ? parseFloat(getComputedStyle(e).fontSize) : null;
+}"""
 
 
 def sizes(page) -> dict[str, float | None]:
-    return {name: page.evaluate(SIZE, selector) for name, selector in TEXTS.items()}
+    return {name: page.evaluate(SIZE, [selector, HINT if name == "hint" else None]) for name, selector in TEXTS.items()}
 
 
 def set_projector(page, on: bool) -> None:
@@ -43,7 +50,9 @@ def test_projector_mode_draws_every_kind_of_text_at_least_1_4_times_as_large(bro
         page.locator("#step-prefill").wait_for(timeout=LONG)
         page.click("#step-prefill")
         page.locator("#step-dist .lc-bar").first.wait_for(timeout=LONG)
-        set_number(page, "step-top-k", "-3", holds=False)  # a bad top-k: the message line says so
+        box = page.get_by_label("number input for Top-k")  # a bad top-k: the message line says so
+        box.fill("2.5")
+        box.press("Enter")
         expect(page.locator("#step-message .lab-error")).to_be_visible(timeout=LONG)
         normal = sizes(page)
         assert None not in normal.values(), normal  # each kind of text is on the page
