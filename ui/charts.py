@@ -97,6 +97,20 @@ HEAD = f"""<script>
     layout.height = plot + (m.t || 80) + (m.b || 80);
   }};
 
+  // the chart's title wrapped to `width` px: a title wrapped onto more lines grows down, over the plot and its axis
+  // titles, so the top margin grows with it, and the chart's height, so the plot keeps its own
+  const wrapTitle = (layout, width) => {{
+    const title = titleOf(layout), m = layout.margin || {{}};
+    if (!title || !title.text) return;
+    const before = String(title.text).split(/<br\\s*\\/?>/i).length;
+    title.text = wrap(title.text, Math.max(12, Math.floor(width / (WRAP_EM * sizeOf(title, layout)))));
+    const more = Math.round((title.text.split('<br>').length - before) * sizeOf(title, layout) * 1.3);
+    if (more > 0) {{
+      layout.margin = {{...m, t: (m.t ?? 80) + more}};
+      if (typeof layout.height === 'number') layout.height += more;
+    }}
+  }};
+
   const fit = (figure, r, box) => {{
     const layout = (figure.layout = figure.layout || {{}});
     const config = (figure.config = figure.config || {{}});
@@ -106,7 +120,11 @@ HEAD = f"""<script>
       scaleFonts(figure.data, r.type);
       if (layout.margin && typeof layout.margin.t === 'number') layout.margin.t = Math.round(layout.margin.t * r.type);
     }}
-    if (!r.narrow) return figure;
+    if (!r.narrow) {{
+      // in projector mode's larger type a title as wide as its chart ran past the chart's edge: wrapped to its box
+      if (r.type !== 1 && box) wrapTitle(layout, box);
+      return figure;
+    }}
     config.displayModeBar = false;
     // the chart's width (its box's, or the screen's less a card's padding), and its plot's (less its side margins)
     const width = box || document.documentElement.clientWidth - 48, m = layout.margin || {{}};
@@ -114,18 +132,7 @@ HEAD = f"""<script>
     const chars = (part, w = width) => Math.max(12, Math.floor(w / (WRAP_EM * sizeOf(part, layout))));
     if (layout.legend) layout.legend = {{...layout.legend, orientation: 'h', x: 0, xanchor: 'left', y: 0,
       yanchor: 'bottom', yref: 'container'}};
-    const title = titleOf(layout);
-    if (title && title.text) {{
-      // a title wrapped onto more lines grows down, over the plot and its axis titles: the top margin grows with it,
-      // and the chart's height, so the plot keeps its own
-      const before = String(title.text).split(/<br\\s*\\/?>/i).length;
-      title.text = wrap(title.text, chars(title));
-      const more = Math.round((title.text.split('<br>').length - before) * sizeOf(title, layout) * 1.3);
-      if (more > 0) {{
-        layout.margin = {{...m, t: (m.t ?? 80) + more}};
-        if (typeof layout.height === 'number') layout.height += more;
-      }}
-    }}
+    wrapTitle(layout, width);
     for (const k of [...axesOf(layout, 'x'), ...axesOf(layout, 'y')]) {{
       const axis = layout[k];
       axis.automargin = true;

@@ -91,12 +91,11 @@ class QuantPage:
 
 def layout(config: AppConfig) -> QuantPage:
     """One screen at 1280x720: the controls on the left, the buttons, both streams and both charts on the right;
-    the measurements below."""
+    what the file holds and the measurements below."""
     style(CSS + files.CSS, "quantization-css")
     lesson(LESSON, "Quantization: which tensors you round matters more than the bit width")
     with gr.Accordion("How float32 and a rounded copy are compared", open=False, elem_id="quantization-how"):
         gr.Markdown(INTRO)
-    gr.HTML(file_panel(config), elem_id="quantization-file")
     blank = h.blank()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
@@ -122,6 +121,9 @@ def layout(config: AppConfig) -> QuantPage:
             # the step's words, both distributions beside KL per step, and under them the two streams (which grow
             # with every step while the charts stay where they are): one element, patched by each step
             shown = patched(blank.shown, elem_id="quantization-view")
+    # what the file holds, under the side by side: above it, in projector mode's larger type its table pushed Step
+    # below a 720-pixel screen
+    gr.HTML(file_panel(config), elem_id="quantization-file")
     sid = gr.State(None, delete_callback=h.release)
     view = h.View(sid=sid, shown=shown)
     return QuantPage(
