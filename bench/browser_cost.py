@@ -66,7 +66,7 @@ class Page:
         self.page.goto(url)
         self.page.wait_for_function("() => window.gradio_config && document.querySelector('#lab-tabs')")
         self.timers = self._timer_events()
-        self.view_idle = 0.0  # ms a second the page spends with nothing happening, on the view (open_tab measures)
+        self.view_idle = 0.0  # ms a second the page spends with nothing happening, on the view (each view measures it)
 
     def _sent(self, e: dict) -> None:
         url = e["request"]["url"]
@@ -164,7 +164,6 @@ def measured(page: Page, pid: int, action) -> dict:
 def open_tab(page: Page, title: str, ready: str) -> None:
     page.page.get_by_role("tab", name=title, exact=True).click()
     page.page.locator(ready).first.wait_for()
-    page.view_idle = page.idle_rate()  # the view's own page, before its first action (a view may measure it again)
 
 
 def clicks_on(page: Page, pid: int, first: str, again: str, n: int) -> list[dict]:
@@ -186,17 +185,20 @@ def speculative_view(page: Page, pid: int, n: int) -> list[dict]:
 
 def constrained_view(page: Page, pid: int, n: int) -> list[dict]:
     open_tab(page, "Constrained decoding", "#constrained-step")
+    page.view_idle = page.idle_rate()  # no first action: the view as it opens is the page each click finds
     return [measured(page, pid, lambda: page.page.click("#constrained-step")) for _ in range(n)]
 
 
 def quantization_view(page: Page, pid: int, n: int) -> list[dict]:
     open_tab(page, "Quantization", "#quantization-step")
+    page.view_idle = page.idle_rate()  # no first action: the view as it opens is the page each click finds
     return [measured(page, pid, lambda: page.page.click("#quantization-step")) for _ in range(n)]
 
 
 def serving_view(page: Page, pid: int, n: int) -> list[dict]:
     """The live refresh while 8 simulated students step: the window's costs ÷ the refreshes in it."""
     open_tab(page, "Continuous batching", "#serving-open")
+    page.view_idle = page.idle_rate()  # before Open: the page's own frames, not the live view's refreshes
     page.page.click("#serving-open")
     page.page.locator("#serving-live input").check()
     page.page.wait_for_timeout(3000)  # the first refreshes draw the charts from blank: not what each one costs

@@ -106,7 +106,12 @@ def test_the_regime_map_draws_every_size_beside_the_bytes_line_on_every_screen(p
     line = fig["data"][0]
     assert line["name"].startswith("the floor: bytes ÷ bandwidth") and len(line["x"]) > 2
     eager = next(t for t in fig["data"] if t["name"].startswith("eager"))
-    assert eager["text"] == ["SmolLM2-135M", "SmolLM2-360M", "SmolLM2-1.7B"], note
+    # 1.7B's 6.8 GB of random weights fit only while the suite's other lane leaves the memory free: drawn, or left
+    # out with the free memory said
+    assert eager["text"][:2] == ["SmolLM2-135M", "SmolLM2-360M"], note
+    assert eager["text"][2:] == ["SmolLM2-1.7B"] or re.search(
+        r"SmolLM2-1\.7B \([\d.]+ GB of weights, [\d.]+ GB free\)", note
+    )
     assert eager["x"] == sorted(eager["x"])
     assert not any(t["name"].startswith("captured") for t in fig["data"])  # no CUDA here: no captured step
     static = next(t for t in fig["data"] if t["name"].startswith("static"))  # the static cache's step, uncaptured
