@@ -56,10 +56,12 @@ HEAD = f"""<script>
     (_, n) => `font-size:${{(n * s).toFixed(1)}}px`) : t);
 
   // a text's lines wrapped at spaces to `chars` visible characters (tags such as <b> or <span> count as none)
+  // (a tag's own spaces, as in <span style='font-size: 9px'>, are not places to wrap: kept as \\0 while splitting)
   const wrap = (text, chars) => String(text).split(/<br\\s*\\/?>/i).map(line => {{
     const out = [];
     let width = 0;
-    for (const word of line.split(' ')) {{
+    const words = line.replace(/<[^>]*>/g, tag => tag.replace(/ /g, '\\0')).split(' ').map(w => w.replace(/\\0/g, ' '));
+    for (const word of words) {{
       const shown = word.replace(/<[^>]*>/g, '').length;
       if (width && width + 1 + shown > chars) {{ out.push('<br>'); width = 0; }} else if (out.length) out.push(' ');
       out.push(word);
@@ -119,6 +121,13 @@ HEAD = f"""<script>
       scaleFonts(layout, r.type);
       scaleFonts(figure.data, r.type);
       if (layout.margin && typeof layout.margin.t === 'number') layout.margin.t = Math.round(layout.margin.t * r.type);
+      // a legend under the plot (a negative y) sat a fixed fraction of the plot below it, where the larger tick labels
+      // and x title now reach: it goes to the chart's bottom edge, and the bottom margin grows as the type does
+      const legend = layout.legend;
+      if (legend && typeof legend.y === 'number' && legend.y < 0 && legend.yref !== 'container') {{
+        layout.legend = {{...legend, y: 0, yanchor: 'bottom', yref: 'container'}};
+        layout.margin = {{...layout.margin, b: Math.round(((layout.margin || {{}}).b ?? 80) * r.type)}};
+      }}
     }}
     if (!r.narrow) {{
       // in projector mode's larger type a title as wide as its chart ran past the chart's edge: wrapped to its box

@@ -141,7 +141,9 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
         DEFAULTS["new_tokens"],
         step=1,
         label="New tokens",
-        info="greedy steps per run; every run makes exactly this many",
+        # one line beside the number box, in projector mode's type too: on two, they pushed the noise chart below the
+        # screen after Run (1280x720)
+        info="greedy steps, exactly this many in every run",
         elem_id="nondeterminism-new-tokens",
     )
     invariant = gr.Checkbox(

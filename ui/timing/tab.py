@@ -145,11 +145,12 @@ def layout(config: AppConfig) -> TimingPage:
     lesson(LESSON, "Prefill vs decode")
     try_this(TRY_THIS, 5, "timing-try")
     with gr.Row():
-        # narrow buttons: the plan's three choices stay on one row, in projector mode too (1280x720)
-        plan = gr.Radio(PLAN_CHOICES, value="quick", label="How much to measure", scale=3, min_width=660)
-        measure_btn = gr.Button("Measure", variant="primary", scale=1, min_width=100, elem_id="timing-measure")
-        again_btn = gr.Button("Re-measure", scale=1, min_width=100)
-        cancel_btn = gr.Button("Cancel", variant="stop", scale=1, min_width=100)
+        # buttons as narrow as their words: the plan's three choices stay on one row, in projector mode's larger type
+        # too (1280x720; on two rows they pushed the roofline below the screen)
+        plan = gr.Radio(PLAN_CHOICES, value="quick", label="How much to measure", scale=1, min_width=300)
+        measure_btn = gr.Button("Measure", variant="primary", scale=0, min_width=140, elem_id="timing-measure")
+        again_btn = gr.Button("Re-measure", scale=0, min_width=140)
+        cancel_btn = gr.Button("Cancel", variant="stop", scale=0, min_width=140)
     message = message_line("timing-message")
     summary = gr.Markdown("*No measurement yet: press **Measure**.*", elem_id="timing-summary")
     plots, notes = {}, {}

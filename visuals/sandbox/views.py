@@ -64,7 +64,10 @@ def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:
     fig.update_yaxes(range=[0, 1.05], tickformat=".0%", row=1, col=2)
     fig.update_xaxes(title_text="temperature (dotted: 1, unchanged)")  # fits a panel 300 px wide
     fig = styled(fig, None, height=height)
-    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"}, margin={"t": 40, "b": 100})
+    # the legend at the chart's bottom edge, under the x titles: placed a fraction of the plot below it, projector
+    # mode's larger tick labels and titles reached it
+    legend = {"orientation": "h", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom"}
+    fig.update_layout(legend=legend, margin={"t": 40, "b": 100})
     return fig
 
 

@@ -62,7 +62,7 @@ def roofline_figure(points: list[dict], bandwidth_gbs: float, peak_tflops: float
     ys = [p["flops_per_s"] / 1e9 for p in points] + [peak / 1e9, bandwidth * lo / 1e9]
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOPs per byte read)", tickvals=log_ticks(lo, hi))
     fig.update_yaxes(type="log", title="achieved GFLOP/s", tickvals=log_ticks(min(ys), max(ys)))
-    return measured_title(styled(fig, None, height=460), "Roofline", label)
+    return measured_title(styled(fig, None, height=440), "Roofline", label)
 
 
 def _note(fig: go.Figure, x: float, text: str, xanchor: str) -> None:
