@@ -100,13 +100,15 @@ HEAD = f"""<script>
   }};
 
   // the chart's title wrapped to `width` px: a title wrapped onto more lines grows down, over the plot and its axis
-  // titles, so the top margin grows with it, and the chart's height, so the plot keeps its own
-  const wrapTitle = (layout, width) => {{
+  // titles, so the top margin grows with it, and the chart's height, so the plot keeps its own. plotly puts the
+  // title's first line at the margin's middle and the others under it: `room` 2 keeps the title as far from the
+  // plot as it was (a phone's subplot titles stand in the margin too), 1 halves that gap to keep the chart shorter
+  const wrapTitle = (layout, width, room = 1) => {{
     const title = titleOf(layout), m = layout.margin || {{}};
     if (!title || !title.text) return;
     const before = String(title.text).split(/<br\\s*\\/?>/i).length;
     title.text = wrap(title.text, Math.max(12, Math.floor(width / (WRAP_EM * sizeOf(title, layout)))));
-    const more = Math.round((title.text.split('<br>').length - before) * sizeOf(title, layout) * 1.3);
+    const more = Math.round(room * (title.text.split('<br>').length - before) * sizeOf(title, layout) * 1.3);
     if (more > 0) {{
       layout.margin = {{...m, t: (m.t ?? 80) + more}};
       if (typeof layout.height === 'number') layout.height += more;
@@ -141,7 +143,7 @@ HEAD = f"""<script>
     const chars = (part, w = width) => Math.max(12, Math.floor(w / (WRAP_EM * sizeOf(part, layout))));
     if (layout.legend) layout.legend = {{...layout.legend, orientation: 'h', x: 0, xanchor: 'left', y: 0,
       yanchor: 'bottom', yref: 'container'}};
-    wrapTitle(layout, width);
+    wrapTitle(layout, width, 2);
     for (const k of [...axesOf(layout, 'x'), ...axesOf(layout, 'y')]) {{
       const axis = layout[k];
       axis.automargin = true;
@@ -149,7 +151,25 @@ HEAD = f"""<script>
       const t = titleOf(axis);
       if (t && t.text && k.startsWith('x')) t.text = wrap(t.text, chars(t, plot));
     }}
-    for (const a of layout.annotations || []) if (a.text) a.text = wrap(a.text, chars(a));
+    // a note wrapped onto more lines above the top subplot (its title) grows up into the chart's title, which sits
+    // centred in the top margin: the margin grows by twice its new lines (half of it goes above the title), and the
+    // chart's height with it
+    const count = t => String(t).split(/<br\\s*\\/?>/i).length;
+    let above = 0;
+    for (const a of layout.annotations || []) {{
+      if (!a.text) continue;
+      const before = count(a.text);
+      a.text = wrap(a.text, chars(a));
+      if (a.yref === 'paper' && a.yanchor === 'bottom' && a.y >= 0.999)
+        above = Math.max(above, Math.round(2 * (count(a.text) - before) * sizeOf(a, layout) * 1.3));
+    }}
+    if (above) {{
+      layout.margin = {{...layout.margin, t: ((layout.margin || {{}}).t ?? 80) + above}};
+      if (typeof layout.height === 'number') layout.height += above;
+    }}
+    // each legend entry wrapped to the chart's width less its symbol's: one longer than that ran past the screen's edge
+    for (const trace of figure.data || [])
+      if (typeof trace.name === 'string') trace.name = wrap(trace.name, chars(layout.legend, width - 50));
     // between two stacked subplots: the upper one's tick labels and x title, the lower one's title (lines of text)
     const lines = t => (t && t.text ? String(t.text).split('<br>').length : 0);
     const xLines = Math.max(0, ...axesOf(layout, 'x').map(k => lines(titleOf(layout[k]))));

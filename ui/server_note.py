@@ -1,5 +1,5 @@
 """What holds the shared model, said on every page while long work holds it alone (a timing measurement): at the top of
-the page, kept in view as the learner scrolls, and on each lesson's main button, whose click waits until it ends.
+the page, kept in view as the learner scrolls, and under each lesson's main button, whose click waits until it ends.
 
 The page asks the server every five seconds, while it is visible, with a plain GET of a small JSON route
 (`ROUTE`), not a gradio event: a gr.Timer's tick was an event of every open page every five seconds (a class of
@@ -22,8 +22,11 @@ EVERY_MS = 5000
 CSS = """
 #server-note { position: sticky; top: 0; z-index: 20; background: var(--background-fill-primary); }
 #server-note:empty { display: none; }
-[data-held]::after { content: " ⏳"; }
+[data-held]::after { content: "⏳ " attr(data-held); display: block; font-size: var(--text-sm); font-weight: normal; }
 """
+# beside each lesson's main button while the model is held, under its label: a student at a projector or on a phone
+# sees why the button waits without hovering it (its hover gives the note's whole text)
+WAITS = "waits: the model is busy (see the note at the top)"
 
 
 def route(config: AppConfig) -> Route:
@@ -50,7 +53,7 @@ def head(main_buttons: list[str]) -> str:
     const why = html ? top.textContent.trim() : '';
     for (const b of document.querySelectorAll(BUTTONS.join(', '))) {{
       if (why) {{
-        b.dataset.held = '1';
+        b.dataset.held = {json.dumps(WAITS)};
         b.title = why;
       }} else if (b.dataset.held) {{
         delete b.dataset.held;

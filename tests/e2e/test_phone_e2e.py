@@ -88,24 +88,7 @@ def open_from_the_tab_bar(page, title: str) -> None:
     idle(page)
 
 
-# found by this test and not fixed yet (each fails today; strict, so a fix shows as an unexpected pass): the roofline's
-# two-line title over its ridge note, the serving charts' right-axis title and roofline note over their ticks, and the
-# nondeterminism scatter's horizontal legend past the screen's edge
-NOT_YET = {
-    "timing": "the roofline's title over its ridge note on a phone",
-    "serving": "the serving charts' right-axis title and roofline note over their tick labels on a phone",
-    "nondeterminism": "the gap-vs-noise legend's entries past a phone's right edge",
-}
-# the roofline's title meets its ridge note only where this machine's measurement puts the note: not strict there
-TABS = [
-    pytest.param(tab, marks=pytest.mark.xfail(strict=tab.id != "timing", reason=NOT_YET[tab.id]))
-    if tab.id in NOT_YET
-    else tab
-    for tab in specs()
-]
-
-
-@pytest.mark.parametrize("tab", TABS, ids=lambda tab: tab.id)
+@pytest.mark.parametrize("tab", specs(), ids=lambda tab: tab.id)
 def test_on_a_phone_each_tab_keeps_its_text_on_screen_and_its_chart_texts_apart(browser, app_url, tab):
     ARTIFACTS.mkdir(exist_ok=True)
     page = new_page(browser, PHONE)

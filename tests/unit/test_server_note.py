@@ -5,6 +5,7 @@ names the route and every lesson's main button."""
 import asyncio
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from starlette.requests import Request
 
@@ -16,7 +17,9 @@ from ui.context import scheduler_for
 def asked() -> str:
     """The route's answer, as the page's script reads it."""
     scope = {"type": "http", "method": "GET", "path": server_note.ROUTE, "headers": [], "query_string": b""}
-    response = asyncio.run(server_note.route(CONFIG).endpoint(Request(scope)))
+    # in a thread of its own: a browser test earlier in the same worker leaves playwright's event loop running here
+    with ThreadPoolExecutor(1) as thread:
+        response = thread.submit(asyncio.run, server_note.route(CONFIG).endpoint(Request(scope))).result()
     return json.loads(response.body)["html"]
 
 
