@@ -201,10 +201,15 @@ HEAD = f"""<script>
     return Object.keys(moves).length ? P.relayout(gd, moves) : gd;
   }};
 
+  // `window.labDrawing` counts the charts being drawn: a page (or a test) that reads a chart waits for it to be 0
+  window.labDrawing = 0;
   const draw = (P, react, gd, r) => {{
-    const figure = fit(JSON.parse(gd.labFigure), r, gd.clientWidth);
-    gd.labRoom = named(r);
-    return react.call(P, gd, figure.data, figure.layout, figure.config).then(() => (r.narrow ? apart(P, gd) : gd));
+    window.labDrawing += 1;
+    return Promise.resolve().then(() => {{
+      const figure = fit(JSON.parse(gd.labFigure), r, gd.clientWidth);
+      gd.labRoom = named(r);
+      return react.call(P, gd, figure.data, figure.layout, figure.config);
+    }}).then(() => (r.narrow ? apart(P, gd) : gd)).finally(() => {{ window.labDrawing -= 1; }});
   }};
 
   Object.defineProperty(window, 'Plotly', {{

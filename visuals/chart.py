@@ -173,6 +173,12 @@ def legend_html(keys: Iterable[Key]) -> str:
     return f'<ul class="lc-legend">{"".join(items)}</ul>' if items else ""
 
 
+def tick_end(at: float, span: float) -> str:
+    """The class of an x tick's label at `at` along an axis `span` long: one at either end is set inside the plot's
+    width, not centred on its tick (centred, the first ran into the y axis's bottom label on a phone)."""
+    return ' class="lc-at-start"' if at <= 0 else ' class="lc-at-end"' if at >= span else ""
+
+
 def ticks_html(axis: Axis) -> str:
     """Each tick's label at its height, and the longest once more, unseen and in the flow: the labels are placed out
     of the flow, so without it their column did not grow for them (0.0025 ran over the axis title beside it)."""
@@ -329,7 +335,9 @@ def lanes_html(chart: Lanes, cls: str = "") -> str:
     )
     lines = "".join(f'<i class="lc-vline" style="left:{_share(t, c.x):.2%}"></i>' for t in c.x.ticks)
     ticks = "".join(
-        f'<span style="left:{_share(t, c.x):.2%}">{html.escape(c.x.tick_text(t))}</span>' for t in c.x.ticks
+        f'<span style="left:{_share(t, c.x):.2%}"{tick_end(t - c.x.lo, c.x.hi - c.x.lo)}>'
+        f"{html.escape(c.x.tick_text(t))}</span>"
+        for t in c.x.ticks
     )
     x_title = f'<div class="lc-xtitle">{html.escape(c.x.title)}</div>' if c.x.title else ""
     return (
@@ -435,6 +443,8 @@ CSS = f"""
 .lc-vline {{ position: absolute; top: 0; bottom: 0; width: 0; border-left: 1px solid rgba(128,128,128,.25); }}
 .lc-xticks {{ grid-column: 2; position: relative; height: 1.4em; font-size: 0.85em; }}
 .lc-xticks span {{ position: absolute; top: 2px; transform: translateX(-50%); white-space: nowrap; }}
+.lc-xticks span.lc-at-start, .serving-xticks span.lc-at-start {{ transform: none; }}
+.lc-xticks span.lc-at-end, .serving-xticks span.lc-at-end {{ transform: translateX(-100%); }}
 .lc-span {{ position: absolute; top: 0; bottom: 0; background: var(--c); overflow: hidden; white-space: nowrap;
   left: calc((var(--s) - var(--xlo)) / (var(--xhi) - var(--xlo)) * 100%);
   width: max(calc(var(--l) / (var(--xhi) - var(--xlo)) * 100%), 1px);

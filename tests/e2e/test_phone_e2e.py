@@ -49,10 +49,12 @@ HTML_CHART_TEXTS_OVER = """() => {
     if (!chart.getClientRects().length) continue;
     const boxes = [...chart.querySelectorAll('*')]
       .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
-      .map(e => [e.textContent.trim(), e.getBoundingClientRect()]).filter(([, b]) => b.width > 0 && b.height > 0);
+      .map(e => [e.textContent.trim(), e.getBoundingClientRect(), e]).filter(([, b]) => b.width > 0 && b.height > 0);
     for (let i = 0; i < boxes.length; i++)
       for (let j = i + 1; j < boxes.length; j++) {
         const [a, b] = [boxes[i][1], boxes[j][1]];
+        // a word inside a sentence (a glossary term in a title) is part of it, not over it
+        if (boxes[i][2].contains(boxes[j][2]) || boxes[j][2].contains(boxes[i][2])) continue;
         if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
             && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1)
           out.push(`"${boxes[i][0].slice(0, 30)}" over "${boxes[j][0].slice(0, 30)}"`);

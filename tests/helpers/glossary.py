@@ -23,7 +23,12 @@ PROSE = """
   let last = null;
   for (let n; (n = walker.nextNode()); ) {
     const e = n.parentElement;
-    if (!n.textContent.trim() || e.closest(skip) || !e.getClientRects().length) continue;
+    if (e.closest(skip) || !e.getClientRects().length) continue;
+    // a space alone between two inline elements is a space on screen ("a Q8_0 LM head": two marked terms)
+    if (!n.textContent.trim()) {
+      if (last && getComputedStyle(e).whiteSpace !== 'pre') pieces.push([' ', null]);
+      continue;
+    }
     if (last && block(e) !== last) pieces.push([' ', null]);
     last = block(e);
     const marked = e.closest('abbr.lab-term');

@@ -17,7 +17,7 @@ import html
 import math
 from typing import TYPE_CHECKING
 
-from visuals.chart import Axis, Key, legend_html, lines_html, nice_axis, ticks_html, title_html
+from visuals.chart import Axis, Key, legend_html, lines_html, nice_axis, tick_end, ticks_html, title_html
 from visuals.theme import DECODE, PREFILL
 
 if TYPE_CHECKING:
@@ -94,7 +94,9 @@ def ticks_chart(passes: list[Tick], now: float, origin: float, window_s: float =
     replaces (the axes, the legend, the window)."""
     y, y2 = axes(passes)
     labels = "".join(
-        f'<span style="left:{(x + window_s) / window_s:.2%}">{x}</span>' for x in X_TICKS if -x <= window_s
+        f'<span style="left:{(x + window_s) / window_s:.2%}"{tick_end(x + window_s, window_s)}>{x}</span>'
+        for x in X_TICKS
+        if -x <= window_s
     )
     parts = {
         "items": tuple(pass_html(t, origin) for t in passes),
@@ -130,4 +132,8 @@ CSS = f"""
 .lc-key.lc-k-diamond {{ width: 8px; height: 8px; transform: rotate(45deg); margin: 0 2px; }}
 .serving-xticks {{ grid-area: 2 / 3; position: relative; height: 1.4em; font-size: 0.85em; }}
 .serving-xticks span {{ position: absolute; top: 2px; transform: translateX(-50%); white-space: nowrap; }}
+/* the legend's own margin clears the top tick's label (half of it stands above the plot): on the wrapper, as the
+   page's prose rules take the margin off a block's last child */
+.serving-legend {{ margin: 0 0 0.8em; }}
+.serving-legend .lc-legend {{ margin: 0; }}
 """
