@@ -21,8 +21,8 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
+from ui import opened, server_note
 from ui import projector as projector_mode
-from ui import server_note
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
@@ -153,17 +153,22 @@ def build_app(config: AppConfig) -> gr.Blocks:
         # what the shared model is busy with, when it is busy with something long (a measurement holds it alone):
         # written by the page's own script (ui/server_note.py)
         gr.HTML(elem_id="server-note")
-        loads = []
+        wires = {}
         # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
         with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs"):
             for spec in SPECS:
                 with gr.Tab(spec.title, id=spec.id):
-                    # a tab may return a function that wires its own page-load events (a shared link's setup)
-                    loads.append(spec.build(config))
+                    # a tab may return a function that wires the page's events for it: its setup (a shared link's)
+                    # runs when the tab first opens, not as the page loads (ui/opened.py says why)
+                    wires[spec] = spec.build(config)
+        first_opens = {spec: opened.FirstOpen(spec.id) for spec in SPECS}
+        for spec, wire in wires.items():
+            if callable(wire):
+                wire(demo, first_opens[spec])
         demo.load(None, None, projector, js=projector_mode.SHOWN_JS)
         demo.load(None, None, None, js=open_link_js(SPECS))
-        for wire in filter(callable, loads):
-            wire(demo)
+        with_setup = {spec.title: spec.id for spec, first in first_opens.items() if first.button is not None}
+        demo.load(None, None, None, js=opened.script(with_setup))
     return demo
 
 

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import gradio as gr
 
 from ui.events import error_html
+from ui.opened import FirstOpen
 
 
 def slug(name: str) -> str:
@@ -49,15 +50,16 @@ def preset_in_link(query: dict, tab_id: str, names: Iterable[str]) -> LinkPreset
 
 
 def picked_on_load(tab_id: str, dropdown: gr.Dropdown, message: gr.HTML, names: Iterable[str]):
-    """For a tab whose preset applies on its dropdown's `.change`: the function app.py calls with the page, which sets
-    the dropdown to a link's preset as the page loads (the change then applies it, as when the learner picks it)."""
+    """For a tab whose preset applies on its dropdown's `.change`: the function app.py calls with the page and the
+    tab's hidden button, which sets the dropdown to a link's preset as the tab first opens (ui/opened.py); the change
+    then applies it, as when the learner picks it."""
     names = list(names)
 
     def open_link(request: gr.Request) -> dict:
         asked = preset_in_link(query_of(request), tab_id, names)
         return {message: asked.message} if asked.name is None else {dropdown: asked.name}
 
-    def on_load(demo: gr.Blocks) -> None:
-        demo.load(open_link, None, [dropdown, message], show_progress="hidden", concurrency_limit=None)
+    def on_load(demo: gr.Blocks, opened: FirstOpen) -> None:
+        opened.click(open_link, None, [dropdown, message], show_progress="hidden", concurrency_limit=None)
 
     return on_load

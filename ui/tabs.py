@@ -18,7 +18,8 @@ class TabSpec:
     id: str  # in a shared link (?tab=beams): the package's name; the tab's element ids begin with it ("beams-step")
     order: int  # its place in the tab row, the teaching order: Start here 0, then 10, 20, ... (room for one between)
     # lays the tab out inside the caller's gr.Tab and wires it (config: ui.context.AppConfig); may return a function
-    # that app.py calls with the page, to wire its page-load events (a shared link's setup)
+    # that app.py calls with the page and the tab's hidden button (ui/opened.py), to wire its setup (a shared
+    # link's) on the tab's first opening
     build: Callable
     main: str  # the main control (a CSS selector): on the first screen with the lesson's line, in either mode
     chart: str | None = None  # what the main action draws first (a selector): on one screen with `main` after it

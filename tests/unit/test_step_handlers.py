@@ -198,3 +198,34 @@ def test_a_new_prefill_stops_the_old_runs_run_to_end(tiny):
     old = STORE.get(run_id)
     start_again = h.prefill(CONFIG, run_id, TINY, "hello", RAW, 0, 6, "", page(KNOBS))
     assert old.running.stopped and start_again.run_id != run_id
+
+
+def test_run_to_end_on_a_finished_run_keeps_no_lock_between_the_threads_that_ask_for_its_views(tiny):
+    """gradio asks a sync generator for each view in whichever of its worker threads is free (anyio's pool): Run to
+    end pressed again on a finished run draws the run as it is, then ends, however the asks fall on threads, and
+    leaves the run free for the page's next click. (Its view was once yielded with the run's RLock held: the end,
+    asked for in another thread, could not release it, and every later click of that page waited for it.)"""
+    run_id = start()
+    for _ in h.run_to_end(run_id, page(KNOBS)):
+        pass
+    again = h.run_to_end(run_id, page(KNOBS))
+    asked, answered, over = [], threading.Semaphore(0), threading.Event()
+
+    def ask():
+        try:
+            asked.append(next(again, "ended"))
+        except Exception as err:  # noqa: BLE001 - said in the assertion below
+            asked.append(err)
+        answered.release()
+        over.wait(10)  # a pool's thread lives on (one that ended could lend its id to the next thread)
+
+    # each ask in a thread of its own, as when gradio's pool hands the next ask to another of its threads
+    workers = [threading.Thread(target=ask) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+        answered.acquire(timeout=10)
+    over.set()
+    assert asked[0]._fields == ("stage", "strategies", "lens", "below") and asked[1] == "ended", asked
+    lock = STORE.get(run_id).lock
+    assert lock.acquire(timeout=1), "the run is still held: a Step or a knob's redraw would wait for it forever"
+    lock.release()

@@ -85,3 +85,21 @@ def test_every_lesson_names_what_its_main_action_draws_and_the_browser_tests_vis
     assert [spec.id for spec in layout.LESSONS] == lessons
     assert [spec.id for spec in zerogpu.IN_THE_SERVER] == [i for i in lessons if i not in zerogpu.OWN_TEST]
     assert set(ACTIONS) <= set(lessons) and set(zerogpu.OWN_TEST) <= set(lessons)
+
+
+def test_a_page_that_loads_runs_no_server_event_and_each_setup_waits_for_its_tab(demo):
+    """gradio's page keeps a loading status for every component an event of the page has touched, and rewrites them
+    all at each status message of every later click (ui/opened.py): the page's load runs in the browser alone, and a
+    tab's setup (a shared link's preset, what the model reads) listens to its tab's hidden button."""
+    config = demo.get_config_file()
+    loads = [d for d in config["dependencies"] if any(target[1] == "load" for target in d["targets"])]
+    assert loads and not [d["api_name"] for d in loads if d["backend_fn"]]
+    buttons = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
+    opened = {e: i for e, i in buttons.items() if str(e).endswith("-opened")}
+    assert set(opened) == {"step-opened", "sandbox-opened", "classround-opened", *(f"{t}-opened" for t in LINKED)}
+    for elem_id, component in opened.items():
+        setups = [d for d in config["dependencies"] if [component, "click"] in [list(t) for t in d["targets"]]]
+        assert len(setups) == 1 and setups[0]["backend_fn"], elem_id
+
+
+LINKED = ("beams", "speculative", "constrained")  # tabs whose setup is a link's preset alone (ui.links.picked_on_load)

@@ -17,6 +17,7 @@ from ui.classround.presets import PRESETS
 from ui.context import AppConfig
 from ui.events import error_html, model_event
 from ui.links import query_of
+from ui.opened import FirstOpen
 from ui.tabs import TabSpec
 from visuals.classround.view import CSS as VIEW_CSS
 from visuals.classround.view import KIND_CSS
@@ -84,8 +85,8 @@ def wire(c: ClassroundPage, config: AppConfig):
     return partial(on_page, c)
 
 
-def on_page(c: ClassroundPage, demo: gr.Blocks) -> None:
-    """A shared link's setup and round, as the page loads; a page that closes leaves its round."""
+def on_page(c: ClassroundPage, demo: gr.Blocks, opened: FirstOpen) -> None:
+    """A shared link's setup and round, as the tab first opens (ui/opened.py); a page that closes leaves its round."""
     loaded = [getattr(c, name) for name in h.Loaded._fields]
 
     def load(request: gr.Request, teacher):
@@ -96,7 +97,7 @@ def on_page(c: ClassroundPage, demo: gr.Blocks) -> None:
         h.leave(session_of(request))
 
     c.teacher.render()  # at the page's top level (ui/classround/page.py says why)
-    demo.load(load, [c.teacher], loaded, **QUIET)
+    opened.click(load, [c.teacher], loaded, **QUIET)
     demo.unload(left)
 
 

@@ -23,6 +23,7 @@ from ui.events import message_line, teach
 from ui.group import Group
 from ui.lesson import lesson, try_this
 from ui.links import preset_in_link, query_of
+from ui.opened import FirstOpen
 from ui.strategy_code import code_view
 from ui.tabs import TabSpec
 from ui.validate import knob_slider
@@ -207,8 +208,8 @@ def wire(c: SandboxPage, config):
         logits = PRESETS[asked.name]
         return {c.preset: asked.name, c.logits: logits, **show({**given, c.logits: logits}), c.message: ""}
 
-    def on_load(demo: gr.Blocks) -> None:
-        demo.load(open_link, inputs, [c.preset, c.logits, *outputs], show_progress="hidden", concurrency_limit=None)
+    def on_load(demo: gr.Blocks, opened: FirstOpen) -> None:
+        opened.click(open_link, inputs, [c.preset, c.logits, *outputs], show_progress="hidden", concurrency_limit=None)
 
     return on_load
 

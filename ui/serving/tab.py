@@ -287,7 +287,7 @@ def forget(request: gr.Request) -> None:
 def build(config: AppConfig):
     """The tab; returns the function app.py calls with the page, to let a closed page's patcher go."""
     wire(layout(config), config)
-    return lambda demo: demo.unload(forget)
+    return lambda demo, first_open: demo.unload(forget)  # no setup to run as the tab opens
 
 
 SPEC = TabSpec(

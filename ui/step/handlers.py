@@ -185,8 +185,12 @@ def run_steps(run_id, n, page):
     limit = values.whole("Run N (the box beside it)", n, 1, MAX_NEW_TOKENS_CAP)
     settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if entry.run is not None else None
     if _finished(entry):
+        # drawn with the run held, yielded with it let go: gradio asks a generator for each value in whichever of
+        # its worker threads is free, and the run's RLock, held across a yield, could only be let go by the thread
+        # that took it (another raised, and every later click of the page waited for the run)
         with entry.lock:
-            yield view(entry, state, settings)
+            shown = view(entry, state, settings)
+        yield shown
         return
     first = entry.view.cursor
     if entry.run is not None:

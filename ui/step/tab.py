@@ -9,6 +9,7 @@ import gradio as gr
 
 from ui.context import AppConfig
 from ui.events import model_event, teach
+from ui.opened import FirstOpen
 from ui.step import handlers as h
 from ui.step import lens, lessons, links, page_state
 from ui.step.controls import Knobs
@@ -158,14 +159,14 @@ def _wire_strategies(c: StepPage) -> None:
     model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden")
 
 
-def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks) -> None:
-    """A shared link's setup, set as the page loads."""
+def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks, opened: FirstOpen) -> None:
+    """A shared link's setup (or the default preset's) and what the model reads, set as the tab first opens."""
 
     def load_link(request: gr.Request):
         o = links.open_link(config, request)
         setup, reads = dict(zip(c.setup, o.setup)), dict(zip(c.reads, o.reads))
         return {**setup, **reads, c.preset: o.preset, c.seed: o.seed, c.message: o.message, c.why: o.note}
 
-    demo.load(load_link, None, [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads], **h.QUIET)
+    opened.click(load_link, None, [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads], **h.QUIET)
     # the page's box, from the knobs as the page opens (a link's values follow as they change them)
     demo.load(None, list(c.knobs), c.page, js=page_state.WRITE_JS)
