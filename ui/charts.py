@@ -205,11 +205,19 @@ HEAD = f"""<script>
   window.labDrawing = 0;
   const draw = (P, react, gd, r) => {{
     window.labDrawing += 1;
-    return Promise.resolve().then(() => {{
+    gd.labRoom = named(r);  // at once: a second refit in the same task (a resize beside a switch) draws nothing more
+    let drawn;
+    try {{
       const figure = fit(JSON.parse(gd.labFigure), r, gd.clientWidth);
-      gd.labRoom = named(r);
-      return react.call(P, gd, figure.data, figure.layout, figure.config);
-    }}).then(() => (r.narrow ? apart(P, gd) : gd)).finally(() => {{ window.labDrawing -= 1; }});
+      // gradio makes every chart responsive, so a window's resize deletes the layout's height and sizes the chart to
+      // its box, whose height is the chart's own: after a refit (projector mode) it came out 0 and the chart vanished.
+      // The height on the box itself: a resize finds it there
+      if (typeof figure.layout.height === 'number') gd.style.height = `${{figure.layout.height}}px`;
+      drawn = react.call(P, gd, figure.data, figure.layout, figure.config).then(() => (r.narrow ? apart(P, gd) : gd));
+    }} catch (err) {{
+      drawn = Promise.reject(err);
+    }}
+    return drawn.finally(() => {{ window.labDrawing -= 1; }});
   }};
 
   Object.defineProperty(window, 'Plotly', {{

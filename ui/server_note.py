@@ -22,10 +22,15 @@ EVERY_MS = 5000
 CSS = """
 #server-note { position: sticky; top: 0; z-index: 20; background: var(--background-fill-primary); }
 #server-note:empty { display: none; }
-[data-held]::after { content: "⏳ " attr(data-held); display: block; font-size: var(--text-sm); font-weight: normal; }
+[data-held] { position: relative; overflow: visible; }
+[data-held]::after { content: "⏳ " attr(data-held); position: absolute; top: calc(100% + 2px); left: 0; z-index: 5;
+  width: max-content; max-width: min(24em, 90vw); white-space: normal; text-align: left; padding: 1px 6px;
+  font-size: var(--text-sm); font-weight: normal; color: var(--body-text-color);
+  background: var(--background-fill-primary); border: 1px solid var(--border-color-primary); border-radius: 4px; }
 """
-# beside each lesson's main button while the model is held, under its label: a student at a projector or on a phone
-# sees why the button waits without hovering it (its hover gives the note's whole text)
+# under each lesson's main button while the model is held: a student at a projector or on a phone sees why the button
+# waits without hovering it (its hover gives the note's whole text). Laid over the page, not in its flow: the note
+# comes and goes as the model is held and let go, and the page under it stays where it was
 WAITS = "waits: the model is busy (see the note at the top)"
 
 
