@@ -229,3 +229,27 @@ def test_run_to_end_on_a_finished_run_keeps_no_lock_between_the_threads_that_ask
     lock = STORE.get(run_id).lock
     assert lock.acquire(timeout=1), "the run is still held: a Step or a knob's redraw would wait for it forever"
     lock.release()
+
+
+def test_the_static_path_writes_eagers_tokens_and_its_steps_say_which_step_ran(tiny):
+    """Decode step "static" (the Step tab's radio): a static cache's step, its passes its own, captured as a CUDA graph
+    only where one can be (uncaptured here, on the CPU); greedy writes the eager path's tokens, and each step's record
+    names the path that ran, as the line under the chart does."""
+    greedy = {**KNOBS, "temperature": 0.0}
+    ids = {}
+    for path in ("eager", "static"):
+        run_id = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 6, "", page(greedy), path=path).run_id
+        for _ in range(4):
+            h.step(run_id, page(greedy))
+        trace = STORE.get(run_id).trace
+        ids[path] = list(trace.token_ids)
+        # the first token's distribution came from the prompt's pass (eager onto either cache), the others from
+        # the one-token step of the path
+        kinds = [s.pass_kind for s in trace.steps]
+        assert kinds == ["eager"] + ["eager" if path == "eager" else "static"] * 3, kinds
+    assert ids["static"] == ids["eager"]
+
+
+def test_an_unknown_decode_step_is_refused_naming_the_choices(tiny):
+    with pytest.raises(gr.Error, match=r"Decode step must be one of 'eager', 'static', got 'graph'"):
+        teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", page(KNOBS), path="graph")

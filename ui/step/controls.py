@@ -189,6 +189,11 @@ def prompt_details(config: AppConfig) -> dict:
     return dict(model=model, template=template, reads=reads)
 
 
+# how a run's one-token passes run (decoding.passes.KINDS): "static" becomes "captured" where a CUDA graph can replay
+# the step (decoding.static.static_kind)
+PATH_CHOICES = [("eager", "eager"), ("static cache (captured on a GPU)", "static")]
+
+
 def link_controls() -> dict:
     """How this session's passes run, and a link to this setup."""
     alone = gr.Checkbox(
@@ -198,6 +203,15 @@ def link_controls() -> dict:
         "your own, bit-exact with generate()",
         elem_id="step-alone",
     )
+    path = gr.Radio(
+        PATH_CHOICES,
+        value="eager",
+        label="Decode step (from the next Prefill)",
+        info="eager: a cache that grows by a token each step, in passes shared with the class; static: a cache sized "
+        "for the whole run, passes of your own, and on a GPU the step replayed as a CUDA graph (the line under the "
+        "chart says which ran)",
+        elem_id="step-path",
+    )
     copy = gr.Button("Copy a link to this setup", size="sm", elem_id="step-copy-link")
     link = gr.Textbox(label="Link", interactive=False, visible=True, elem_id="step-link", max_lines=2)
-    return dict(alone=alone, copy=copy, link=link)
+    return dict(alone=alone, path=path, copy=copy, link=link)

@@ -23,13 +23,14 @@ from decoding.loop import MAX_NEW_TOKENS_CAP, Run, drive
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TOP_K, TOP_P
+from decoding.static import static_kind
 from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
 from ui.step import lens, page_state
 from ui.step import view as shown_view
-from ui.step.controls import Reads, Setup
+from ui.step.controls import PATH_CHOICES, Reads, Setup
 from ui.step.lessons import PRESETS
 from ui.step.view import TOP_N, Answer, Started, StepRecord, StepView, empty_view, start_line, view
 from visuals import distribution
@@ -91,9 +92,12 @@ def prompt_view(config: AppConfig, model_id: str, message: str, template: str) -
     return Reads(text=p.text, chips=sequence.chips_html(p.tokens, p.ids, []))
 
 
-def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, page, alone=False) -> Started:
+def prefill(
+    config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, page, alone=False, path="eager"
+) -> Started:
     """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution;
-    its lens read at once when the learner left that panel open."""
+    its lens read at once when the learner left that panel open. `path` "static" runs the decode step through a
+    static cache, its passes its own, replayed as a CUDA graph where one can be (decoding.static.static_kind)."""
     state = page_state.read(page)
     lm = get_model(config, model_id)
     settings = settings_from(state.knobs, vocab_size=lm.vocab_size)
@@ -104,9 +108,13 @@ def prefill(config: AppConfig, run_id, model_id, message, template, seed, max_ne
     max_new = values.whole("Max new tokens", max_new, 1, MAX_NEW_TOKENS_CAP)
     prompt = encode_prompt(lm.tokenizer, message, template == CHAT, lm.context_length)
     stops = validate.stop_strings(stops)
+    path = values.choice("Decode step", path, [value for _, value in PATH_CHOICES])
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
     stop_running(run_id)
-    run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
+    if path == "eager":
+        run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
+    else:  # a static cache's passes are its own: the scheduler packs growing caches only
+        run = Run(lm, prompt, **kwargs, alone=True, path=static_kind(lm))
     run.prefill()
     entry = Entry(trace=run.trace, run=run, view=StepView(lens_on=state.lens_open))
     run_id = STORE.put(entry, replace=run_id)

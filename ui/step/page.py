@@ -87,6 +87,7 @@ class StepPage:
     template: gr.Radio
     reads: Reads
     alone: gr.Checkbox
+    path: gr.Radio  # the decode step's path, eager or static (captured on a GPU), from the next Prefill
     copy: gr.Button
     link: gr.Textbox
     page: gr.Textbox  # what a click reads from the page, in one box its script keeps (ui/step/page_state.py)
