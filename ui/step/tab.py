@@ -87,9 +87,7 @@ def wire(c: StepPage, config: AppConfig):
     gr.on([knob.change for knob in knobs], None, list(knobs), c.page, js=page_state.WRITE_JS, show_progress="hidden")
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
     # the page's visible inputs keep their order (the API's, bench/classroom_load.py's)
-    prefill = named(
-        partial(h.prefill, config), c.started, run_id=c.run_id, **start, **page, alone=c.alone, path=c.path
-    )
+    prefill = named(partial(h.prefill, config), c.started, run_id=c.run_id, **start, **page, alone=c.alone, path=c.path)
     on_step(b.prefill.click, prefill, api_name="prefill")
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
     on_step(b.step.click, named(h.step, c.answer, **live), api_name="step")
