@@ -103,16 +103,19 @@ HEAD = f"""<script>
   // titles, so the top margin grows with it, and the chart's height, so the plot keeps its own. plotly puts the
   // title's first line at the margin's middle and the others under it: `room` 2 keeps the title as far from the
   // plot as it was (a phone's subplot titles stand in the margin too), 1 halves that gap to keep the chart shorter
+  const lineCount = text => String(text).split(/<br\\s*\\/?>/i).length;
+  // `px` more top margin, and as much more height, so the plot keeps its own
+  const growTop = (layout, px) => {{
+    if (px <= 0) return;
+    layout.margin = {{...layout.margin, t: ((layout.margin || {{}}).t ?? 80) + px}};
+    if (typeof layout.height === 'number') layout.height += px;
+  }};
   const wrapTitle = (layout, width, room = 1) => {{
-    const title = titleOf(layout), m = layout.margin || {{}};
+    const title = titleOf(layout);
     if (!title || !title.text) return;
-    const before = String(title.text).split(/<br\\s*\\/?>/i).length;
+    const before = lineCount(title.text);
     title.text = wrap(title.text, Math.max(12, Math.floor(width / (WRAP_EM * sizeOf(title, layout)))));
-    const more = Math.round(room * (title.text.split('<br>').length - before) * sizeOf(title, layout) * 1.3);
-    if (more > 0) {{
-      layout.margin = {{...m, t: (m.t ?? 80) + more}};
-      if (typeof layout.height === 'number') layout.height += more;
-    }}
+    growTop(layout, Math.round(room * (lineCount(title.text) - before) * sizeOf(title, layout) * 1.3));
   }};
 
   const fit = (figure, r, box) => {{
@@ -154,19 +157,15 @@ HEAD = f"""<script>
     // a note wrapped onto more lines above the top subplot (its title) grows up into the chart's title, which sits
     // centred in the top margin: the margin grows by twice its new lines (half of it goes above the title), and the
     // chart's height with it
-    const count = t => String(t).split(/<br\\s*\\/?>/i).length;
     let above = 0;
     for (const a of layout.annotations || []) {{
       if (!a.text) continue;
-      const before = count(a.text);
+      const before = lineCount(a.text);
       a.text = wrap(a.text, chars(a));
       if (a.yref === 'paper' && a.yanchor === 'bottom' && a.y >= 0.999)
-        above = Math.max(above, Math.round(2 * (count(a.text) - before) * sizeOf(a, layout) * 1.3));
+        above = Math.max(above, Math.round(2 * (lineCount(a.text) - before) * sizeOf(a, layout) * 1.3));
     }}
-    if (above) {{
-      layout.margin = {{...layout.margin, t: ((layout.margin || {{}}).t ?? 80) + above}};
-      if (typeof layout.height === 'number') layout.height += above;
-    }}
+    growTop(layout, above);
     // each legend entry wrapped to the chart's width less its symbol's: one longer than that ran past the screen's edge
     for (const trace of figure.data || [])
       if (typeof trace.name === 'string') trace.name = wrap(trace.name, chars(layout.legend, width - 50));

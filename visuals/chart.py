@@ -443,8 +443,8 @@ CSS = f"""
 .lc-vline {{ position: absolute; top: 0; bottom: 0; width: 0; border-left: 1px solid rgba(128,128,128,.25); }}
 .lc-xticks {{ grid-column: 2; position: relative; height: 1.4em; font-size: 0.85em; }}
 .lc-xticks span {{ position: absolute; top: 2px; transform: translateX(-50%); white-space: nowrap; }}
-.lc-xticks span.lc-at-start, .serving-xticks span.lc-at-start {{ transform: none; }}
-.lc-xticks span.lc-at-end, .serving-xticks span.lc-at-end {{ transform: translateX(-100%); }}
+.lc-xticks span.lc-at-start {{ transform: none; }}
+.lc-xticks span.lc-at-end {{ transform: translateX(-100%); }}
 .lc-span {{ position: absolute; top: 0; bottom: 0; background: var(--c); overflow: hidden; white-space: nowrap;
   left: calc((var(--s) - var(--xlo)) / (var(--xhi) - var(--xlo)) * 100%);
   width: max(calc(var(--l) / (var(--xhi) - var(--xlo)) * 100%), 1px);

@@ -132,6 +132,8 @@ CSS = f"""
 .lc-key.lc-k-diamond {{ width: 8px; height: 8px; transform: rotate(45deg); margin: 0 2px; }}
 .serving-xticks {{ grid-area: 2 / 3; position: relative; height: 1.4em; font-size: 0.85em; }}
 .serving-xticks span {{ position: absolute; top: 2px; transform: translateX(-50%); white-space: nowrap; }}
+.serving-xticks span.lc-at-start {{ transform: none; }}
+.serving-xticks span.lc-at-end {{ transform: translateX(-100%); }}
 /* the legend's own margin clears the top tick's label (half of it stands above the plot): on the wrapper, as the
    page's prose rules take the margin off a block's last child */
 .serving-legend {{ margin: 0 0 0.8em; }}
