@@ -28,6 +28,8 @@ from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
+from ui.page_start import first_in_head
+from ui.queue_wake import wake_on_work
 from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, opened_by, specs
 from visuals import theme
@@ -110,9 +112,9 @@ CSS = f"""
 # scoped inside the container, and cannot reach the container itself
 CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; }</style>"
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
-# gradio's queue looks for a new event every 1 ms when it has none (queueing.Queue.sleep_when_free, on Linux): a
-# thousand wake-ups a second of the server's one event loop, each taking the interpreter lock from the model's thread.
-# An idle server used 70 ms of CPU a second, 27 at every 5 ms (measured here); an event then starts at most 5 ms later
+# gradio's queue looks for a new event every 1 ms (queueing.Queue.sleep_when_free, on Linux): a thousand wake-ups a
+# second of the server's one event loop, each taking the interpreter lock from the model's thread. ui.queue_wake makes
+# its idle loops wait for work instead; this is how often it still looks while events wait for a free slot
 QUEUE_POLL_S = 0.005
 
 
@@ -237,6 +239,7 @@ def queued(demo: gr.Blocks) -> gr.Blocks:
     event that waits here runs on the server (ui.gpu), so the queue is as deep as on any other host."""
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE)
     demo._queue.sleep_when_free = QUEUE_POLL_S  # gradio 6.31's attribute (a test checks it is still there)
+    wake_on_work(demo._queue)
     return demo
 
 
@@ -257,6 +260,7 @@ if __name__ == "__main__":
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
         prevent_thread_lock=True,
     )
+    first_in_head(app)  # the page's own first script, before gradio's (ui/page_start.py)
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
     for spec in SPECS:  # a tab's own plain routes (ui/tabs.py, TabSpec.routes), before gradio's too
