@@ -29,6 +29,7 @@ from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
 from ui.page_start import first_in_head
+from ui.patch import CSS as PATCH_CSS
 from ui.queue_wake import wake_on_work
 from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, opened_by, specs
@@ -105,6 +106,7 @@ CSS = f"""
 {LESSON_CSS}
 {CHART_CSS}
 {server_note.CSS}
+{PATCH_CSS}
 {GLOSSARY_CSS}"""
 # gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`

@@ -4,36 +4,47 @@ gradio 6 lets an app add to the head only through its config, which its scripts 
 what must be in place before them. `first_in_head(app, html)` wraps gradio's page route so the page it answers
 carries `html` first in its head.
 
-LOADER_LOOP_ENDS ends a loop gradio 6 leaves running. Its status tracker redraws its elapsed-time counter on every
-animation frame while its status is "pending", and stops when the status changes. The tracker shown while the app
-loads is removed from the page while still pending, so its loop never stops: every page asks for a frame 60 times a
-second for as long as it is open, even a bare gradio page with one checkbox. Each frame costs the page's main thread
-(37-43 ms a second on the Step tab, measured with bench/browser_cost.py) and a student's laptop its battery, and a
-click's answer lands among those frames. The tracker reads `requestAnimationFrame` once, as its module loads, so the
-script wraps it before that: a loop that a status tracker started before the app was on the page (no `.contain` yet)
-is the loader's, and it ends at its first frame once the app is there. Every other frame is asked for as before.
+TRACKER_FRAMES mends two things in how gradio 6's status tracker asks for frames. The tracker redraws its
+elapsed-time counter ("1.2s") on every animation frame while its status is "pending", and stops when the status
+changes:
+- the tracker shown while the app loads is removed from the page while still pending, so its loop never stops: every
+  page asked for a frame 60 times a second for as long as it was open, even a bare gradio page with one checkbox
+  (37-43 ms of main-thread time a second on the Step tab, bench/browser_cost.py, and a student's battery);
+- while a click waits for its answer, each of its outputs' trackers asks for 60 frames a second to show a counter in
+  tenths of a second, and each frame lays out and paints the page: a Step's 150 ms drew ten frames for it.
+The tracker reads `requestAnimationFrame` once, as its module loads, so the script wraps it before that. A loop that a
+status tracker started (its first request comes from the tracker's module) before the app was on the page (no
+`.contain` yet) is the loader's, and it ends at its first frame once the app is there; any other tracker's loop gets
+a frame every TRACKER_TICK_MS, as often as its counter changes. Every other frame is asked for as before.
 """
 
 from starlette.routing import BaseRoute
 
-LOADER_LOOP_ENDS = """<script>
-(() => {
+TRACKER_TICK_MS = 100
+TRACKER_FRAMES = f"""<script>
+(() => {{
   const frame = window.requestAnimationFrame.bind(window);
   let running = null;  // the loop whose frame callback runs now: a callback's own requests continue its loop
   window.labLoaderLoopsEnded = 0;
-  window.requestAnimationFrame = callback => {
+  window.requestAnimationFrame = callback => {{
     const app = () => document.querySelector('.contain');
-    const loop = running || {loader: !app() && (new Error().stack || '').includes('statustracker')};
-    if (loop.loader && app()) {
+    let loop = running;
+    if (!loop) {{
+      const tracker = (new Error().stack || '').includes('statustracker');
+      loop = {{tracker, loader: tracker && !app()}};
+    }}
+    if (loop.loader && app()) {{
       window.labLoaderLoopsEnded += 1;
       return 0;
-    }
-    return frame(time => {
+    }}
+    const run = time => {{
       running = loop;
-      try { callback(time); } finally { running = null; }
-    });
-  };
-})();
+      try {{ callback(time); }} finally {{ running = null; }}
+    }};
+    if (loop.tracker && !loop.loader) return setTimeout(() => frame(run), {TRACKER_TICK_MS});
+    return frame(run);
+  }};
+}})();
 </script>"""
 
 
@@ -70,7 +81,7 @@ class FirstInHead(BaseRoute):
         await self.page.handle(scope, receive, sending)
 
 
-def first_in_head(app, html: str = LOADER_LOOP_ENDS) -> None:
+def first_in_head(app, html: str = TRACKER_FRAMES) -> None:
     """Wrap `app`'s page route (gradio's "/") so the page carries `html` first in its head."""
     routes = app.router.routes
     at = next(i for i, route in enumerate(routes) if getattr(route, "path", None) == "/")

@@ -42,9 +42,26 @@ watch('value', show);
 """
 
 
-def patched(value: str = "", **options) -> gr.HTML:
+# gradio dims an output to opacity .2 while its event is pending and brings it back when the answer lands: on a patched
+# view (a lesson's chart and strip) that flashed the whole view at every Step and cost the page two more paints of it,
+# 28 ms of a Step's 142 (bench/browser_cost.py, the Step tab at 1280x720). The view stays as it is while its next
+# answer comes, as a learner reads it; an answer slower than SLOW_S (a busy class) says so in the element's corner
+SLOW_S = 0.4
+CSS = f"""
+.lab-patched .html-container.pending {{ opacity: 1; position: relative; }}
+.lab-patched .html-container.pending::after {{
+  content: "working…"; position: absolute; top: 0; right: 0; padding: 2px 8px; z-index: var(--layer-2);
+  font-size: var(--text-sm); color: var(--body-text-color-subdued); background: var(--block-background-fill);
+  border-radius: var(--radius-sm); pointer-events: none; animation: lab-slow 0s {SLOW_S}s both;
+}}
+@keyframes lab-slow {{ from {{ visibility: hidden; }} to {{ visibility: visible; }} }}
+"""
+
+
+def patched(value: str = "", elem_classes=(), **options) -> gr.HTML:
     """A gr.HTML the server patches (`Patcher`); `value` is what it shows first."""
-    return gr.HTML(value, html_template="<div class='patched'></div>", js_on_load=JS, **options)
+    classes = ["lab-patched", *([elem_classes] if isinstance(elem_classes, str) else elem_classes)]
+    return gr.HTML(value, html_template="<div class='patched'></div>", js_on_load=JS, elem_classes=classes, **options)
 
 
 class Patcher:
