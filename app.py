@@ -171,8 +171,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 wire(demo, first_opens[spec])
         demo.load(None, None, projector, js=projector_mode.SHOWN_JS)
         demo.load(None, None, None, js=open_link_js(SPECS))
-        with_setup = {spec.title: spec.id for spec, first in first_opens.items() if first.button is not None}
-        demo.load(None, None, None, js=opened.script(with_setup))
+        titles = {spec.id: spec.title for spec in SPECS}
+        demo.load(None, None, None, js=opened.script(list(first_opens.values()), titles))
     return demo
 
 

@@ -13,6 +13,11 @@ How: a tab's wiring gets a `FirstOpen`, whose `click` listens to a hidden button
 that has a setup) as the tab listened to the page load; the page's script (`script`) presses it once, when the tab
 first shows, however it was opened (its title pressed, a shared link's ?tab=, a Start here plan's link, the
 keyboard). The event still carries the page's address, so a handler reads the link's query as before.
+
+A setup that only a link changes (`link_only`): a tab whose page is built with what its setup sets for a page with
+no link needs no event on such a page, and the script presses its button only when the page's address asks for more
+than a tab and projector mode. On the Step tab that kept its setup's twenty components out of every click's loading
+statuses: 15 ms of the page's main thread a Step (bench/browser_cost.py).
 """
 
 import json
@@ -26,20 +31,32 @@ class FirstOpen:
     def __init__(self, tab_id: str):
         self.tab_id = tab_id
         self.button: gr.Button | None = None  # made by the first listener: a tab without a setup has none
+        self.link_only = True  # every listener's setup changes the page only for a link
 
-    def click(self, fn, inputs, outputs, **kwargs):
+    def click(self, fn, inputs, outputs, link_only: bool = False, **kwargs):
+        """`link_only`: the page is built with what `fn` sets when the page's address has no query beyond `tab` and
+        `projector` (a test of the tab checks it), so it runs only for a link."""
         if self.button is None:
             self.button = gr.Button(visible="hidden", elem_id=f"{self.tab_id}-opened")
+        self.link_only = self.link_only and link_only
         return self.button.click(fn, inputs, outputs, **kwargs)
 
 
-def script(titles: dict[str, str]) -> str:
-    """The page's script (a page-load js): presses `{id}-opened` once for each tab the first time it is selected.
-    `titles`: {tab title: tab id} for the tabs with a setup. The press waits for the button, should it not be
-    drawn yet (at most 10 s)."""
+# what a page's address may say and still be a page with no link: the tab it opens and projector mode
+NOT_A_LINK = ("tab", "projector")
+
+
+def script(first_opens: list[FirstOpen], titles: dict[str, str]) -> str:
+    """The page's script (a page-load js): presses `{id}-opened` once for each tab with a setup the first time it
+    is selected (a `link_only` one only when the page's address has a link's query). `titles`: {tab id: its title}.
+    The press waits for the button, should it not be drawn yet (at most 10 s)."""
+    query = "[...new URLSearchParams(location.search).keys()]"
+    ids = {titles[first.tab_id]: first.tab_id for first in first_opens if first.button is not None}
+    link_only = [first.tab_id for first in first_opens if first.button is not None and first.link_only]
     return f"""() => {{
-  const ids = {json.dumps(titles)};
-  const done = new Set();
+  const link = {query}.some(key => !{json.dumps(list(NOT_A_LINK))}.includes(key));
+  const ids = {json.dumps(ids)};
+  const done = new Set({json.dumps(link_only)}.filter(() => !link));
   const press = (id, tries) => {{
     const button = document.getElementById(`${{id}}-opened`);
     if (button) return button.click();

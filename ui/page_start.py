@@ -15,7 +15,8 @@ changes:
 The tracker reads `requestAnimationFrame` once, as its module loads, so the script wraps it before that. A loop that a
 status tracker started (its first request comes from the tracker's module) before the app was on the page (no
 `.contain` yet) is the loader's, and it ends at its first frame once the app is there; any other tracker's loop gets
-a frame every TRACKER_TICK_MS, as often as its counter changes. Every other frame is asked for as before.
+a frame every TRACKER_TICK_MS, as often as its counter changes, every tracker's in the same frame. Every other frame
+is asked for as before.
 """
 
 from starlette.routing import BaseRoute
@@ -25,6 +26,7 @@ TRACKER_FRAMES = f"""<script>
 (() => {{
   const frame = window.requestAnimationFrame.bind(window);
   let running = null;  // the loop whose frame callback runs now: a callback's own requests continue its loop
+  let ticking = [];  // the trackers' callbacks for the next tick, all run in one frame
   window.labLoaderLoopsEnded = 0;
   window.requestAnimationFrame = callback => {{
     const app = () => document.querySelector('.contain');
@@ -41,8 +43,14 @@ TRACKER_FRAMES = f"""<script>
       running = loop;
       try {{ callback(time); }} finally {{ running = null; }}
     }};
-    if (loop.tracker && !loop.loader) return setTimeout(() => frame(run), {TRACKER_TICK_MS});
-    return frame(run);
+    if (!loop.tracker || loop.loader) return frame(run);
+    if (!ticking.length) setTimeout(() => {{
+      const due = ticking;
+      ticking = [];
+      frame(time => due.forEach(run => run(time)));
+    }}, {TRACKER_TICK_MS});
+    ticking.push(run);
+    return 0;  // a tracker never cancels its frame: its loop ends when its status changes
   }};
 }})();
 </script>"""

@@ -1,8 +1,17 @@
 """A shared link opens its setup: the preset by its short name, then each setting it carries; a bad value is left
 out and named in the words of the page, never a blank or a crash."""
 
+import json
+
+import gradio as gr
+import pytest
+
+from ui.context import AppConfig
+from ui.opened import NOT_A_LINK, FirstOpen, script
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
-from ui.step.links import settings_from_link
+from ui.step.links import open_link, settings_from_link
+from ui.step.page import layout
+from ui.step.tab import setup_outputs
 
 
 def test_a_link_sets_the_preset_then_its_own_settings_over_it():
@@ -23,3 +32,28 @@ def test_a_bad_value_in_a_link_is_left_out_and_named_with_its_range():
     text = " ".join(problems)
     assert "'nope'" in text and "confident" in text
     assert "Top-p must be between 0.01 and 1 (1 = off), got '5'" in text and "Seed" in text
+
+
+@pytest.mark.bundled
+def test_a_page_with_no_link_starts_with_what_the_links_setup_sets_for_it():
+    """The setup runs only on a link's page (ui/opened.py, link_only): a page with no link must be built with every
+    value that setup would set, or it would show something else until a link was opened."""
+    config = AppConfig()
+    opened = open_link(config, None)
+    with gr.Blocks():
+        c = layout(config, opened)
+    built = [component.value for component in setup_outputs(c)]
+    assert opened.reads.text and opened.reads.chips  # what the model reads, for the default prompt, from the start
+    for component, was, now in zip(
+        setup_outputs(c), built, [opened.preset, *opened.setup, opened.seed, opened.message, opened.note, *opened.reads]
+    ):
+        assert was == now or (was in (None, "") and now == ""), component.elem_id
+
+
+def test_the_step_tabs_setup_runs_only_for_a_link():
+    first = FirstOpen("step")
+    with gr.Blocks():
+        first.click(lambda: None, None, None, link_only=True)
+    assert first.link_only
+    js = script([first], {"step": "Step by step"})
+    assert '"Step by step": "step"' in js and '["step"]' in js and json.dumps(list(NOT_A_LINK)) in js

@@ -96,9 +96,10 @@ def buttons() -> Buttons:
         )
 
 
-def knob_column(config: AppConfig) -> dict:
-    """The column beside the chart: temperature, why a setting is skipped, Try this, the other knobs, the model and
-    what it reads, the pass mode, and the link to this setup. Returns its controls by their `StepPage` names."""
+def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
+    """The column beside the chart: temperature, why a setting is skipped (`note` first), Try this, the other knobs,
+    the model and what it reads (`reads` first), the pass mode, and the link to this setup. Returns its controls by
+    their `StepPage` names."""
     preset = PRESETS[DEFAULT_PRESET]
     temperature = knob(
         TEMPERATURE.field,
@@ -106,7 +107,7 @@ def knob_column(config: AppConfig) -> dict:
         "0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
         elem_id="step-temperature",
     )
-    why = gr.Markdown(elem_id="step-why")
+    why = gr.Markdown(note, elem_id="step-why")
     try_this(quoting_steps(WALKTHROUGH, config), 5, "step-try", elem_classes="step-walk")
     top_k = knob(TOP_K.field, TOP_K.neutral, "keep the k likeliest; 0 = off; usual 20-100")
     top_p = knob(
@@ -127,7 +128,7 @@ def knob_column(config: AppConfig) -> dict:
     knobs = Knobs(
         temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, **penalties, order=advanced.pop("order")
     )
-    return dict(knobs=knobs, why=why, **advanced, **prompt_details(config), **link_controls())
+    return dict(knobs=knobs, why=why, **advanced, **prompt_details(config, reads), **link_controls())
 
 
 def advanced_controls() -> dict:
@@ -169,8 +170,8 @@ def advanced_controls() -> dict:
     )
 
 
-def prompt_details(config: AppConfig) -> dict:
-    """The model, the prompt's format, and what the model reads (filled for the default prompt on load)."""
+def prompt_details(config: AppConfig, reads: Reads) -> dict:
+    """The model, the prompt's format, and what the model reads (`reads` first: the default prompt's)."""
     model = gr.Dropdown(
         list(allowed_models()),
         value=config.model_id,
@@ -184,9 +185,9 @@ def prompt_details(config: AppConfig) -> dict:
         info="raw: the text as typed; chat: wrapped in the model's chat template",
     )
     with gr.Accordion("What the model reads (exact text and tokens)", open=True, elem_id="step-reads"):
-        text = gr.Textbox(label="Exact text", lines=3, interactive=False, elem_id="step-templated")
-        reads = Reads(text=text, chips=gr.HTML(elem_id="step-prompt-chips"))
-    return dict(model=model, template=template, reads=reads)
+        text = gr.Textbox(reads.text, label="Exact text", lines=3, interactive=False, elem_id="step-templated")
+        shown = Reads(text=text, chips=gr.HTML(reads.chips, elem_id="step-prompt-chips"))
+    return dict(model=model, template=template, reads=shown)
 
 
 # how a run's one-token passes run (decoding.passes.KINDS): "static" becomes "captured" where a CUDA graph can replay

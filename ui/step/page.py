@@ -17,6 +17,7 @@ from ui.step import keys
 from ui.step import lens as lens_panel
 from ui.step.controls import Buttons, Knobs, Reads, Setup, buttons, knob_column, lesson_controls
 from ui.step.lessons import DEFAULT_PRESET
+from ui.step.links import Opened
 from ui.step.view import STRATEGIES_BLANK, Answer, Started, blank_below, blank_stage, start_line
 from ui.strategy_code import code_view
 from visuals.chart import empty_html
@@ -131,8 +132,9 @@ class StepPage:
         )
 
 
-def layout(config: AppConfig) -> StepPage:
-    """The page (inside the caller's gr.Tab), its components by name."""
+def layout(config: AppConfig, opened: Opened) -> StepPage:
+    """The page (inside the caller's gr.Tab), its components by name; `opened` is what a page with no link starts
+    with (ui.step.links.open_link): the default preset, its settings note and what the model reads."""
     gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=keys.JS, container=False, elem_id="step-style")
     with gr.Column(elem_id="step-top"):  # the lesson's line and what to press, one block apart by a line's gap
         lesson(LESSON)
@@ -144,7 +146,7 @@ def layout(config: AppConfig) -> StepPage:
     message = message_line("step-message")
     with gr.Row(elem_id="step-main"):
         with gr.Column(scale=1, min_width=300):
-            left = knob_column(config)
+            left = knob_column(config, opened.note, opened.reads)
         with gr.Column(scale=2, min_width=520, elem_id="step-chart-col"):
             right = chart_column(run_id)
     return StepPage(

@@ -18,8 +18,9 @@ from ui.tabs import TabSpec
 
 
 def build(config: AppConfig):
-    """The tab; returns the function app.py calls with the page, to open a shared link's setup on load."""
-    return wire(layout(config), config)
+    """The tab; returns the function app.py calls with the page, to open a shared link's setup on load. The page
+    starts with what that setup sets for a page with no link, so only a link's page runs it."""
+    return wire(layout(config, links.open_link(config, None)), config)
 
 
 SPEC = TabSpec(
@@ -159,14 +160,20 @@ def _wire_strategies(c: StepPage) -> None:
     model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden")
 
 
+def setup_outputs(c: StepPage) -> list:
+    """What a link's setup sets, in the order `links.Opened` holds it."""
+    return [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads]
+
+
 def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks, opened: FirstOpen) -> None:
-    """A shared link's setup (or the default preset's) and what the model reads, set as the tab first opens."""
+    """A shared link's setup and what the model reads, set as the tab first opens on a link's page (a page with no
+    link starts with the default preset's: `build`)."""
 
     def load_link(request: gr.Request):
         o = links.open_link(config, request)
         setup, reads = dict(zip(c.setup, o.setup)), dict(zip(c.reads, o.reads))
         return {**setup, **reads, c.preset: o.preset, c.seed: o.seed, c.message: o.message, c.why: o.note}
 
-    opened.click(load_link, None, [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads], **h.QUIET)
+    opened.click(load_link, None, setup_outputs(c), link_only=True, **h.QUIET)
     # the page's box, from the knobs as the page opens (a link's values follow as they change them)
     demo.load(None, list(c.knobs), c.page, js=page_state.WRITE_JS)

@@ -1,0 +1,37 @@
+"""The Step tab opened with no link asks the server for nothing: the page starts with the default preset and what
+the model reads for it (ui/opened.py, link_only). With a link, its setup runs as the tab opens."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.helpers.pages import idle, new_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+
+
+def opened(browser, url: str):
+    """The page at `url` on the Step tab, settled, and the gradio events it sent."""
+    page = new_page(browser)
+    events = []
+    page.on("request", lambda r: events.append(r.url) if "/queue/join" in r.url else None)
+    page.goto(url)
+    page.get_by_role("tab", name="Step by step", exact=True).click()
+    page.locator("#step-prefill").wait_for()
+    idle(page)
+    return page, events
+
+
+def test_with_no_link_the_step_tab_opens_with_no_event(browser, app_url):
+    page, events = opened(browser, app_url)
+    expect(page.locator("#step-prompt-chips")).to_contain_text("capital")  # what the model reads, from the start
+    expect(page.locator("#step-why")).to_contain_text("Penalties off")
+    page.close()
+    assert events == []
+
+
+def test_a_links_setup_runs_as_the_step_tab_opens(browser, app_url):
+    page, events = opened(browser, f"{app_url}?tab=step&preset=greedy-loop&top_k=40")
+    expect(page.locator("#step-prompt-chips")).not_to_contain_text("capital")
+    assert page.locator("#step-top-k input, .knob input[type=number]").count() > 0
+    page.close()
+    assert len(events) == 1
