@@ -21,7 +21,7 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
-from ui import opened, server_note
+from ui import opened, server_note, session_state
 from ui import projector as projector_mode
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.charts import NARROW_PX
@@ -242,6 +242,7 @@ def queued(demo: gr.Blocks) -> gr.Blocks:
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE)
     demo._queue.sleep_when_free = QUEUE_POLL_S  # gradio 6.31's attribute (a test checks it is still there)
     wake_on_work(demo._queue)
+    session_state.use()  # a student's first event no longer copies every block's config (ui/session_state.py)
     return demo
 
 
