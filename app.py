@@ -31,6 +31,7 @@ from ui.lesson import CSS as LESSON_CSS
 from ui.page_start import first_in_head
 from ui.patch import CSS as PATCH_CSS
 from ui.queue_wake import wake_on_work
+from ui.skips import leave_skips
 from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, opened_by, specs
 from visuals import theme
@@ -248,7 +249,8 @@ def queued(demo: gr.Blocks) -> gr.Blocks:
 
 if __name__ == "__main__":
     preload(config)
-    app, _, _ = queued(demo).launch(
+    # an output an answer skips is passed over on the server too (ui/skips.py)
+    app, _, _ = queued(leave_skips(demo)).launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,
