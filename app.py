@@ -243,14 +243,20 @@ def queued(demo: gr.Blocks) -> gr.Blocks:
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE)
     demo._queue.sleep_when_free = QUEUE_POLL_S  # gradio 6.31's attribute (a test checks it is still there)
     wake_on_work(demo._queue)
-    session_state.use()  # a student's first event no longer copies every block's config (ui/session_state.py)
     return demo
+
+
+def served(demo: gr.Blocks) -> gr.Blocks:
+    """The app as its server runs it: its queue (`queued`), an output an answer skips passed over on the server too
+    (ui/skips.py), and a session's state made without copying every block's config (ui/session_state.py: for every
+    session gradio makes in this process)."""
+    session_state.use()
+    return queued(leave_skips(demo))
 
 
 if __name__ == "__main__":
     preload(config)
-    # an output an answer skips is passed over on the server too (ui/skips.py)
-    app, _, _ = queued(leave_skips(demo)).launch(
+    app, _, _ = served(demo).launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,

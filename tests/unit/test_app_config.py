@@ -5,9 +5,12 @@ import inspect
 import json
 
 import gradio as gr
+from gradio import state_holder
 
-from app import QUEUE_POLL_S, build_app, link_titles, open_link_js, queued
+from app import QUEUE_POLL_S, build_app, link_titles, open_link_js, queued, served
 from ui.context import AppConfig
+from ui.queue_wake import Idle
+from ui.session_state import LazySessionState
 from ui.tabs import specs
 
 
@@ -55,3 +58,11 @@ def test_the_queue_looks_for_new_events_every_few_milliseconds_not_every_one():
     assert "sleep_when_free" in vars(gr.Blocks().queue()._queue)
     blocks = gr.Blocks()
     assert queued(blocks)._queue.sleep_when_free == QUEUE_POLL_S
+
+
+def test_the_server_runs_the_app_with_its_queue_its_skips_and_its_session_states(monkeypatch):
+    monkeypatch.setattr(state_holder, "SessionState", state_holder.SessionState)  # put back after the test
+    blocks = served(gr.Blocks())
+    assert isinstance(blocks._queue.sleep_when_free, Idle)  # the queue, woken by work
+    assert "postprocess_data" in vars(blocks)  # skipped outputs passed over (ui/skips.py)
+    assert state_holder.SessionState is LazySessionState

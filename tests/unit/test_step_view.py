@@ -15,6 +15,7 @@ from ui.events import teach
 from ui.sessions import STORE
 from ui.step import handlers as h
 from ui.step import view as step_view
+from ui.step.links import open_link
 from ui.step.page import layout
 from ui.step.tab import named
 from visuals.glossary import term
@@ -106,7 +107,7 @@ def test_a_finished_run_says_so_in_the_strategies_panel_not_that_a_trace_was_loa
 
 def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
     with gr.Blocks():
-        c = layout(CONFIG)
+        c = layout(CONFIG, open_link(CONFIG, None))
     fn, inputs, outputs = named(h.step, c.answer, run_id=c.run_id, page=c.page)
     said = teach(fn, c.message)  # as the page wires the Step button
     assert inputs == [c.run_id, c.page] and outputs == list(c.answer)  # two inputs, four elements: a light click
