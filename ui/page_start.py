@@ -27,9 +27,9 @@ TRACKER_FRAMES = f"""<script>
   const frame = window.requestAnimationFrame.bind(window);
   let running = null;  // the loop whose frame callback runs now: a callback's own requests continue its loop
   let ticking = [];  // the trackers' callbacks for the next tick, all run in one frame
+  const app = () => document.querySelector('.contain');  // the app is on the page
   window.labLoaderLoopsEnded = 0;
   window.requestAnimationFrame = callback => {{
-    const app = () => document.querySelector('.contain');
     let loop = running;
     if (!loop) {{
       const tracker = (new Error().stack || '').includes('statustracker');

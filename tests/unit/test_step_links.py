@@ -44,9 +44,7 @@ def test_a_page_with_no_link_starts_with_what_the_links_setup_sets_for_it():
         c = layout(config, opened)
     built = [component.value for component in setup_outputs(c)]
     assert opened.reads.text and opened.reads.chips  # what the model reads, for the default prompt, from the start
-    for component, was, now in zip(
-        setup_outputs(c), built, [opened.preset, *opened.setup, opened.seed, opened.message, opened.note, *opened.reads]
-    ):
+    for component, was, now in zip(setup_outputs(c), built, opened.values()):
         assert was == now or (was in (None, "") and now == ""), component.elem_id
 
 

@@ -30,6 +30,11 @@ class Opened(NamedTuple):
     note: str  # the settings note beside the knobs
     reads: Reads
 
+    def values(self) -> list:
+        """Its values one by one, the setup's and what the model reads unpacked: in the order of the page's
+        components it sets (ui.step.tab.setup_outputs)."""
+        return [self.preset, *self.setup, self.seed, self.message, self.note, *self.reads]
+
 
 def settings_from_link(query: dict) -> tuple[str, dict, list[str]]:
     """(preset name, settings by knob field and "seed", what was wrong) from a link's query; a bad value is left out

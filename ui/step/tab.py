@@ -161,7 +161,7 @@ def _wire_strategies(c: StepPage) -> None:
 
 
 def setup_outputs(c: StepPage) -> list:
-    """What a link's setup sets, in the order `links.Opened` holds it."""
+    """What a link's setup sets, in the order of `links.Opened.values()`."""
     return [c.preset, *c.setup, c.seed, c.message, c.why, *c.reads]
 
 
@@ -170,9 +170,7 @@ def load_on_page(c: StepPage, config: AppConfig, demo: gr.Blocks, opened: FirstO
     link starts with the default preset's: `build`)."""
 
     def load_link(request: gr.Request):
-        o = links.open_link(config, request)
-        setup, reads = dict(zip(c.setup, o.setup)), dict(zip(c.reads, o.reads))
-        return {**setup, **reads, c.preset: o.preset, c.seed: o.seed, c.message: o.message, c.why: o.note}
+        return links.open_link(config, request).values()
 
     opened.click(load_link, None, setup_outputs(c), link_only=True, **h.QUIET)
     # the page's box, from the knobs as the page opens (a link's values follow as they change them)
