@@ -31,7 +31,8 @@ def test_a_step_raced_against_the_pages_other_events_answers_with_the_distributi
 
     monkeypatch.setattr(h, "inspect_step", slowly(inspect))
     monkeypatch.setattr(step_view.distribution, "candidate_choices", slowly(choices))
-    done, other_events, failed = threading.Event(), [0], []
+    done, failed = threading.Event(), []
+    rounds, a_round = [0], threading.Condition()  # the page's rounds of other events so far
 
     def the_page_meanwhile():
         while not done.is_set():
@@ -40,13 +41,22 @@ def test_a_step_raced_against_the_pages_other_events_answers_with_the_distributi
                 h.strategies_drawn(run_id, page(HOT))
             except Exception as err:  # an event that met the run halfway through a step  # noqa: BLE001
                 failed.append(repr(err))
-            other_events[0] += 2
+            with a_round:
+                rounds[0] += 1
+                a_round.notify_all()
             time.sleep(0.001)  # as a page's events come: one after another, not one tight loop
+
+    def a_round_since(seen):  # the other events ran between this step and the last, however loaded the machine
+        with a_round:
+            assert a_round.wait_for(lambda: rounds[0] > seen, timeout=60), "the page's other events never ran"
+            return rounds[0]
 
     other = threading.Thread(target=the_page_meanwhile)
     other.start()
     try:
+        seen = 0
         for n in range(1, STEPS + 1):
+            seen = a_round_since(seen)
             answer = h.step(run_id, page(KNOBS))
             entry = STORE.get(run_id)
             chart = read_chart(changed(answer.stage, "step-dist"))
@@ -62,6 +72,5 @@ def test_a_step_raced_against_the_pages_other_events_answers_with_the_distributi
     finally:
         done.set()
         other.join()
-    assert other_events[0] > STEPS  # the other events did run between and during the steps
     assert failed == []  # and none of them met the run halfway through a step
     STORE.release(run_id)
