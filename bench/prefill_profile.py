@@ -28,21 +28,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import gradio as gr  # noqa: E402
-from gradio.state_holder import SessionState  # noqa: E402
 
-from bench.classroom_load import GREEDY, prompt_for  # noqa: E402
+from bench.classroom_load import PAGE, prompt_for  # noqa: E402
 from bench.profiled_app import PROFILES, _profiled  # noqa: E402
 from ui.context import RAW, AppConfig  # noqa: E402
+from ui.session_state import LazySessionState as SessionState  # noqa: E402 -- the app's (app.served)
+from ui.step import links  # noqa: E402
 from ui.step.page import layout  # noqa: E402
 from ui.step.tab import wire  # noqa: E402
-from visuals.distribution import MODES  # noqa: E402
 
 
 def prefill_event(demo: gr.Blocks, page):
     """The Prefill event and its inputs' values (the states come from each session's own `SessionState`)."""
     event = next(fn for fn in demo.fns.values() if fn.api_name == "prefill")
     given = {page.prompt: prompt_for(0), page.template: RAW, page.seed: 0, page.max_new: 3, page.stops: ""}
-    given |= {page.mode: MODES[0], page.model: None, **dict(zip(page.knobs, GREEDY))}
+    given |= {page.model: None, page.page: PAGE}  # the page's box: its knobs (greedy) and what is on screen
     return event, [None if c.stateful else given.get(c, c.value) for c in event.inputs]
 
 
@@ -54,8 +54,9 @@ async def press(demo: gr.Blocks, event, inputs: list, state: SessionState) -> No
 
 async def run(sessions: int, profiling: bool) -> dict:
     with gr.Blocks() as demo:
-        page = layout(AppConfig())
-        wire(page, AppConfig())
+        config = AppConfig()
+        page = layout(config, links.open_link(config, None))  # as the app builds it (ui.step.tab.build)
+        wire(page, config)
     event, inputs = prefill_event(demo, page)
     for _ in range(3):  # warm-up: the model's load, the scheduler's calibration, the first computation of the prompt
         await press(demo, event, inputs, SessionState(demo))

@@ -9,6 +9,7 @@ import threading
 
 import torch
 from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
 
 from decoding.models import LoadedModel
 
@@ -56,3 +57,20 @@ def empty_cache(config) -> DynamicCache:
         if kept is None or kept[0] is not config:  # the config is kept with it, so an id is never reused
             kept = _EMPTY[id(config)] = (config, DynamicCache(config=config))
     return copy.deepcopy(kept[1])
+
+
+def filled_cache(config, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> DynamicCache:
+    """A new cache for a model of `config` holding each layer's (keys, values), (1, H_kv, T, D) each, taken as they are:
+    the caller gives tensors no one else will write (a cache's update makes new tensors, it never writes the old).
+
+    The one place that knows a plain `DynamicLayer`'s fields: one is set directly, where transformers' `update` would
+    make an empty tensor and copy the keys onto it, 4 tensor operations more per layer. Each operation lets go of the
+    interpreter lock, and a server's thread busy with other sessions' Python waits to take it back (up to 5 ms each
+    time: CPython's switch interval). Any other kind of layer (a sliding window's) goes through `update`."""
+    cache = empty_cache(config)
+    for index, (layer, (keys, values)) in enumerate(zip(cache.layers, layers, strict=True)):
+        if type(layer) is DynamicLayer and not layer.is_initialized:
+            layer.device, layer.keys, layer.values, layer.is_initialized = keys.device, keys, values, True
+        else:
+            cache.update(keys, values, index)
+    return cache

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import torch
 from transformers import DynamicCache
 
-from decoding.forward import empty_cache, kv_cache_bytes
+from decoding.forward import filled_cache, kv_cache_bytes
 from decoding.passes import Pass
 
 BLOCK_TOKENS = 16
@@ -183,14 +183,15 @@ class PrefixCache:
             return hit
 
     def copy_into(self, hit: Hit, config) -> DynamicCache:
-        """A new contiguous cache holding the hit's blocks, copied (vLLM would point a block table at them)."""
+        """A new contiguous cache holding the hit's blocks, copied (vLLM would point a block table at them): one copy
+        of each layer's keys and values, whatever the number of blocks."""
         start = time.perf_counter()
         parts = hit.blocks + ([hit.end] if hit.end else [])
-        cache = empty_cache(config)
-        for layer in range(len(parts[0].keys)):
-            keys = torch.cat([b.keys[layer] for b in parts], dim=2)  # (1, H_kv, T, D)
-            values = torch.cat([b.values[layer] for b in parts], dim=2)  # (1, H_kv, T, D)
-            cache.update(keys, values, layer)
+        layers = [
+            (torch.cat([b.keys[layer] for b in parts], dim=2), torch.cat([b.values[layer] for b in parts], dim=2))
+            for layer in range(len(parts[0].keys))
+        ]  # (1, H_kv, T, D) each
+        cache = filled_cache(config, layers)
         with self._lock:
             self._counts["copy_ms"] += (time.perf_counter() - start) * 1e3
             self._counts["copied_blocks"] += len(parts)

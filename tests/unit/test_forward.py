@@ -3,7 +3,7 @@
 import torch
 from transformers import DynamicCache
 
-from decoding.forward import empty_cache, forward, forward_one, kv_cache_bytes, rewind
+from decoding.forward import empty_cache, filled_cache, forward, forward_one, kv_cache_bytes, rewind
 from decoding.prompts import encode_prompt
 
 
@@ -49,3 +49,25 @@ def test_an_empty_cache_is_new_each_time_and_like_one_made_from_the_config(tiny)
     assert [type(x) for x in first.layers] == [type(x) for x in made.layers]
     _, first = forward_one(tiny, [1, 2, 3], first, 0)  # filling one leaves the other empty
     assert first.get_seq_length() == 3 and second.get_seq_length() == 0 and empty_cache(config).get_seq_length() == 0
+
+
+def test_a_filled_cache_is_what_updating_an_empty_one_makes_and_decodes_the_same(tiny):
+    """decoding.forward.filled_cache sets a plain layer's fields itself (the prefix cache's copies): it must leave the
+    layer as transformers' own update does, field for field, should a later transformers add or rename one."""
+    ids = _ids(tiny)
+    logits, cache = forward_one(tiny, ids, None, 0)
+    layers = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
+    updated = empty_cache(tiny.model.config)
+    for index, (keys, values) in enumerate(layers):
+        updated.update(keys, values, index)
+    filled = filled_cache(tiny.model.config, layers)
+    assert filled.layers[0].keys is layers[0][0], "taken as given, not copied again"
+    for mine, theirs in zip(filled.layers, updated.layers, strict=True):
+        assert type(mine) is type(theirs) and vars(mine).keys() == vars(theirs).keys()
+        for name, value in vars(theirs).items():
+            if isinstance(value, torch.Tensor):
+                assert torch.equal(getattr(mine, name), value), name
+            else:
+                assert getattr(mine, name) == value, name
+    token = [int(logits.argmax())]
+    assert torch.equal(forward_one(tiny, token, filled, len(ids))[0], forward_one(tiny, token, updated, len(ids))[0])
