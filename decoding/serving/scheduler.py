@@ -20,16 +20,18 @@ noise: `prefix_noise`, measured at start too); and an identical prompt already b
 """
 
 import copy
+import dataclasses
 import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from decoding.clock import Timer
-from decoding.forward import forward_one, rewind
+from decoding.forward import filled_cache, forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.passes import Pass
 from decoding.serving import ragged
@@ -46,6 +48,19 @@ GATHER_S = 0.004
 # the prefix cache's own cap (the server's KV cap in ui.sessions bounds it too): 256 MiB is ~360 blocks of the
 # bundled model in float32
 PREFIX_BYTES = int(float(os.environ.get("DECODING_LAB_PREFIX_MB", 256)) * 2**20)
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A prefix-cache answer's cache, made in the session's own thread once it is answered. The scheduler's thread
+    goes on to the next session meanwhile: thirty students' copies made one after another on it were most of a class's
+    first Prefill (a copy takes ~1 ms alone, 10 ms while the server's other threads want the interpreter lock)."""
+
+    make: Callable[[], object]  # -> the session's new cache
+    blocks: int  # the prompt's blocks copied (the page draws them)
+    # from the pool (a whole prompt cached): the copy's time is the session's pass, and the pool's logits are cloned;
+    # else from an identical prompt's pass it waited for, with logits cloned for it already
+    from_pool: bool
 
 
 @dataclass
@@ -65,6 +80,11 @@ class _Work:
     planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
     reused: int = 0  # prompt tokens taken from the prefix cache
     followers: list["_Work"] = field(default_factory=list)  # identical prompts waiting for this one
+    copy: _Copy | None = None  # answered from the prefix cache: its cache is still to be copied
+
+
+def _cloned(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    return [(keys.clone(), values.clone()) for keys, values in layers]
 
 
 @dataclass(frozen=True)
@@ -112,7 +132,18 @@ class Scheduler:
         work.done.wait()
         if work.error is not None:
             raise work.error
+        if work.copy is not None:
+            return self._copied(work)
         return work.logits, work.cache, work.passed
+
+    def _copied(self, work: _Work):
+        """A prefix-cache answer, completed in the session's own thread: its cache copied, its logits its own."""
+        with Timer(self.lm.device) as t:
+            cache = work.copy.make()
+        self.prefix.remember(cache, work.prompt, copied=work.copy.blocks)
+        if work.copy.from_pool:
+            return work.logits.clone(), cache, dataclasses.replace(work.passed, ms=t.ms)
+        return work.logits, cache, work.passed
 
     # --- the tick loop ---
 
@@ -243,12 +274,10 @@ class Scheduler:
             return True
         hit = self.prefix.find(work.prompt)
         if hit.end is not None:  # the whole prompt: its first computation's logits, exactly
-            with Timer(self.lm.device) as t:
-                work.cache = self.prefix.copy_into(hit, self.lm.model.config)
-            self.prefix.remember(work.cache, work.prompt, copied=len(hit.blocks) + 1)
-            first = hit.end.passed
-            copied = Pass(t.ms, first.rows, "cached", noise=first.noise, computed_ms=first.ms)
-            self._answer(work, hit.end.logits.clone(), copied)
+            config, first = self.lm.model.config, hit.end.passed
+            work.copy = _Copy(lambda: self.prefix.copy_into(hit, config), len(hit.blocks) + 1, from_pool=True)
+            # the pool's logits, read-only (the session clones them); the pass's time is the copy's, once made
+            self._answer(work, hit.end.logits, Pass(0.0, first.rows, "cached", noise=first.noise, computed_ms=first.ms))
             return True
         if hit.blocks:  # a shared start: prefill only the rest, against the copied blocks
             work.cache = self.prefix.copy_into(hit, self.lm.model.config)
@@ -267,11 +296,14 @@ class Scheduler:
         if self.prefix.max_bytes:
             self.prefix.keep(work.prompt, work.cache, logits, passed)
             self.prefix.remember(work.cache, work.prompt, copied=work.reused // BLOCK_TOKENS)
+        # the prompt's keys and values as they stand: a cache's update makes new tensors, so the leader's next steps
+        # never write these, and each follower copies them in its own thread
+        layers = [(layer.keys, layer.values) for layer in work.cache.layers]
+        config, blocks = self.lm.model.config, (len(work.prompt) - 1) // BLOCK_TOKENS + 1
         for follower in work.followers:
-            follower.cache = copy.deepcopy(work.cache)
-            self.prefix.remember(follower.cache, follower.prompt, copied=(len(work.prompt) - 1) // BLOCK_TOKENS + 1)
+            follower.copy = _Copy(lambda: filled_cache(config, _cloned(layers)), blocks, from_pool=False)
             waited = Pass(passed.ms, passed.rows, "cached", noise=passed.noise, computed_ms=passed.ms)
-            self._answer(follower, logits.clone(), waited)
+            self._answer(follower, logits.clone(), waited)  # cloned now: the leader's session may change its logits
         return passed
 
     def _answer(self, work: _Work, logits: torch.Tensor, passed: Pass) -> None:
