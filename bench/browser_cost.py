@@ -10,8 +10,10 @@ chart before the next click). Per click:
 - `main_ms`: the page's main-thread time (CDP `Performance.getMetrics`, TaskDuration in thread time), with its
   `script_ms`, `style_ms` and `layout_ms`;
 - `server_cpu_ms`: the app process's CPU (user + system, every thread: /proc/PID/stat) over the click;
-- `events`: the gradio events the click sent (`queue/join` posts; the page's own timers left out);
-- `kb`: what the server sent back (the event stream's bytes, as the network received them).
+- `events`: the gradio events the click sent (`queue/join` posts, and `/run/` posts for the events that skip the
+  queue; the page's own timers left out);
+- `kb`: what the server sent back (the event stream's bytes and direct events' responses, as the network received
+  them).
 After the clicks, garbage collected: DOM nodes, JS heap, event listeners.
 
 The continuous-batching view has no click: its live refresh runs every 2 s while simulated students step, and a
@@ -32,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
+from bench.page_calls import is_event_post  # noqa: E402
 from ui.launch import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_app  # noqa: E402
 
 # the main thread "quiet": under this much work in each 100 ms, over QUIET_FOR_S, with no gradio event in flight. A
@@ -71,14 +74,14 @@ class Page:
 
     def _sent(self, e: dict) -> None:
         url = e["request"]["url"]
-        if "/queue/" not in url:
+        if "/queue/" not in url and not is_event_post(url):
             return
         self.open[e["requestId"]] = url
-        if "/queue/data" in url:
+        if "/queue/data" in url or "/run/" in url:  # the answers: on the event stream, or a direct event's response
             self.received.setdefault(e["requestId"], 0)
 
     def _joined(self, request) -> None:
-        if "/queue/join" in request.url and request.post_data:
+        if is_event_post(request.url) and request.post_data:
             self.joins.append(json.loads(request.post_data))
 
     def _data(self, e: dict) -> None:

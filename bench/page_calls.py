@@ -2,19 +2,29 @@
 
 gradio_client's `predict` opens a new HTTP connection for every call and waits for the answer by polling a queue
 every 50 ms: up to 50 ms on every latency it reports, and, thirty students at once, a core's worth of CPU on the
-machine the server runs on. A browser does neither: it posts the event to the queue (`queue/join`) and reads the
-session's event stream until the event completes. `PageCaller` does the same over one kept-alive connection, in
-the session of a `gradio_client.Client` (so that client can still download that session's files afterwards)."""
+machine the server runs on. A browser does neither. A queued event it posts to the queue (`queue/join`), then reads
+the session's event stream until the event completes; an event that skips the queue (`queue=False`, as the Step
+tab's clicks do: ui/events.py) it posts to the event's `/run/` route, whose response is the answer. `PageCaller`
+does the same, choosing by the event's own flag in the app's config, over one kept-alive connection, in the session
+of a `gradio_client.Client` (so that client can still download that session's files afterwards)."""
 
 import json
 
 import httpx
 from gradio_client import Client, utils
 
+EVENT_POSTS = ("/queue/join", "/run/")  # what a page posts for an event: queued, or direct
+
+
+def is_event_post(url: str) -> bool:
+    """Whether a request the page made (its URL) is a gradio event, queued or direct."""
+    return any(path in url for path in EVENT_POSTS)
+
 
 class PageCaller:
     def __init__(self, client: Client):
         self.client, self.http = client, httpx.Client(timeout=None)
+        self.queued = {dep["id"]: dep.get("queue") is not False for dep in client.config["dependencies"]}
 
     def __call__(self, api_name: str, *data) -> tuple:
         """Call the event named `api_name` with the values of its visible inputs (as `Client.predict` takes them);
@@ -30,6 +40,16 @@ class PageCaller:
             "trigger_id": None,
             "session_hash": self.client.session_hash,
         }
+        output = self._queued(payload, api_name) if self.queued[fn_index] else self._direct(payload, api_name)
+        return endpoint.remove_skipped_components(*output["data"])
+
+    def _direct(self, payload: dict, api_name: str) -> dict:
+        answer = self.http.post(f"{self.client.src_prefixed}run{api_name}", json=payload)
+        if answer.status_code != 200:
+            raise RuntimeError(answer.json().get("error") or f"{api_name} failed ({answer.status_code})")
+        return answer.json()
+
+    def _queued(self, payload: dict, api_name: str) -> dict:
         joined = self.http.post(self.client.sse_data_url, json=payload)
         joined.raise_for_status()
         event_id = joined.json()["event_id"]
@@ -44,7 +64,7 @@ class PageCaller:
                 output = message.get("output") or {}
                 if not message.get("success"):
                     raise RuntimeError(output.get("error") or f"{api_name} failed")
-                return endpoint.remove_skipped_components(*output["data"])
+                return output
         raise RuntimeError(f"the event stream closed before {api_name} completed")
 
     def close(self) -> None:

@@ -29,6 +29,14 @@ MODEL_QUEUE = "model"
 BATCHING = os.environ.get("DECODING_LAB_BATCHING", "1") != "0"
 CONCURRENT_MODEL_EVENTS = 64 if BATCHING else 1
 MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MODEL_EVENTS}
+# A click answered once (no stream, no progress) can skip gradio's queue while batching: the page posts the event
+# and reads its answer from the same request (gradio's /run route), where a queued event takes a post to
+# queue/join, a turn of the queue's loops and a message on the session's event stream. The scheduler, not gradio's
+# queue, decides what runs together, and a session's lock keeps its events in turn. Measured on the 2-core machine,
+# thirty Prefills pressed at once: 15.3 -> 11.3 ms of server CPU each, p50 429 -> 291 ms
+# (docs/measurements/serving.md). An API client (gradio_client) still posts it to the queue, where it waits in the
+# model's queue as before. Without batching the queue stays, as its limit of 1 is what runs them one at a time.
+DIRECT_EVENT = {**MODEL_EVENT, "queue": not BATCHING}
 
 
 def teach(fn, message=None):
@@ -90,14 +98,17 @@ def paced(progress, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
     return report
 
 
-def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, **options):
+def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, direct=False, **options):
     """Wire `fn` to run the model when a trigger fires: in the model queue, in the server process, with its
     ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener (`button.click`) or a
-    list of them (as for `gr.on`); returns the event, for `.then` and `cancels`."""
+    list of them (as for `gr.on`); returns the event, for `.then` and `cancels`. `direct`: a click answered once
+    skips gradio's queue (DIRECT_EVENT); a run that streams its views, or reports progress, cannot."""
     if message is not None and outputs is not None and message not in outputs:
         outputs = [*outputs, message]
+    if direct and inspect.isgeneratorfunction(fn):
+        raise ValueError(f"{fn.__name__} streams its answers: it needs gradio's queue, so it cannot be direct")
     handler = teach(fn, message)
-    options = {**MODEL_EVENT, **options}
+    options = {**(DIRECT_EVENT if direct else MODEL_EVENT), **options}
     if isinstance(triggers, (list, tuple)):
         return gr.on(triggers, handler, inputs, outputs, **options)
     return triggers(handler, inputs, outputs, **options)

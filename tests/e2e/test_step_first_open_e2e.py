@@ -4,6 +4,7 @@ the model reads for it (ui/opened.py, link_only). With a link, its setup runs as
 import pytest
 from playwright.sync_api import expect
 
+from bench.page_calls import is_event_post
 from tests.helpers.pages import idle, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -13,7 +14,7 @@ def opened(browser, url: str):
     """The page at `url` on the Step tab, settled, and the gradio events it sent."""
     page = new_page(browser)
     events = []
-    page.on("request", lambda r: events.append(r.url) if "/queue/join" in r.url else None)
+    page.on("request", lambda r: events.append(r.url) if is_event_post(r.url) else None)
     page.goto(url)
     page.get_by_role("tab", name="Step by step", exact=True).click()
     page.locator("#step-prefill").wait_for()

@@ -95,6 +95,21 @@ def test_model_events_share_one_queue_and_its_concurrency():
     assert (64 if BATCHING else 1) == CONCURRENT_MODEL_EVENTS
 
 
+def test_a_direct_model_event_skips_gradios_queue_while_batching_and_a_streamed_run_cannot_be_direct():
+    with gr.Blocks() as demo:
+        box, out, button = gr.Number(), gr.Number(), gr.Button()
+        model_event(button.click, lambda x: x, box, out, direct=True)
+
+        def run(x):
+            yield x
+
+        with pytest.raises(ValueError, match="run streams its answers"):
+            model_event(button.click, run, box, out, direct=True)
+    (fn,) = model_events(demo)
+    # the page posts it to its /run/ route; an API client's post to the queue still waits in the model's queue
+    assert fn.queue is (not BATCHING) and fn.concurrency_limit == CONCURRENT_MODEL_EVENTS
+
+
 def test_a_model_event_teaches_and_still_gets_the_request_and_the_progress_bar():
     def run(plan, progress=PROGRESS, request: gr.Request = None):
         return plan if plan == "quick" else bad(plan)

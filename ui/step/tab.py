@@ -73,11 +73,13 @@ def wire(c: StepPage, config: AppConfig):
     page = dict(page=c.page)
     live = dict(run_id=c.run_id, **page)
 
-    def on_step(triggers, fn, **options):  # fn from `named`; in the model's queue, a bad value to the message line
+    def on_step(triggers, fn, **options):  # fn from `named`: runs the model, a bad value to the message line
         # the click's progress on the stage alone: a status drawn on each of the answer's elements cost the page
         # ~100 ms a Step (bench/browser_cost.py)
         progress = dict(show_progress="minimal", show_progress_on=c.stage)
-        return model_event(triggers, *fn, message=c.message, **progress, **options)
+        # a click answered at once skips gradio's queue (ui/events.py); Run n and Run to end stream their views
+        direct = not inspect.isgeneratorfunction(fn[0])
+        return model_event(triggers, *fn, message=c.message, direct=direct, **progress, **options)
 
     def saying(fn, outputs, **args):  # off the model's queue: an answer to the page, a bad value to the message line
         handler, inputs, outs = named(fn, outputs, **args)
@@ -157,7 +159,7 @@ def _wire_strategies(c: StepPage) -> None:
     c.strategies_panel.expand(None, None, c.page, js=panel_state("strategies_open", True))
     c.strategies_panel.collapse(None, None, c.page, js=panel_state("strategies_open", False))
     draw = named(h.strategies_drawn, c.strategies, run_id=c.run_id, page=c.page)
-    model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden")
+    model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden", direct=True)
 
 
 def setup_outputs(c: StepPage) -> list:
