@@ -21,7 +21,7 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
-from ui import opened, server_note, session_state
+from ui import direct_route, opened, server_note, session_state
 from ui import projector as projector_mode
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.charts import NARROW_PX
@@ -274,6 +274,8 @@ if __name__ == "__main__":
     first_in_head(app)  # the page's own first script, before gradio's (ui/page_start.py)
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
+    if (direct := direct_route.route(app)) is not None:  # the Step tab's clicks, lighter than through FastAPI's
+        app.router.routes.insert(0, direct)
     for spec in SPECS:  # a tab's own plain routes (ui/tabs.py, TabSpec.routes), before gradio's too
         app.router.routes[0:0] = spec.routes(config) if spec.routes else []
     demo.block_thread()
