@@ -34,7 +34,7 @@ from decoding.clock import Timer
 from decoding.forward import filled_cache, forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.passes import Pass
-from decoding.serving import ragged
+from decoding.serving import gil, ragged
 from decoding.serving.prefix import BLOCK_TOKENS, PrefixCache
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
@@ -167,7 +167,7 @@ class Scheduler:
                 taken = list(self._pending)
                 self._pending.clear()
             try:
-                with self.turns.turn("batched step"):
+                with self.turns.turn("batched step"), gil.urgent():  # its passes first in line for the lock
                     leftover = self._tick(taken)
             except Exception as err:  # noqa: BLE001 -- a bug in a tick fails its sessions, never the server
                 for work in taken:

@@ -1,12 +1,14 @@
 """Sessions stepped together through the scheduler get what each gets alone; alone mode is the solo path bit for
 bit; a long prompt is prefilled in chunks beside everyone's steps; one session's failure stays its own."""
 
+import sys
 import time
 
 import pytest
 import torch
 
 from decoding.forward import forward_one
+from decoding.serving import gil
 from decoding.serving.scheduler import Scheduler
 from tests.helpers.serving import greedy_alone, greedy_through, together
 
@@ -105,3 +107,18 @@ def test_every_pass_is_logged_as_a_tick(tiny, scheduler):
 def test_bad_chunk_size_is_named(tiny):
     with pytest.raises(ValueError, match=r"chunk_tokens must be an integer in \[1, 4096\], got 0"):
         Scheduler(tiny, chunk_tokens=0)
+
+
+def test_a_ticks_passes_run_first_in_line_for_the_interpreter_lock(tiny, scheduler, monkeypatch):
+    """The tick runs with the switch interval lowered (decoding/serving/gil.py), and it is put back after."""
+    seen, tick = [], scheduler._tick
+
+    def watched(taken):
+        seen.append(sys.getswitchinterval())
+        return tick(taken)
+
+    monkeypatch.setattr(scheduler, "_tick", watched)
+    before = sys.getswitchinterval()
+    greedy_through(scheduler, list(PROMPTS[0]), 2)
+    assert seen and all(interval == pytest.approx(gil.URGENT_S) for interval in seen)
+    assert sys.getswitchinterval() == before
