@@ -58,6 +58,8 @@ GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. fre
 # 1280x720 it is below the fold, so a student's Step does not draw it)
 PAGE = written(dict(zip(KNOB_FIELDS, GREEDY)), on_screen="")
 STOPPED = re.compile(r'data-stop="[^"]')  # the stop line once the run has stopped (visuals.step.sequence.stop_html)
+# the click's time in its handler, from taking the session's run to its answer built (ui/step/view.py, `_numbers`)
+SERVER_MS = re.compile(r"id='server-ms'>([0-9.]+)<")
 
 
 def prompt_for(i: int) -> str:
@@ -107,6 +109,7 @@ class Student:
         # the page, once open, shows what the model will read: its session exists before the first Prefill
         self.call("/prompt_view", None, self.prompt, RAW)
         self.prefill_ms, self.step_ms, self.side_ms, self.errors = 0.0, [], [], []
+        self.handler_ms: list[float] = []  # each Step's time in its handler, as the page shows it
         self.trace: dict = {}
 
     def run(self, steps: int, start: threading.Barrier | None = None) -> "Student":
@@ -128,6 +131,8 @@ class Student:
                     t0 = time.perf_counter()
                     self.call(self.side_api, *GREEDY)
                     self.side_ms.append((time.perf_counter() - t0) * 1e3)
+                said = json.dumps(out)
+                self.handler_ms += [float(ms) for ms in SERVER_MS.findall(said)[:1]]
                 if STOPPED.search(json.dumps(out[0])):  # an early end of sequence: nothing more to step
                     break
                 time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
@@ -149,6 +154,11 @@ class Student:
     @property
     def tokens(self) -> list[int]:
         return self.trace.get("token_ids", [])
+
+
+def decoded(class_: list[Student]) -> list[dict]:
+    """The decode steps of the class's traces (the prompt's pass left out)."""
+    return [step for s in class_ for step in s.trace.get("steps", []) if step.get("phase") == "decode"]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -240,6 +250,15 @@ def classroom(
         "p50_step_ms": round(percentile(step_ms, 0.50), 1),
         "p95_step_ms": round(percentile(step_ms, 0.95), 1),
         "max_step_ms": round(max(step_ms, default=float("nan")), 1),
+        # the first Step after the class's Prefill (pressed together, each after one think time), and the rest
+        "p95_first_step_ms": round(percentile([s.step_ms[0] for s in class_ if s.step_ms], 0.95), 1),
+        "p95_later_steps_ms": round(percentile([ms for s in class_ for ms in s.step_ms[1:]], 0.95), 1),
+        # of a Step's wait, the part in its handler (the tick's pass included); the rest is the way there and back
+        "p50_step_handler_ms": round(percentile([ms for s in class_ for ms in s.handler_ms], 0.50), 1),
+        "p95_step_handler_ms": round(percentile([ms for s in class_ for ms in s.handler_ms], 0.95), 1),
+        # of that, the forward pass each step was chosen from (its tick's, shared with the tick's other rows)
+        "p50_step_pass_ms": round(percentile(passes := [st["forward_ms"] for st in decoded(class_)], 0.50), 1),
+        "p95_step_pass_ms": round(percentile(passes, 0.95), 1),
         "side_panels": bool(side_ms),
         "p50_side_ms": round(percentile(side_ms, 0.50), 1),
         "p50_prefill_ms": round(percentile([s.prefill_ms for s in class_ if s.prefill_ms], 0.50), 1),
