@@ -131,8 +131,8 @@ class Student:
                     t0 = time.perf_counter()
                     self.call(self.side_api, *GREEDY)
                     self.side_ms.append((time.perf_counter() - t0) * 1e3)
-                said = json.dumps(out)
-                self.handler_ms += [float(ms) for ms in SERVER_MS.findall(said)[:1]]
+                if served := SERVER_MS.search(json.dumps(out)):
+                    self.handler_ms.append(float(served.group(1)))
                 if STOPPED.search(json.dumps(out[0])):  # an early end of sequence: nothing more to step
                     break
                 time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
@@ -254,8 +254,8 @@ def classroom(
         "p95_first_step_ms": round(percentile([s.step_ms[0] for s in class_ if s.step_ms], 0.95), 1),
         "p95_later_steps_ms": round(percentile([ms for s in class_ for ms in s.step_ms[1:]], 0.95), 1),
         # of a Step's wait, the part in its handler (the tick's pass included); the rest is the way there and back
-        "p50_step_handler_ms": round(percentile([ms for s in class_ for ms in s.handler_ms], 0.50), 1),
-        "p95_step_handler_ms": round(percentile([ms for s in class_ for ms in s.handler_ms], 0.95), 1),
+        "p50_step_handler_ms": round(percentile(handler := [ms for s in class_ for ms in s.handler_ms], 0.50), 1),
+        "p95_step_handler_ms": round(percentile(handler, 0.95), 1),
         # of that, the forward pass each step was chosen from (its tick's, shared with the tick's other rows)
         "p50_step_pass_ms": round(percentile(passes := [st["forward_ms"] for st in decoded(class_)], 0.50), 1),
         "p95_step_pass_ms": round(percentile(passes, 0.95), 1),

@@ -4,9 +4,9 @@ gradio_client's `predict` opens a new HTTP connection for every call and waits f
 every 50 ms: up to 50 ms on every latency it reports, and, thirty students at once, a core's worth of CPU on the
 machine the server runs on. A browser does neither. A queued event it posts to the queue (`queue/join`), then reads
 the session's event stream until the event completes; an event that skips the queue (`queue=False`, as the Step
-tab's clicks do: ui/events.py) it posts to the event's `/run/` route, whose response is the answer. `PageCaller`
-does the same, choosing by the event's own flag in the app's config, over one kept-alive connection, in the session
-of a `gradio_client.Client` (so that client can still download that session's files afterwards)."""
+tab's clicks do: ui/events.py) it posts to `/run/predict` with the event's index, and the response is the answer.
+`PageCaller` does the same, choosing by the event's own flag in the app's config, over one kept-alive connection, in
+the session of a `gradio_client.Client` (so that client can still download that session's files afterwards)."""
 
 import json
 
@@ -44,7 +44,7 @@ class PageCaller:
         return endpoint.remove_skipped_components(*output["data"])
 
     def _direct(self, payload: dict, api_name: str) -> dict:
-        answer = self.http.post(f"{self.client.src_prefixed}run{api_name}", json=payload)
+        answer = self.http.post(f"{self.client.src_prefixed}run/predict", json=payload)  # the event by its fn_index
         if answer.status_code != 200:
             raise RuntimeError(answer.json().get("error") or f"{api_name} failed ({answer.status_code})")
         return answer.json()

@@ -1,11 +1,11 @@
 """gradio's route for the events that skip its queue, without FastAPI's work around it.
 
-A click answered once skips gradio's queue (ui/events.py): the page posts it to `/gradio_api/run/{api_name}`, and
-gradio's `predict` answers it. Before `predict` runs, FastAPI matches the path against the app's hundred-odd routes,
-validates the body, and solves the route's two dependencies (`login_check` and `get_current_user`), each sync one
-in a thread of the thread pool, a hop there and back through the interpreter lock. In a class of 100 (py-spy on the
-server, its samples that held the lock) that work outside `predict` took more of the lock than `predict` itself, the
-handler included.
+A click answered once skips gradio's queue (ui/events.py): the page posts it to `/gradio_api/run/predict`, naming
+the event by its index, and gradio's `predict` answers it. Before `predict` runs, FastAPI matches the path against
+the app's hundred-odd routes, validates the body, and solves the route's two dependencies (`login_check` and
+`get_current_user`), each sync one in a thread of the thread pool, a hop there and back through the interpreter lock.
+In a class of 100 (py-spy on the server, its samples that held the lock) that work outside `predict` took more of the
+lock than `predict` itself, the handler included.
 
 `route(app)` is the same path as a plain Starlette route, put before gradio's: it validates the body with gradio's
 own model and calls gradio's own `predict` with it. The dependencies' answers are known where the app has no login
