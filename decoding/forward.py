@@ -63,14 +63,20 @@ def filled_cache(config, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Dyn
     """A new cache for a model of `config` holding each layer's (keys, values), (1, H_kv, T, D) each, taken as they are:
     the caller gives tensors no one else will write (a cache's update makes new tensors, it never writes the old).
 
-    The one place that knows a plain `DynamicLayer`'s fields: one is set directly, where transformers' `update` would
-    make an empty tensor and copy the keys onto it, 4 tensor operations more per layer. Each operation lets go of the
-    interpreter lock, and a server's thread busy with other sessions' Python waits to take it back (up to 5 ms each
-    time: CPython's switch interval). Any other kind of layer (a sliding window's) goes through `update`."""
+    A plain `DynamicLayer` is set directly (`set_layer`, the one place that knows its fields), where transformers'
+    `update` would make an empty tensor and copy the keys onto it, 4 tensor operations more per layer. Each operation
+    lets go of the interpreter lock, and a server's thread busy with other sessions' Python waits to take it back (up
+    to 5 ms each time: CPython's switch interval). Any other kind of layer (a sliding window's) goes through
+    `update`."""
     cache = empty_cache(config)
     for index, (layer, (keys, values)) in enumerate(zip(cache.layers, layers, strict=True)):
         if type(layer) is DynamicLayer and not layer.is_initialized:
-            layer.device, layer.keys, layer.values, layer.is_initialized = keys.device, keys, values, True
+            set_layer(layer, keys, values)
         else:
             cache.update(keys, values, index)
     return cache
+
+
+def set_layer(layer: DynamicLayer, keys: torch.Tensor, values: torch.Tensor) -> None:
+    """Make a plain `DynamicLayer` hold `keys` and `values`, (1, H_kv, T, D) each, as its `update` leaves it."""
+    layer.device, layer.keys, layer.values, layer.is_initialized = keys.device, keys, values, True

@@ -27,6 +27,7 @@ from decoding.clock import Timer
 from decoding.forward import empty_cache
 from decoding.models import LoadedModel
 from decoding.passes import Pass
+from decoding.serving import scripted as scripted_pass
 
 NAME = "decoding_lab_ragged"
 
@@ -97,19 +98,27 @@ def install(lm: LoadedModel) -> None:
 
 
 @torch.inference_mode()
-def packed_forward(lm: LoadedModel, segments: list[Segment]) -> torch.Tensor:
-    """One pass over every segment; returns the float32 logits at each segment's last token (S, V)."""
+def packed_forward(lm: LoadedModel, segments: list[Segment], scripted: bool = True) -> torch.Tensor:
+    """One pass over every segment; returns the float32 logits at each segment's last token (S, V).
+
+    A model that `decoding.serving.scripted` fits (the bundled one) runs the same operations compiled by TorchScript,
+    with the interpreter lock let go for the whole pass, bit for bit the modules' result; `scripted=False` runs the
+    modules whatever the model."""
     ids = torch.tensor([[i for s in segments for i in s.ids]], device=lm.device)  # (1, N)
     pos = [p for s in segments for p in range(s.start, s.start + len(s.ids))]
     positions = torch.tensor([pos], device=lm.device)  # (1, N)
-    last = torch.tensor(list(itertools.accumulate(len(s.ids) for s in segments)), device=lm.device) - 1  # (S,)
+    ragged_cache = RaggedCache(segments)
+    last = torch.tensor([b - 1 for _, b, _ in ragged_cache.spans], device=lm.device)  # (S,)
+    if scripted and scripted_pass.fits(lm, [s.cache for s in segments]):
+        logits = scripted_pass.packed_forward(lm, ids, positions, last, segments, ragged_cache.spans)
+        return logits[0].to(dtype=torch.float32)  # (S, V)
     # a 4-D mask is passed through as it is: the packed pass needs none (attention masks per segment)
     no_mask = torch.zeros(1, 1, 1, 1, device=lm.device)
     out = lm.model(
         input_ids=ids,
         position_ids=positions,
         attention_mask=no_mask,
-        cache=RaggedCache(segments),
+        cache=ragged_cache,
         use_cache=True,
         logits_to_keep=last,
     )

@@ -6,6 +6,8 @@ A session (a `Run`) asks for a forward pass over its new tokens and waits; the s
    up to `WHOLE_PREFILL_TOKENS` a tick, and a short prompt alone goes whole;
 2) pass: one packed forward pass over all of them (decoding.serving.ragged), or the plain solo pass when only
    one session is waiting or a session asked to run alone (then it is bit-for-bit the solo loop, = generate());
+   on the CPU both run, where the model fits, as one TorchScript call that holds the interpreter lock at neither
+   end of its operations (decoding.serving.scripted), with the same bits;
 3) answer: each session gets the logits of its last token and how its pass ran (`Pass`), and samples with its
    own generator and settings in its own thread, so a seeded run draws exactly what it draws alone.
 Sessions arrive and leave at every tick: nobody waits for a batch to fill or to finish. Every pass is taken as a
@@ -34,7 +36,7 @@ from decoding.clock import Timer
 from decoding.forward import filled_cache, forward_one, rewind
 from decoding.models import LoadedModel
 from decoding.passes import Pass
-from decoding.serving import gil, ragged
+from decoding.serving import gil, ragged, scripted
 from decoding.serving.prefix import BLOCK_TOKENS, PrefixCache
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
@@ -196,7 +198,12 @@ class Scheduler:
     def _solo(self, work: _Work, mode: str) -> None:
         with Timer(self.lm.device) as t:
             try:
-                logits, work.cache = forward_one(self.lm, work.ids, work.cache, work.start)
+                if mode == "solo" and work.decode and scripted.fits(self.lm, [work.cache]):
+                    # one decode row: the scripted pass computes bit for bit what forward_one does (test_scripted.py),
+                    # without waiting for the interpreter lock at each of its operations
+                    logits = ragged.packed_forward(self.lm, [ragged.Segment(work.cache, work.ids, work.start)])[0]
+                else:
+                    logits, work.cache = forward_one(self.lm, work.ids, work.cache, work.start)
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)

@@ -1,0 +1,218 @@
+"""The packed pass without the interpreter lock: transformers' Llama layers, operation for operation, in TorchScript.
+
+A packed pass through transformers' modules (`ragged.packed_forward`) is about 2,000 tensor operations called from
+Python for the bundled model. Each one lets go of the interpreter lock while it computes and must take it back before
+the next one starts. In a class, the server's other threads (each Step's handler, gradio answering requests) hold
+the lock four tenths of the time, so the pass waits for it two thousand times: a 4-row pass that takes 80 ms alone
+took 260 to 290 ms beside one thread that only ran Python (docs/measurements/serving.md).
+
+A function compiled by TorchScript runs in TorchScript's own interpreter, in C++, and the call lets go of the lock once
+for all of it. `_layers` is what transformers 5's `LlamaModel` computes for a packed pass, written out as the same
+tensor operations in the same order on the same shapes: the embedding lookup and the rotary angles still come from
+the model's own modules, and each session's attention is `ragged.attention`'s. So its logits and the keys and values
+it appends are bit for bit those of the modules' pass (tests/unit/test_scripted.py checks it in float32 and bfloat16).
+
+It applies where that holds (`fits`), on the CPU: a `LlamaForCausalLM` whose layers are all transformers' own (plain
+`nn.Linear` without bias, so not `--weights int8/int4`'s quantized kernels; RMSNorm; SiLU), with no hook on any module
+(a hook would not see the pass), and sessions whose caches hold plain `DynamicLayer`s. Any other model takes the
+modules' pass.
+"""
+
+import threading
+import warnings
+
+import torch
+import torch.nn.functional as F
+from transformers import LlamaForCausalLM
+from transformers.activations import SiLUActivation
+from transformers.cache_utils import DynamicLayer
+from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+from decoding.forward import set_layer
+from decoding.models import LoadedModel
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    h = x.to(torch.float32)
+    variance = h.pow(2).mean(-1, keepdim=True)
+    h = h * torch.rsqrt(variance + eps)
+    return weight * h.to(dtype)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """transformers' rotate_half for Llama."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _layers(
+    hidden: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    weights: list[list[torch.Tensor]],
+    norm: torch.Tensor,
+    head: torch.Tensor,
+    last: torch.Tensor,
+    spans: list[list[int]],
+    keys: list[list[torch.Tensor]],
+    values: list[list[torch.Tensor]],
+    eps: float,
+    head_dim: int,
+    scaling: float,
+) -> tuple[torch.Tensor, list[list[torch.Tensor]], list[list[torch.Tensor]]]:
+    """hidden (1, N, C): the packed row's embeddings; cos, sin (1, N, D): its rotary angles; weights: each layer's
+    [input norm, q, k, v, o, post-attention norm, gate, up, down]; spans: each session's [first, last + 1, start
+    position] in the row; keys, values: each session's per-layer cache tensors (an empty one where a layer is not yet
+    written). Returns the logits at `last` (1, S, V) and each session's grown keys and values."""
+    n = hidden.shape[1]
+    cos = cos.unsqueeze(1)  # (1, 1, N, D), as apply_rotary_pos_emb broadcasts it
+    sin = sin.unsqueeze(1)
+    for i in range(len(weights)):
+        w = weights[i]
+        # LlamaDecoderLayer.forward, its self-attention through the cache's update and ragged.attention
+        residual = hidden
+        h = _rms_norm(hidden, w[0], eps)
+        q = F.linear(h, w[1]).view(1, n, -1, head_dim).transpose(1, 2)  # (1, H, N, D)
+        k = F.linear(h, w[2]).view(1, n, -1, head_dim).transpose(1, 2)  # (1, H_kv, N, D)
+        v = F.linear(h, w[3]).view(1, n, -1, head_dim).transpose(1, 2)
+        q = (q * cos) + (_rotate_half(q) * sin)
+        k = (k * cos) + (_rotate_half(k) * sin)
+        outs: list[torch.Tensor] = []
+        for s in range(len(spans)):
+            a, b, start = spans[s][0], spans[s][1], spans[s][2]
+            keys[s][i] = torch.cat([keys[s][i], k[:, :, a:b]], dim=-2)  # DynamicLayer.update
+            values[s][i] = torch.cat([values[s][i], v[:, :, a:b]], dim=-2)
+            mask: torch.Tensor | None = None
+            if b - a > 1:  # a prefill chunk: token i sees the cache and itself, not the chunk's later tokens
+                seen = torch.arange(keys[s][i].shape[2], device=q.device)  # (L,)
+                mask = seen[None, :] <= start + torch.arange(b - a, device=q.device)[:, None]  # (T, L)
+            outs.append(
+                F.scaled_dot_product_attention(
+                    q[:, :, a:b], keys[s][i], values[s][i], mask, scale=scaling, enable_gqa=True
+                )
+            )
+        attn = torch.cat(outs, dim=2).transpose(1, 2).contiguous()  # (1, N, H, D)
+        attn = attn.reshape(1, n, -1).contiguous()
+        hidden = residual + F.linear(attn, w[4])
+        residual = hidden
+        h = _rms_norm(hidden, w[5], eps)
+        hidden = residual + F.linear(F.silu(F.linear(h, w[6])) * F.linear(h, w[7]), w[8])  # LlamaMLP
+    hidden = _rms_norm(hidden, norm, eps)
+    return F.linear(hidden[:, last, :], head), keys, values  # LlamaForCausalLM: the head at the kept positions
+
+
+def _cat_each(groups: list[list[torch.Tensor]], dim: int) -> list[torch.Tensor]:
+    return [torch.cat(group, dim=dim) for group in groups]
+
+
+_compiled: dict = {}
+_compiling = threading.Lock()
+
+
+def _script(fn):
+    """`fn` compiled by TorchScript, once per process (`_layers`: about a second)."""
+    with _compiling:
+        if fn not in _compiled:
+            with warnings.catch_warnings():
+                # TorchScript is deprecated in favour of torch.compile and torch.export; on the CPU their code calls
+                # each kernel from Python, so only a scripted function runs a whole pass with the lock let go
+                warnings.simplefilter("ignore", DeprecationWarning)
+                _compiled[fn] = torch.jit.script(fn)
+        return _compiled[fn]
+
+
+def cat_each(groups: list[list[torch.Tensor]], dim: int) -> list[torch.Tensor]:
+    """`torch.cat(group, dim)` of each group, in one call that lets go of the interpreter lock once: the prefix cache
+    joins a hit's blocks layer by layer with it (60 operations for the bundled model, each of which would wait for the
+    lock while a class's handlers run)."""
+    with torch.jit.optimized_execution(False):
+        return _script(_cat_each)(groups, dim)
+
+
+def _hooked(model: torch.nn.Module) -> bool:
+    """Whether any hook would run during the model's forward pass (the scripted pass would run none)."""
+    hooks = torch.nn.modules.module
+    if hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
+        return True
+    return any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+
+
+def _linear(module: torch.nn.Module) -> bool:
+    return type(module) is torch.nn.Linear and module.bias is None
+
+
+def fits(lm: LoadedModel, caches) -> bool:
+    """Whether `_layers` computes exactly what the model's modules would for these sessions' caches."""
+    model = lm.model
+    if lm.device.type != "cpu":  # not yet run on a GPU (the GPU check, docs/gpu-check.md, would be the place)
+        return False
+    if type(model) is not LlamaForCausalLM or _hooked(model):
+        return False
+    inner = model.model
+    eps = inner.norm.variance_epsilon
+    for layer in inner.layers:
+        attn, mlp = layer.self_attn, layer.mlp
+        linears = (attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj, mlp.gate_proj, mlp.up_proj, mlp.down_proj)
+        norms = (layer.input_layernorm, layer.post_attention_layernorm)
+        if not all(_linear(m) for m in linears) or type(mlp.act_fn) is not SiLUActivation:
+            return False
+        if not all(type(m) is LlamaRMSNorm and m.variance_epsilon == eps for m in norms):
+            return False
+    if type(inner.norm) is not LlamaRMSNorm or not _linear(model.lm_head):
+        return False
+    return all(type(layer) is DynamicLayer for cache in caches for layer in cache.layers)
+
+
+def _tensors(layer: DynamicLayer, empty: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A layer's keys and values, or the empty tensor transformers' `lazy_initialization` starts one with."""
+    return (layer.keys, layer.values) if layer.is_initialized else (empty, empty)
+
+
+@torch.inference_mode()
+def packed_forward(lm: LoadedModel, ids: torch.Tensor, positions: torch.Tensor, last: torch.Tensor, segments, spans):
+    """`ragged.packed_forward`'s pass for a model that `fits`: ids, positions (1, N); last (S,) -> logits (1, S, V);
+    each segment's cache grows by its tokens, as the modules' pass grows it."""
+    inner = lm.model.model
+    hidden = inner.embed_tokens(ids)  # (1, N, C)
+    cos, sin = inner.rotary_emb(hidden, position_ids=positions)  # (1, N, D) each
+    weights = [
+        [
+            layer.input_layernorm.weight,
+            layer.self_attn.q_proj.weight,
+            layer.self_attn.k_proj.weight,
+            layer.self_attn.v_proj.weight,
+            layer.self_attn.o_proj.weight,
+            layer.post_attention_layernorm.weight,
+            layer.mlp.gate_proj.weight,
+            layer.mlp.up_proj.weight,
+            layer.mlp.down_proj.weight,
+        ]
+        for layer in inner.layers
+    ]
+    empty = hidden.new_empty(0)  # what a new layer's keys and values start as; `cat` never writes it
+    held = [[_tensors(layer, empty) for layer in s.cache.layers] for s in segments]
+    keys = [[k for k, _ in layers] for layers in held]
+    values = [[v for _, v in layers] for layers in held]
+    attn = inner.layers[0].self_attn
+    with torch.jit.optimized_execution(False):  # the plain interpreter: no graph specialised to one pass's shapes
+        logits, keys, values = _script(_layers)(
+            hidden,
+            cos,
+            sin,
+            weights,
+            inner.norm.weight,
+            lm.model.lm_head.weight,
+            last,
+            [list(span) for span in spans],
+            keys,
+            values,
+            inner.norm.variance_epsilon,
+            attn.head_dim,
+            attn.scaling,
+        )
+    for segment, seg_keys, seg_values in zip(segments, keys, values):
+        for layer, k, v in zip(segment.cache.layers, seg_keys, seg_values):
+            set_layer(layer, k, v)
+    return logits

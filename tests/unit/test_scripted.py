@@ -1,0 +1,141 @@
+"""The packed pass run by TorchScript (decoding/serving/scripted.py) computes bit for bit what transformers' modules
+compute for the same pass, writes each session's cache the same, and runs only where that holds."""
+
+import copy
+
+import pytest
+import torch
+from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+from decoding.forward import forward_one
+from decoding.models import TINY, load_model
+from decoding.serving import ragged, scripted
+
+PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3])
+CHUNK = [4, 7, 1, 9, 3, 3]
+
+
+def _sessions(lm):
+    """Each prompt prefilled alone (its cache, its greedy next token), and one new session's empty cache."""
+    ragged.install(lm)
+    out = []
+    for ids in PROMPTS:
+        logits, cache = forward_one(lm, list(ids), None, 0)
+        out.append((cache, [int(logits.argmax())], len(ids)))
+    out.append((ragged.new_cache(lm), CHUNK, 0))  # a prompt's first chunk rides with the decode rows
+    return out
+
+
+def _pass(lm, sessions, use_script: bool):
+    """Two packed passes over copies of `sessions` (decode rows and a prompt chunk, then one more token each):
+    the second pass's logits and every session's cache after it."""
+    caches = [copy.deepcopy(cache) for cache, _, _ in sessions]
+    ragged.packed_forward(lm, [ragged.Segment(c, ids, at) for c, (_, ids, at) in zip(caches, sessions)], use_script)
+    then = [ragged.Segment(c, [2], at + len(ids)) for c, (_, ids, at) in zip(caches, sessions)]
+    return ragged.packed_forward(lm, then, use_script), caches
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_the_scripted_pass_is_bit_for_bit_the_modules_pass_and_grows_the_caches_alike(dtype):
+    lm = load_model(TINY, device="cpu", dtype=dtype)
+    sessions = _sessions(lm)
+    assert scripted.fits(lm, [cache for cache, _, _ in sessions])
+    mine, my_caches = _pass(lm, sessions, use_script=True)
+    theirs, their_caches = _pass(lm, sessions, use_script=False)
+    assert mine.shape == (len(sessions), lm.vocab_size)
+    assert torch.equal(mine, theirs)
+    for a, b in zip(my_caches, their_caches):
+        for mine_layer, their_layer in zip(a.layers, b.layers, strict=True):
+            assert type(mine_layer) is DynamicLayer and mine_layer.is_initialized
+            assert torch.equal(mine_layer.keys, their_layer.keys) and torch.equal(mine_layer.values, their_layer.values)
+
+
+@pytest.mark.bundled
+def test_the_bundled_model_s_scripted_pass_is_bit_for_bit_its_modules_pass(bundled):
+    sessions = _sessions(bundled)
+    assert scripted.fits(bundled, [cache for cache, _, _ in sessions])
+    assert torch.equal(_pass(bundled, sessions, use_script=True)[0], _pass(bundled, sessions, use_script=False)[0])
+
+
+def test_the_scripted_pass_calls_none_of_the_model_s_layers(tiny, monkeypatch):
+    sessions = _sessions(tiny)
+    calls = []
+    layer = tiny.model.model.layers[0]
+    forward = layer.forward
+    monkeypatch.setattr(layer, "forward", lambda *a, **k: calls.append(1) or forward(*a, **k))
+    _pass(tiny, sessions, use_script=True)
+    assert calls == []
+    _pass(tiny, sessions, use_script=False)
+    assert len(calls) == 2
+
+
+def _counted(lm, sessions) -> int:
+    """How many times the packed passes called the first decoder layer's forward (a hook counts them)."""
+    calls = []
+    handle = lm.model.model.layers[0].register_forward_hook(lambda *_: calls.append(1))
+    try:
+        _pass(lm, sessions, use_script=True)
+    finally:
+        handle.remove()
+    return len(calls)
+
+
+def test_a_model_with_a_hook_keeps_the_modules_pass_so_the_hook_sees_it(tiny):
+    sessions = _sessions(tiny)
+    assert _counted(tiny, sessions) == 2
+    handle = tiny.model.model.layers[1].mlp.register_forward_pre_hook(lambda *_: None)
+    try:
+        assert not scripted.fits(tiny, [])
+    finally:
+        handle.remove()
+    assert scripted.fits(tiny, [])
+
+
+def test_other_layers_or_caches_keep_the_modules_pass(tiny):
+    class Other(torch.nn.Linear):  # e.g. a quantized kernel (`--weights int8`): not a plain nn.Linear
+        pass
+
+    sessions = _sessions(tiny)
+    caches = [cache for cache, _, _ in sessions]
+    attn = tiny.model.model.layers[0].self_attn
+    plain = attn.k_proj
+    attn.k_proj = Other(plain.in_features, plain.out_features, bias=False)
+    try:
+        assert not scripted.fits(tiny, caches)
+    finally:
+        attn.k_proj = plain
+    assert scripted.fits(tiny, caches)
+    windowed = copy.deepcopy(caches[0])
+    windowed.layers[0] = DynamicSlidingWindowLayer(sliding_window=4)
+    assert not scripted.fits(tiny, [windowed])
+
+
+def _one_row(lm):
+    """One decode row's logits from forward_one (the path generate() agrees with), then from the scripted pass."""
+    ragged.install(lm)
+    ids = list(PROMPTS[2])
+    logits, cache = forward_one(lm, ids, None, 0)
+    token = [int(logits.argmax())]
+    mine = copy.deepcopy(cache)
+    alone = forward_one(lm, token, cache, len(ids))[0]
+    assert scripted.fits(lm, [mine])
+    return alone, ragged.packed_forward(lm, [ragged.Segment(mine, token, len(ids))])[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_one_decode_row_scripted_is_bit_for_bit_forward_one(dtype):
+    alone, mine = _one_row(load_model(TINY, device="cpu", dtype=dtype))
+    assert torch.equal(alone, mine)
+
+
+@pytest.mark.bundled
+def test_the_bundled_model_s_decode_row_scripted_is_bit_for_bit_forward_one(bundled):
+    alone, mine = _one_row(bundled)
+    assert torch.equal(alone, mine)
+
+
+def test_cat_each_joins_each_group_as_torch_cat_does():
+    groups = [[torch.randn(1, 2, n, 4) for n in (3, 1, 5)], [torch.randn(1, 2, 2, 4)]]
+    joined = scripted.cat_each(groups, dim=2)
+    assert [j.shape[2] for j in joined] == [9, 2]
+    assert all(torch.equal(j, torch.cat(g, dim=2)) for j, g in zip(joined, groups))
