@@ -3,8 +3,9 @@
 A packed pass through transformers' modules (`ragged.packed_forward`) is about 2,000 tensor operations called from
 Python for the bundled model. Each one lets go of the interpreter lock while it computes and must take it back before
 the next one starts. In a class, the server's other threads (each Step's handler, gradio answering requests) hold
-the lock four tenths of the time, so the pass waits for it two thousand times: a 4-row pass that takes 80 ms alone
-took 260 to 290 ms beside one thread that only ran Python (docs/measurements/serving.md).
+the lock four tenths of the time, and the pass waits for it at each of its operations. Beside two threads doing what
+handlers do (`bench/packed_rows.py --beside 2`), a 3-row pass took 96 ms through the modules and 73 ms here, where
+its linear layers alone took 56 ms (docs/measurements/serving.md).
 
 A function compiled by TorchScript runs in TorchScript's own interpreter, in C++, and the call lets go of the lock once
 for all of it. `_layers` is what transformers 5's `LlamaModel` computes for a packed pass, written out as the same
