@@ -28,6 +28,7 @@ from transformers import LlamaForCausalLM
 from transformers.activations import SiLUActivation
 from transformers.cache_utils import DynamicLayer
 from transformers.models.llama.modeling_llama import LlamaRMSNorm
+from transformers.utils import output_capturing
 
 from decoding.forward import set_layer
 from decoding.models import LoadedModel
@@ -132,12 +133,19 @@ def cat_each(groups: list[list[torch.Tensor]], dim: int) -> list[torch.Tensor]:
         return _script(_cat_each)(groups, dim)
 
 
+def _inert(hook) -> bool:
+    """Whether `hook` is one of transformers' output-capturing hooks. transformers puts them on the model's layers for
+    good the first time a pass asks for hidden states (the logit lens does), and they record only within a call that
+    asked for them (their collector is a context variable that call sets), which a packed pass never is."""
+    return getattr(hook, "__module__", None) == output_capturing.__name__
+
+
 def _hooked(model: torch.nn.Module) -> bool:
-    """Whether any hook would run during the model's forward pass (the scripted pass would run none)."""
-    hooks = torch.nn.modules.module
-    if hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
-        return True
-    return any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+    """Whether a hook that does something would run during the model's forward pass (the scripted pass runs none)."""
+    module = torch.nn.modules.module
+    hooks = [*module._global_forward_hooks.values(), *module._global_forward_pre_hooks.values()]
+    hooks += [hook for m in model.modules() for hook in (*m._forward_hooks.values(), *m._forward_pre_hooks.values())]
+    return not all(_inert(hook) for hook in hooks)
 
 
 def _linear(module: torch.nn.Module) -> bool:

@@ -91,6 +91,16 @@ def test_a_model_with_a_hook_keeps_the_modules_pass_so_the_hook_sees_it(tiny):
     assert scripted.fits(tiny, [])
 
 
+def test_transformers_own_output_capturing_hooks_leave_the_scripted_pass_in_place(tiny):
+    ragged.install(tiny)
+    with torch.inference_mode():  # as the logit lens asks: transformers hooks the layers for good the first time
+        tiny.model(input_ids=torch.tensor([[5, 9, 2]]), output_hidden_states=True)
+    assert any(layer._forward_hooks for layer in tiny.model.model.layers)
+    sessions = _sessions(tiny)
+    assert scripted.fits(tiny, [cache for cache, _, _ in sessions])
+    assert torch.equal(_pass(tiny, sessions, use_script=True)[0], _pass(tiny, sessions, use_script=False)[0])
+
+
 def test_other_layers_or_caches_keep_the_modules_pass(tiny):
     class Other(torch.nn.Linear):  # e.g. a quantized kernel (`--weights int8`): not a plain nn.Linear
         pass
