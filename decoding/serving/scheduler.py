@@ -6,8 +6,8 @@ A session (a `Run`) asks for a forward pass over its new tokens and waits; the s
    up to `WHOLE_PREFILL_TOKENS` a tick, and a short prompt alone goes whole;
 2) pass: one packed forward pass over all of them (decoding.serving.ragged), or the plain solo pass when only
    one session is waiting or a session asked to run alone (then it is bit-for-bit the solo loop, = generate());
-   on the CPU both run, where the model fits, as one TorchScript call that holds the interpreter lock at neither
-   end of its operations (decoding.serving.scripted), with the same bits;
+   on the CPU, where the model fits, the packed pass and a solo decode pass are one TorchScript call that lets go
+   of the interpreter lock for the whole pass (decoding.serving.scripted), with the same bits;
 3) answer: each session gets the logits of its last token and how its pass ran (`Pass`), and samples with its
    own generator and settings in its own thread, so a seeded run draws exactly what it draws alone.
 Sessions arrive and leave at every tick: nobody waits for a batch to fill or to finish. Every pass is taken as a
