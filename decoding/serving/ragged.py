@@ -97,6 +97,16 @@ def install(lm: LoadedModel) -> None:
     lm.model.set_attn_implementation(NAME)
 
 
+def _packed_row(lm: LoadedModel, segments: list[Segment]):
+    """The packed row's token ids and positions (1, N), the per-pass cache view, and each segment's last index (S,)."""
+    ids = torch.tensor([[i for s in segments for i in s.ids]], device=lm.device)  # (1, N)
+    pos = [p for s in segments for p in range(s.start, s.start + len(s.ids))]
+    positions = torch.tensor([pos], device=lm.device)  # (1, N)
+    ragged_cache = RaggedCache(segments)
+    last = torch.tensor([b - 1 for _, b, _ in ragged_cache.spans], device=lm.device)  # (S,)
+    return ids, positions, ragged_cache, last
+
+
 @torch.inference_mode()
 def packed_forward(lm: LoadedModel, segments: list[Segment], scripted: bool = True) -> torch.Tensor:
     """One pass over every segment; returns the float32 logits at each segment's last token (S, V).
@@ -104,14 +114,9 @@ def packed_forward(lm: LoadedModel, segments: list[Segment], scripted: bool = Tr
     A model that `decoding.serving.scripted` fits (the bundled one) runs the same operations compiled by TorchScript,
     with the interpreter lock let go for the whole pass, bit for bit the modules' result; `scripted=False` runs the
     modules whatever the model."""
-    ids = torch.tensor([[i for s in segments for i in s.ids]], device=lm.device)  # (1, N)
-    pos = [p for s in segments for p in range(s.start, s.start + len(s.ids))]
-    positions = torch.tensor([pos], device=lm.device)  # (1, N)
-    ragged_cache = RaggedCache(segments)
-    last = torch.tensor([b - 1 for _, b, _ in ragged_cache.spans], device=lm.device)  # (S,)
     if scripted and scripted_pass.fits(lm, [s.cache for s in segments]):
-        logits = scripted_pass.packed_forward(lm, ids, positions, last, segments, ragged_cache.spans)
-        return logits[0].to(dtype=torch.float32)  # (S, V)
+        return scripted_forward(lm, segments)
+    ids, positions, ragged_cache, last = _packed_row(lm, segments)
     # a 4-D mask is passed through as it is: the packed pass needs none (attention masks per segment)
     no_mask = torch.zeros(1, 1, 1, 1, device=lm.device)
     out = lm.model(
@@ -123,6 +128,15 @@ def packed_forward(lm: LoadedModel, segments: list[Segment], scripted: bool = Tr
         logits_to_keep=last,
     )
     return out.logits[0].to(dtype=torch.float32)  # (S, V)
+
+
+@torch.inference_mode()
+def scripted_forward(lm: LoadedModel, segments: list[Segment]) -> torch.Tensor:
+    """`packed_forward`'s pass as TorchScript runs it, for a model and caches that `scripted.fits` (the caller asked):
+    the float32 logits at each segment's last token (S, V)."""
+    ids, positions, ragged_cache, last = _packed_row(lm, segments)
+    logits = scripted_pass.packed_forward(lm, ids, positions, last, segments, ragged_cache.spans)
+    return logits[0].to(dtype=torch.float32)  # (S, V)
 
 
 def feed_together(lm: LoadedModel, runs) -> None:

@@ -201,7 +201,7 @@ class Scheduler:
                 if mode == "solo" and work.decode and scripted.fits(self.lm, [work.cache]):
                     # one decode row: the scripted pass computes bit for bit what forward_one does (test_scripted.py),
                     # without waiting for the interpreter lock at each of its operations
-                    logits = ragged.packed_forward(self.lm, [ragged.Segment(work.cache, work.ids, work.start)])[0]
+                    logits = ragged.scripted_forward(self.lm, [ragged.Segment(work.cache, work.ids, work.start)])[0]
                 else:
                     logits, work.cache = forward_one(self.lm, work.ids, work.cache, work.start)
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
