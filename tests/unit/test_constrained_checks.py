@@ -44,3 +44,26 @@ def test_a_choice_is_one_of_its_strings_exactly():
 def test_schema_error_reads_items_and_patterns():
     schema = {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}}
     assert schema_error(schema, ["ab", "cd"]) is None and "$[1]" in schema_error(schema, ["ab", "C"])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "valid"),
+    [(r"(.+)+X", "aaX"), (r"(?:.|.){0,26}X", "a" * 26 + "X"), (r"(a|aa)+", "aaa"), (r"(\w+\s?)+X", "a b X")],
+)
+def test_a_backtracking_regex_gets_its_answer_from_a_matcher_that_never_backtracks(pattern, valid):
+    # Python's re takes seconds to minutes on the 40-character answer that almost matches (it froze the server);
+    # RE2's answer is the same as re's would be, either way
+    regex = Constraint("regex", pattern)
+    assert "does not match" in check_output(regex, "a" * 40 + "!")
+    assert check_output(regex, valid) is None
+
+
+def test_a_regex_the_checker_cannot_read_says_so_instead_of_failing_the_run():
+    said = check_output(Constraint("regex", r"(?=a)a"), "a")
+    assert said.startswith("the checker (RE2) cannot read the regex") and "(?=" in said
+
+
+def test_a_schema_pattern_is_searched_without_backtracking():
+    schema = {"type": "string", "pattern": r"^(.+)+X$"}
+    assert "does not match the pattern" in schema_error(schema, "a" * 40)
+    assert schema_error(schema, "abcX") is None and schema_error({"pattern": "b"}, "abc") is None
