@@ -21,7 +21,7 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
-from ui import direct_route, opened, server_note, session_state
+from ui import direct_route, limits, opened, server_note, session_state
 from ui import projector as projector_mode
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.charts import NARROW_PX
@@ -256,6 +256,7 @@ def served(demo: gr.Blocks) -> gr.Blocks:
 
 if __name__ == "__main__":
     preload(config)
+    limits.install()  # the log's line cap, before uvicorn makes its log handlers
     app, _, _ = served(demo).launch(
         server_name=args.host,
         server_port=args.port,
@@ -268,6 +269,8 @@ if __name__ == "__main__":
         + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",
+        app_kwargs=limits.app_kwargs(),  # each request's body limit, and one log line for a refused request
+        enable_monitoring=False,  # gradio's /monitoring printed its dashboard's key to the log for anyone who asked
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
         prevent_thread_lock=True,
     )

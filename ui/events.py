@@ -81,8 +81,12 @@ def error_html(err: Exception) -> str:
 
 def _said(err: ValueError, message) -> dict:
     if message is None:
-        # gr.Error is itself a ValueError, and its str() is a repr: pass it on as it is, or the message shows quotes
-        raise err if isinstance(err, gr.Error) else gr.Error(str(err)) from None
+        # gr.Error is itself a ValueError, and its str() is a repr: pass it on as it is, or the message shows quotes.
+        # A bad value is the person's to fix, not the server's: no traceback in the log (gradio prints one by default)
+        if isinstance(err, gr.Error):
+            err.print_exception = False
+            raise err
+        raise gr.Error(str(err), print_exception=False) from None
     return {message: error_html(err)}
 
 

@@ -36,18 +36,19 @@ NOT_STARTED_IN_TIME = "Cannot find empty port"
 
 
 def start_app(
-    port: int, timeout_s: float = 600, attempts: int = 3, root: Path = ROOT, **env_vars: str
+    port: int, timeout_s: float = 600, attempts: int = 3, root: Path = ROOT, log: Path | None = None, **env_vars: str
 ) -> subprocess.Popen:
     """`python app.py --port PORT` in `root` (this checkout, or another one's app to compare with), with `env_vars` in
     its environment, returned once it answers HTTP: loading the
     model and building ten tabs takes tens of seconds alone, minutes on a machine busy with other work. An app whose
     web server did not start within gradio's 5 s is started again, up to `attempts` times in all; any other exit
-    before it answers raises, with the end of what the app wrote."""
+    before it answers raises, with the end of what the app wrote. `log`: a file that keeps what the app writes to its
+    log (stderr), for a test that reads it."""
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env_vars}
     cmd = [sys.executable, *APP, "--port", str(port)]
     deadline = time.monotonic() + timeout_s
     for attempt in range(1, attempts + 1):
-        with tempfile.TemporaryFile() as said:
+        with open(log, "w+b") if log else tempfile.TemporaryFile() as said:
             proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=said)
             if _answers(proc, port, deadline):
                 return proc
