@@ -27,6 +27,7 @@ from decoding.static import static_kind
 from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
+from ui.events import deadline
 from ui.sessions import STORE, Entry
 from ui.step import lens, page_state
 from ui.step import view as shown_view
@@ -202,7 +203,7 @@ def run_steps(run_id, n, page):
         return
     first = entry.view.cursor
     if entry.run is not None:
-        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, state.knobs))
+        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, state.knobs), deadline=deadline())
     else:  # a replay moves through its steps
         steps = (_taken(entry, state.knobs) for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
 
