@@ -289,7 +289,16 @@ def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
 
 
 def stopped(run_id, page) -> Answer | dict:
-    """After Stop, or a new mode for the bars: the run as it stands (no longer said to be running)."""
+    """A new mode for the bars: the run as it stands (no longer said to be running)."""
+    return _as_it_stands(run_id, page)
+
+
+def halted(run_id, page) -> Answer | dict:
+    """After Stop: the run as it stands, its stop line saying you stopped it and how to go on."""
+    return _as_it_stands(run_id, page, halted=True)
+
+
+def _as_it_stands(run_id, page, halted: bool = False) -> Answer | dict:
     state = page_state.read(page)
     try:
         entry = STORE.get(run_id)
@@ -298,7 +307,7 @@ def stopped(run_id, page) -> Answer | dict:
     with entry.lock:
         live = entry.run is not None and not entry.run.done
         settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if live else None
-        return view(entry, state, settings)
+        return view(entry, state, settings, halted=halted)
 
 
 def strategies_drawn(run_id, page):

@@ -131,9 +131,10 @@ def view(
     settings: SamplerSettings | None,
     started: float | None = None,
     running: bool = False,
+    halted: bool = False,
 ) -> Answer:
     """The whole answer for `entry` as it stands; `started` (a new step's start) adds its drawing and server time;
-    `running`: a Run N is under way (the stop line says so)."""
+    `running`: a Run N is under way, `halted`: the person pressed Stop (the stop line says so)."""
     start = time.perf_counter()
     v: StepView = entry.view
     trace, steps = entry.trace, entry.trace.steps[: v.cursor]
@@ -150,7 +151,7 @@ def view(
             "step-loop": sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
             "step-chips": sequence.chips_parts(trace.prompt_tokens, trace.prompt_ids, steps, held),
             "step-stop": sequence.stop_html(
-                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running
+                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running, halted
             ),
             "step-force-row": force_row(v.shown, page.mode),
             "step-orders": html_of(_orders(entry, settings)),
