@@ -129,3 +129,10 @@ def test_after_stop_the_stop_line_says_you_stopped_it_and_how_to_go_on(tiny):
     assert "<b>stopped by you</b>: press Step or Run to end to go on" in sent(run_id)["step-stop"]
     h.stopped(run_id, page(GREEDY))  # "Bars show" changed: a redraw, not a Stop
     assert "<b>waiting for you</b>" in sent(run_id)["step-stop"]
+
+
+def test_on_a_replica_of_a_lecture_hall_the_pass_line_names_the_server(tiny, monkeypatch):
+    monkeypatch.setattr(step_view, "this_server", lambda: "this server, 2 of 4")
+    run_id = h.prefill(CONFIG, None, TINY, "which server", RAW, 0, 4, "", page(GREEDY)).run_id
+    h.step(run_id, page(GREEDY))
+    assert "· on this server, 2 of 4" in sent(run_id)["step-orders"]

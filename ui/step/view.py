@@ -26,7 +26,7 @@ from decoding.inspector import Inspection, strategies_alone
 from decoding.pipeline import SamplerSettings
 from decoding.stages import TEMPERATURE
 from decoding.trace import Step
-from ui.context import AppConfig, quoting
+from ui.context import AppConfig, quoting, this_server
 from ui.markup import html_of
 from ui.patch import Patcher
 from ui.sessions import Entry
@@ -229,7 +229,9 @@ def _numbers(entry: Entry, steps: list[Step], started: float | None) -> str:
 def _pass_line(step) -> str:
     """How the pass behind `step` ran: alone, or with whom; and whether a batchmate could have flipped its pick."""
     gap = step.top[0].logit - step.top[1].logit if len(step.top) > 1 else None
-    return serving.pass_caption(step.rows, step.forward_ms, step.pass_mode, step.noise, gap, kind=step.pass_kind)
+    return serving.pass_caption(
+        step.rows, step.forward_ms, step.pass_mode, step.noise, gap, kind=step.pass_kind, server=this_server()
+    )
 
 
 def _penalties(entry: Entry) -> str:
