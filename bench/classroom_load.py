@@ -269,6 +269,7 @@ def classroom(
     extra |= traffic(url)
     if through:  # how the proxy spread the class: students per replica
         extra["replicas"] = dict(sorted(Counter(s.replica for s in class_).items()))
+    extra["stream_reconnects"] = sum(s.call.reconnects for s in class_)  # event streams opened again (page_calls)
     # the same runs alone, one student after another, in one session
     alone = Student(url, 0, downloads, through=through)
     mismatched, alone_ms = 0, []

@@ -5,7 +5,8 @@ every 50 ms: up to 50 ms on every latency it reports, and, thirty students at on
 machine the server runs on. A browser does neither. A queued event it posts to the queue (`queue/join`), then reads
 the session's event stream until the event completes; an event that skips the queue (`queue=False`, as the Step
 tab's clicks do: ui/events.py) it posts to `/run/predict` with the event's index, and the response is the answer.
-`PageCaller` does the same, choosing by the event's own flag in the app's config, over one kept-alive connection, in
+`PageCaller` does the same (an event stream the server closes is opened again, as EventSource does),
+choosing by the event's own flag in the app's config, over one kept-alive connection, in
 the session of a `gradio_client.Client` (so that client can still download that session's files afterwards)."""
 
 import json
@@ -14,6 +15,10 @@ import httpx
 from gradio_client import Client, utils
 
 EVENT_POSTS = ("/queue/join", "/run/")  # what a page posts for an event: queued, or direct
+# A browser's EventSource opens a dropped event stream again by itself. Through a lecture hall's proxy, with a hundred
+# students opening their pages at once, one stream in a run was closed before it answered (seen in a run with
+# one replica): open it again, as the page would, and count it
+STREAM_RETRIES = 2
 
 
 def is_event_post(url: str) -> bool:
@@ -26,6 +31,7 @@ class PageCaller:
         # the client's headers: through a lecture hall's proxy, the cookie that keeps the session on its replica
         self.client, self.http = client, httpx.Client(timeout=None, headers=client.headers)
         self.queued = {dep["id"]: dep.get("queue") is not False for dep in client.config["dependencies"]}
+        self.reconnects = 0  # event streams closed on it and opened again (a load test reports them)
 
     def __call__(self, api_name: str, *data) -> tuple:
         """Call the event named `api_name` with the values of its visible inputs (as `Client.predict` takes them);
@@ -54,6 +60,17 @@ class PageCaller:
         joined = self.http.post(self.client.sse_data_url, json=payload)
         joined.raise_for_status()
         event_id = joined.json()["event_id"]
+        for attempt in range(1 + STREAM_RETRIES):
+            try:
+                return self._completed(event_id, api_name)
+            except httpx.RemoteProtocolError:  # closed on us: open it again, as EventSource does
+                if attempt == STREAM_RETRIES:
+                    raise
+                self.reconnects += 1
+        raise AssertionError("unreachable")
+
+    def _completed(self, event_id: str, api_name: str) -> dict:
+        """Read the session's event stream until `event_id` completes (its output), as the page's EventSource does."""
         params = {"session_hash": self.client.session_hash}
         with self.http.stream("GET", self.client.sse_url, params=params) as stream:
             for line in stream.iter_lines():
