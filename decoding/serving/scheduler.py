@@ -10,7 +10,9 @@ A session (a `Run`) asks for a forward pass over its new tokens and waits; the s
    of the interpreter lock for the whole pass (decoding.serving.scripted), with the same bits;
 3) answer: each session gets the logits of its last token and how its pass ran (`Pass`), and samples with its
    own generator and settings in its own thread, so a seeded run draws exactly what it draws alone.
-Sessions arrive and leave at every tick: nobody waits for a batch to fill or to finish. Every pass is taken as a
+Sessions arrive and leave at every tick: nobody waits for a batch to fill or to finish. A prompt in chunks can be
+stopped between two of them (`forward(stop=...)`: the student pressed Stop): it is dropped, and its session gets
+`Cancelled` within a tick. Every pass is taken as a
 turn on the model (decoding.serving.turns), so beam searches, lesson experiments and measurements interleave.
 The batched logits differ from the solo ones by float noise (the temperature-0 lesson); `noise` is that noise,
 measured on this server when the scheduler starts.
@@ -40,6 +42,7 @@ from decoding.serving import gil, ragged, scripted
 from decoding.serving.prefix import BLOCK_TOKENS, PrefixCache
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
+from decoding.watch import Cancelled
 
 CHUNK_TOKENS = 64  # prompt tokens per tick when others are waiting
 WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no step is waiting (a lone prompt this long: whole)
@@ -78,6 +81,7 @@ class _Work:
     error: BaseException | None = None
     chunks: int = 0
     ms: float = 0.0  # passes it was in so far
+    stop: Callable[[], bool] | None = None  # true once its session asked to stop (a prompt is dropped between chunks)
     prompt: list[int] | None = None  # a new prompt (no cache yet): the prefix cache is asked, and keeps its blocks
     planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
     reused: int = 0  # prompt tokens taken from the prefix cache
@@ -120,13 +124,17 @@ class Scheduler:
 
     # --- what a session calls ---
 
-    def forward(self, ids: list[int], cache, position: int, alone: bool = False):
+    def forward(
+        self, ids: list[int], cache, position: int, alone: bool = False, stop: Callable[[], bool] | None = None
+    ):
         """The float32 logits (V,) after feeding `ids` at `position` into `cache` (None: a new one), the cache,
-        and how the pass ran. Blocks until a tick has computed it."""
+        and how the pass ran. Blocks until a tick has computed it. `stop()` true between two chunks of a prompt:
+        `Cancelled`, and what the chunks wrote is dropped."""
         if not ids:
             raise ValueError("a forward pass needs at least one token")
         prompt = list(ids) if cache is None and position == 0 else None
-        work = _Work(cache, list(ids), position, alone, decode=len(ids) == 1 and position > 0, prompt=prompt)
+        decode = len(ids) == 1 and position > 0
+        work = _Work(cache, list(ids), position, alone, decode=decode, prompt=prompt, stop=stop)
         self.start()
         with self._cond:
             self._pending.append(work)
@@ -168,6 +176,9 @@ class Scheduler:
                 self._cond.wait_for(lambda: len(self._pending) >= self._last_rows, timeout=GATHER_S)
                 taken = list(self._pending)
                 self._pending.clear()
+            taken = [work for work in taken if not self._stopped(work)]
+            if not taken:
+                continue
             try:
                 with self.turns.turn("batched step"), gil.urgent():  # its passes first in line for the lock
                     leftover = self._tick(taken)
@@ -320,6 +331,20 @@ class Scheduler:
             self.prefix.remember(work.cache, work.prompt, copied=0)
         work.logits, work.passed = logits, passed
         work.done.set()
+
+    def _stopped(self, work: _Work) -> bool:
+        """Whether `work`'s session asked to stop it: then it is answered `Cancelled`, and identical prompts that
+        waited for it are asked again, each on its own."""
+        if work.stop is None or not work.stop():
+            return False
+        followers = work.followers if self._computing.get(tuple(work.prompt or ())) is work else []
+        work.followers = []
+        self._fail(work, Cancelled(f"stopped after {work.start} of {work.start + len(work.ids)} prompt tokens"))
+        for follower in followers:
+            follower.planned, follower.copy = False, None
+            with self._cond:
+                self._pending.append(follower)
+        return True
 
     def _fail(self, work: _Work, err: BaseException) -> None:
         if work.prompt is not None and self._computing.get(tuple(work.prompt)) is work:
