@@ -68,7 +68,8 @@ class StoreFull(Refused):
 
 
 def _mib(nbytes: float) -> str:
-    return f"{nbytes / 2**20:,.0f} MiB"
+    mib = nbytes / 2**20
+    return f"{mib:,.0f} MiB" if mib >= 1 or mib == 0 else f"{mib:.2f} MiB"  # a tiny model's runs are not "0 MiB"
 
 
 @dataclass(frozen=True)

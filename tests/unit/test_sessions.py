@@ -191,8 +191,8 @@ def test_a_run_is_counted_at_what_it_will_grow_to_not_what_it_holds_now(tiny):
     store = Store(max_kv_bytes=live.kv_bytes * 2)  # room for its cache today, not for 40 more tokens
     with pytest.raises(StoreFull, match="lower max new tokens") as info:
         store.put(live)
-    assert f"needs {live.reserved_bytes / 2**20:,.0f} MiB" in str(info.value)
-    assert f"the {live.kv_bytes * 2 / 2**20:,.0f} MiB the server allows" in str(info.value)
+    assert f"needs {sessions._mib(live.reserved_bytes)}" in str(info.value)
+    assert f"the {sessions._mib(live.kv_bytes * 2)} the server allows" in str(info.value)
     assert len(store) == 0
 
 
