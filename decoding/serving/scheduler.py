@@ -339,7 +339,7 @@ class Scheduler:
             return False
         followers = work.followers if self._computing.get(tuple(work.prompt or ())) is work else []
         work.followers = []
-        self._fail(work, Cancelled(f"stopped after {work.start} of {work.start + len(work.ids)} prompt tokens"))
+        self._fail(work, Cancelled(f"stopped after {work.start:,} of {work.start + len(work.ids):,} prompt tokens"))
         for follower in followers:
             follower.planned, follower.copy = False, None
             with self._cond:

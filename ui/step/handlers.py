@@ -137,7 +137,7 @@ def prefill(
         run.prefill(stop=stop)
     except Cancelled as err:
         STORE.release(run_id)
-        raise ValueError(f"Prefill stopped: {err}. Press Prefill to start again.") from None
+        raise ValueError(f"Prefill {err}: nothing of it was kept. Press Prefill to start again.") from None
     except BaseException:
         STORE.release(run_id)
         raise
