@@ -59,7 +59,9 @@ GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. fre
 # what a click reads from the page, as the page's script writes it: greedy, "each strategy alone" off screen (at
 # 1280x720 it is below the fold, so a student's Step does not draw it)
 PAGE = written(dict(zip(KNOB_FIELDS, GREEDY)), on_screen="")
-STOPPED = re.compile(r'data-stop="[^"]')  # the stop line once the run has stopped (visuals.step.sequence.stop_html)
+# the stop line once the run has stopped (visuals.step.sequence.stop_html), as the answer's JSON escapes it (a patch's
+# text is JSON in JSON: its quotes come escaped twice)
+STOPPED = re.compile(r'data-stop=\\*"[^"\\]')
 # the click's time in its handler, from taking the session's run to its answer built (ui/step/view.py, `_numbers`)
 SERVER_MS = re.compile(r"id='server-ms'>([0-9.]+)<")
 

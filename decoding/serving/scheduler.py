@@ -2,8 +2,9 @@
 
 A session (a `Run`) asks for a forward pass over its new tokens and waits; the scheduler's thread loops:
 1) take: every pending decode row, plus prefill tokens up to `chunk_tokens` (chunked prefill: a long prompt is
-   cut into chunks over several ticks, so it never stalls everyone's steps); with no step waiting, prompts take
-   up to `WHOLE_PREFILL_TOKENS` a tick, and a short prompt alone goes whole;
+   cut into chunks over several ticks, so it never stalls everyone's steps); with no one stepping (no step waiting,
+   and none in the last `STEPPING_S`), prompts take up to `WHOLE_PREFILL_TOKENS` a tick, and a short prompt alone
+   goes whole;
 2) pass: one packed forward pass over all of them (decoding.serving.ragged), or the plain solo pass when only
    one session is waiting or a session asked to run alone (then it is bit-for-bit the solo loop, = generate());
    on the CPU, where the model fits, the packed pass and a solo decode pass are one TorchScript call that lets go
@@ -45,7 +46,11 @@ from decoding.serving.turns import Turns
 from decoding.watch import Cancelled
 
 CHUNK_TOKENS = 64  # prompt tokens per tick when others are waiting
-WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no step is waiting (a lone prompt this long: whole)
+WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no one is stepping (a lone prompt this long: whole)
+# a class stepping leaves gaps of a few tens of ms between its steps (each student reads the answer, then asks again):
+# a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts
+# go in chunks until no step has come for this long
+STEPPING_S = 1.0
 MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
@@ -121,6 +126,7 @@ class Scheduler:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._last_rows = 0
+        self._stepped_at = -STEPPING_S  # time.monotonic() of the last tick with a step in it
 
     # --- what a session calls ---
 
@@ -193,6 +199,8 @@ class Scheduler:
     def _tick(self, taken: list[_Work]) -> list[_Work]:
         """Run one tick over `taken`; return the work that needs more ticks (the rest of chunked prefills)."""
         taken = [w for w in taken if not self._from_prefix_cache(w)]
+        if any(w.decode for w in taken):
+            self._stepped_at = time.monotonic()
         for work in taken:
             if work.cache is None:  # made only now: a prompt the prefix cache answers gets its copy instead
                 work.cache = ragged.new_cache(self.lm)
@@ -201,7 +209,7 @@ class Scheduler:
         shared = [w for w in taken if not w.alone]
         if not shared:
             return []
-        if len(shared) == 1 and len(shared[0].ids) <= max(WHOLE_PREFILL_TOKENS, self.chunk_tokens):
+        if len(shared) == 1 and len(shared[0].ids) <= self._bite(shared):
             self._solo(shared[0], "solo")
             return []
         return self._packed(shared)
@@ -223,13 +231,17 @@ class Scheduler:
         )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
 
+    def _bite(self, shared: list[_Work]) -> int:
+        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite."""
+        stepping = any(w.decode for w in shared) or time.monotonic() - self._stepped_at < STEPPING_S
+        return self.chunk_tokens if stepping else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+
     def _admitted(self, shared: list[_Work]) -> tuple[list[tuple[_Work, int]], list[_Work]]:
         """What this tick takes: (work, tokens of it) for every step (one token each) up to `max_rows`, and prompts'
         tokens up to the tick's prefill budget; and the work left for a later tick."""
-        # chunks keep a prompt from stalling others' steps; with no step in the tick there is no one to stall, so
-        # prompts go in bigger bites (a class pressing Prefill at once: 30 prompts in two passes, not five)
-        stepping = any(w.decode for w in shared)
-        budget = self.chunk_tokens if stepping else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        # chunks keep a prompt from stalling others' steps; with no one stepping there is no one to stall, so prompts
+        # go in bigger bites (a class pressing Prefill at once: 30 prompts in two passes, not five)
+        budget = self._bite(shared)
         rows, later = [], []
         for work in shared:
             prompt = len(work.ids) > 1

@@ -142,3 +142,10 @@ def test_a_prompt_in_chunks_stops_between_two_when_its_session_asks_and_the_serv
     logits, cache, passed = scheduler.forward(long_prompt, None, 0)  # the same prompt again, from scratch
     assert cache.get_seq_length() == 600 and passed.mode != "cached"
     assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
+
+
+def test_a_long_prompt_goes_in_chunks_while_a_class_steps_even_between_two_of_its_steps(tiny, scheduler):
+    greedy_through(scheduler, list(PROMPTS[0]), 1)  # a step a moment ago: the class is stepping
+    long_prompt = [(i * 7) % 50 + 1 for i in range(40)]
+    _, cache, passed = scheduler.forward(long_prompt, None, 0)  # no step waits now, yet it goes in chunks of 4
+    assert passed.chunks == 10 and cache.get_seq_length() == 40
