@@ -294,7 +294,10 @@ class Store:
         with self._lock:
             self._expire()
             mine = {(kind.what, key)} | ({(self.runs.what, replace)} if replace is not None else set())
-            if kind.live is None:
+            reserved = self._held.get((kind.what, key))
+            if reserved is not None and reserved.item is None and nbytes <= reserved.nbytes:
+                pass  # its room was taken before its pass: a share that shrank meanwhile does not take it back
+            elif kind.live is None:
                 self._make_room(kind, nbytes, need, mine)
             else:
                 self._make_round_room(kind, nbytes, mine)

@@ -45,7 +45,8 @@ from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
 from decoding.watch import Cancelled
 
-CHUNK_TOKENS = 64  # prompt tokens per tick when others are waiting
+# prompt tokens per tick while others step (a teacher's server with more cores may raise it)
+CHUNK_TOKENS = int(os.environ.get("DECODING_LAB_CHUNK_TOKENS", 64))
 WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no one is stepping (a lone prompt this long: whole)
 # a class stepping leaves gaps of a few tens of ms between its steps (each student reads the answer, then asks again):
 # a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts

@@ -428,3 +428,17 @@ def test_a_live_round_is_never_freed_for_runs_nor_for_another_round_and_an_ended
     first["live"] = False  # it ended: a new round may take its place
     rounds.put("ROUND3", {"bytes": 2 * MIB, "live": True})
     assert rounds.get("ROUND1") is None and rounds.get("ROUND3")["live"]
+
+
+def test_a_reserved_run_keeps_its_room_when_more_sessions_come_in_use_during_its_prefill(tiny):
+    live = live_run(tiny, max_new=40)
+    need = sessions.run_need(tiny, len(live.run.prompt.ids), 40)
+    assert need.nbytes == live.reserved_bytes
+    store = Store(max_kv_bytes=int(2.5 * need.nbytes), share_floor=need.nbytes // 2)
+    run_id = store.reserve(need)  # alone: its share is the whole cap
+    searches = sized(store)
+    for i in range(4):  # four more sessions while its prompt is read: a share is now a fifth of the cap
+        searches.put(f"student {i}", ("small", 1))
+    with pytest.raises(sessions.Refused, match="more than one session's share"):
+        store.reserve(need)
+    assert store.put(live, run_id=run_id) == run_id and store.get(run_id) is live
