@@ -149,3 +149,8 @@ def test_a_long_prompt_goes_in_chunks_while_a_class_steps_even_between_two_of_it
     long_prompt = [(i * 7) % 50 + 1 for i in range(40)]
     _, cache, passed = scheduler.forward(long_prompt, None, 0)  # no step waits now, yet it goes in chunks of 4
     assert passed.chunks == 10 and cache.get_seq_length() == 40
+
+
+def test_deeper_into_a_long_prompt_its_chunks_shrink_while_others_step(tiny):
+    scheduler = Scheduler(tiny, chunk_tokens=64)
+    assert [scheduler._chunk_at(p) for p in (0, 512, 1024, 2048, 4096, 8000)] == [64, 64, 32, 16, 16, 16]
