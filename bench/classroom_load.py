@@ -17,6 +17,8 @@ interleaved: `alone_vs_solo_path` is what the scheduler costs a student who is a
 With `--same-prompt` every student prefills the one prompt, as a class pressing the same preset does: the server's
 prefix cache (decoding/serving/prefix.py) computes it once; `--no-prefix-cache` starts the app with it off
 (DECODING_LAB_PREFIX_MB=0), for the same class without it. The server's prefix-cache numbers come with its traffic.
+With `--long-prefill N` the class steps as fast as it can while one more session prefills an N-token prompt in the
+middle of the run: the Step latencies that overlapped that Prefill against those that did not (`p95_ratio`).
 With `--through URL` the class goes through a lecture hall's proxy (`make hall`: HAProxy in front of several app
 processes): each student opens the page first, as a browser does, and keeps the cookie that names its replica, so
 every later click goes there; the result says how the class spread over the replicas (`replicas`). The traffic
@@ -29,7 +31,7 @@ Prints one JSON object as its last line.
 
     .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--long-runner]
                                              [--same-prompt] [--no-prefix-cache] [--threads N]
-                                             [--round [--draws 10] [--idle-s 20]]
+                                             [--round [--draws 10] [--idle-s 20]] [--long-prefill 5000]
                                              [--url URL | --through URL | --port 7867]
 """
 
@@ -64,7 +66,9 @@ GREEDY = [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"]  # temperature .. fre
 # what a click reads from the page, as the page's script writes it: greedy, "each strategy alone" off screen (at
 # 1280x720 it is below the fold, so a student's Step does not draw it)
 PAGE = written(dict(zip(KNOB_FIELDS, GREEDY)), on_screen="")
-STOPPED = re.compile(r'data-stop="[^"]')  # the stop line once the run has stopped (visuals.step.sequence.stop_html)
+# the stop line once the run has stopped (visuals.step.sequence.stop_html), as the answer's JSON escapes it (a patch's
+# text is JSON in JSON: its quotes come escaped twice)
+STOPPED = re.compile(r'data-stop=\\*"[^"\\]')
 # the click's time in its handler, from taking the session's run to its answer built (ui/step/view.py, `_numbers`)
 SERVER_MS = re.compile(r"id='server-ms'>([0-9.]+)<")
 
@@ -211,6 +215,85 @@ def long_run(url: str, downloads: str, start: threading.Barrier, tokens: int = 2
     trace = json.loads(Path(student.client.predict(api_name="/save_trace")[0]).read_text(encoding="utf-8"))
     student.client.predict(api_name="/reset")
     return {"long_runner_seconds": round(time.perf_counter() - t0, 1), "long_runner_tokens": len(trace["token_ids"])}
+
+
+LONG_SENTENCE = "the cat sat on the mat. "  # 7 tokens of the bundled model's tokenizer; 17,100 characters for 5,000
+CLASS_MAX_NEW = 400  # each student's run during the long prefill: re-prefilled when it ends
+
+
+def long_text(tokens: int) -> str:
+    return LONG_SENTENCE * max(1, tokens // 7)
+
+
+def stepping(student: Student, stop: threading.Event, start: threading.Barrier) -> list[tuple[float, float]]:
+    """A student stepping as fast as the answers come until `stop` (a new Prefill, not timed, when the run ends):
+    (start, end) of each Step."""
+    times = []
+    try:
+        start.wait()
+        while not stop.is_set():
+            student.call(student.prefill_api, None, student.prompt, RAW, 0, CLASS_MAX_NEW, "", PAGE)
+            for _ in range(CLASS_MAX_NEW):
+                if stop.is_set():
+                    break
+                t0 = time.perf_counter()
+                out = student.call("/step", PAGE)
+                times.append((t0, time.perf_counter()))
+                if out[-1]:
+                    raise RuntimeError(out[-1])
+                if student.side_api:  # as `Student.run`: the panels a page asks for after each step
+                    student.call(student.side_api, *GREEDY)
+                if STOPPED.search(json.dumps(out[0])):
+                    break
+    except Exception as err:  # noqa: BLE001 -- reported with the class's errors
+        student.errors.append(f"{type(err).__name__}: {err}")
+    return times
+
+
+def long_prefill_beside(url: str, students: int, tokens: int, before_s: float = 10.0, after_s: float = 5.0) -> dict:
+    """A class stepping as fast as it can, and one more session's Prefill of a `tokens`-token prompt in the middle:
+    the Step latencies of the steps that overlapped that Prefill against those that did not, in one run."""
+    downloads = tempfile.mkdtemp(prefix="classroom-long-")
+    warm = Student(url, 0, downloads, prompt="Warming up:")
+    warm.run(2).finish()
+    stop, start = threading.Event(), threading.Barrier(students + 1)
+    with ThreadPoolExecutor(max_workers=students + 1) as pool:
+        class_ = list(pool.map(lambda i: Student(url, i, downloads), range(students)))
+        long = Student(url, len(TOPICS) + 1, downloads, prompt=long_text(tokens))
+        futures = [pool.submit(stepping, s, stop, start) for s in class_]
+        start.wait()
+        time.sleep(before_s)  # the class steps alone for a while: the steps without the long prefill
+        began = time.perf_counter()
+        try:
+            long.call(long.prefill_api, None, long.prompt, RAW, 0, 16, "", PAGE)
+        except Exception as err:  # noqa: BLE001 -- reported, like a student's error
+            long.errors.append(f"{type(err).__name__}: {err}")
+        ended = time.perf_counter()
+        time.sleep(after_s)  # and again after it
+        stop.set()
+        times = [t for f in futures for t in f.result()]
+    prompt_tokens = len(long.finish().trace.get("prompt_ids", []))
+    beside = [(b - a) * 1e3 for a, b in times if a < ended and b > began]
+    alone = [(b - a) * 1e3 for a, b in times if not (a < ended and b > began)]
+    p95_beside, p95_alone = percentile(beside, 0.95), percentile(alone, 0.95)
+    errors = [e for s in class_ for e in s.errors] + long.errors
+    return {
+        "students": students,
+        "long_prefill_tokens": prompt_tokens,
+        "long_prefill_s": round(ended - began, 1),
+        "steps_beside": len(beside),
+        "steps_without": len(alone),
+        "p50_step_ms_without": round(percentile(alone, 0.50), 1),
+        "p95_step_ms_without": round(p95_alone, 1),
+        "p50_step_ms_beside": round(percentile(beside, 0.50), 1),
+        "p95_step_ms_beside": round(p95_beside, 1),
+        "max_step_ms_beside": round(max(beside, default=float("nan")), 1),
+        "p95_ratio": round(p95_beside / p95_alone, 2) if alone and beside else None,
+        "errors": len(errors),
+        "error_messages": errors[:5],
+        "cpu_count": os.cpu_count(),
+        **traffic(url),
+    }
 
 
 def first_request(url: str) -> str:
@@ -362,6 +445,9 @@ def main(argv=None) -> None:
     parser.add_argument("--round", action="store_true", help="the class plays a Sample together round instead")
     parser.add_argument("--draws", type=int, default=10, help="with --round: draws each student makes")
     parser.add_argument("--idle-s", type=float, default=20.0, help="with --round: seconds the pages only poll")
+    parser.add_argument(
+        "--long-prefill", type=int, default=None, help="one more session prefills a prompt of this many tokens"
+    )
     args = parser.parse_args(argv)
     env = {"DECODING_LAB_PREFIX_MB": "0"} if args.no_prefix_cache else {}
     if args.threads is not None:  # torch's intra-op threads in the server (its default: one per core)
@@ -378,6 +464,16 @@ def main(argv=None) -> None:
                 f"p95 {result['p95_draw_ms']} ms; errors {result['errors']}; counted {result['draws_counted']} of "
                 f"{result['draws_made']} (equal: {result['counts_equal']}); projector lag p95 "
                 f"{result['p95_projector_lag_ms']} ms; chi-square {result['chi_square']}; {result['greedy_verdict']}",
+                file=sys.stderr,
+            )
+            print(json.dumps(result))
+            return
+        if args.long_prefill:
+            result = long_prefill_beside(url, args.students, args.long_prefill)
+            print(
+                f"{args.students} students beside a {result['long_prefill_tokens']}-token Prefill "
+                f"({result['long_prefill_s']} s): step p95 {result['p95_step_ms_beside']} ms beside it, "
+                f"{result['p95_step_ms_without']} ms without (x{result['p95_ratio']}); errors {result['errors']}",
                 file=sys.stderr,
             )
             print(json.dumps(result))

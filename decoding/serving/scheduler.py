@@ -2,15 +2,18 @@
 
 A session (a `Run`) asks for a forward pass over its new tokens and waits; the scheduler's thread loops:
 1) take: every pending decode row, plus prefill tokens up to `chunk_tokens` (chunked prefill: a long prompt is
-   cut into chunks over several ticks, so it never stalls everyone's steps); with no step waiting, prompts take
-   up to `WHOLE_PREFILL_TOKENS` a tick, and a short prompt alone goes whole;
+   cut into chunks over several ticks, so it never stalls everyone's steps); with no one stepping (no step waiting,
+   and none in the last `STEPPING_S`), prompts take up to `WHOLE_PREFILL_TOKENS` a tick, and a short prompt alone
+   goes whole;
 2) pass: one packed forward pass over all of them (decoding.serving.ragged), or the plain solo pass when only
    one session is waiting or a session asked to run alone (then it is bit-for-bit the solo loop, = generate());
    on the CPU, where the model fits, the packed pass and a solo decode pass are one TorchScript call that lets go
    of the interpreter lock for the whole pass (decoding.serving.scripted), with the same bits;
 3) answer: each session gets the logits of its last token and how its pass ran (`Pass`), and samples with its
    own generator and settings in its own thread, so a seeded run draws exactly what it draws alone.
-Sessions arrive and leave at every tick: nobody waits for a batch to fill or to finish. Every pass is taken as a
+Sessions arrive and leave at every tick: nobody waits for a batch to fill or to finish. A prompt in chunks can be
+stopped between two of them (`forward(stop=...)`: the student pressed Stop): it is dropped, and its session gets
+`Cancelled` within a tick. Every pass is taken as a
 turn on the model (decoding.serving.turns), so beam searches, lesson experiments and measurements interleave.
 The batched logits differ from the solo ones by float noise (the temperature-0 lesson); `noise` is that noise,
 measured on this server when the scheduler starts.
@@ -40,9 +43,16 @@ from decoding.serving import gil, ragged, scripted
 from decoding.serving.prefix import BLOCK_TOKENS, PrefixCache
 from decoding.serving.traffic import Tick, TickLog
 from decoding.serving.turns import Turns
+from decoding.watch import Cancelled
 
-CHUNK_TOKENS = 64  # prompt tokens per tick when others are waiting
-WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no step is waiting (a lone prompt this long: whole)
+# prompt tokens per tick while others step (a teacher's server with more cores may raise it)
+CHUNK_TOKENS = int(os.environ.get("DECODING_LAB_CHUNK_TOKENS", 64))
+DEEP_TOKENS, MIN_CHUNK_TOKENS = 512, 16  # past this position a prompt's chunk shrinks (`Scheduler._chunk_at`)
+WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no one is stepping (a lone prompt this long: whole)
+# a class stepping leaves gaps of a few tens of ms between its steps (each student reads the answer, then asks again):
+# a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts
+# go in chunks until no step has come for this long
+STEPPING_S = 1.0
 MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
@@ -78,6 +88,7 @@ class _Work:
     error: BaseException | None = None
     chunks: int = 0
     ms: float = 0.0  # passes it was in so far
+    stop: Callable[[], bool] | None = None  # true once its session asked to stop (a prompt is dropped between chunks)
     prompt: list[int] | None = None  # a new prompt (no cache yet): the prefix cache is asked, and keeps its blocks
     planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
     reused: int = 0  # prompt tokens taken from the prefix cache
@@ -117,16 +128,21 @@ class Scheduler:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._last_rows = 0
+        self._stepped_at = -STEPPING_S  # time.monotonic() of the last tick with a step in it
 
     # --- what a session calls ---
 
-    def forward(self, ids: list[int], cache, position: int, alone: bool = False):
+    def forward(
+        self, ids: list[int], cache, position: int, alone: bool = False, stop: Callable[[], bool] | None = None
+    ):
         """The float32 logits (V,) after feeding `ids` at `position` into `cache` (None: a new one), the cache,
-        and how the pass ran. Blocks until a tick has computed it."""
+        and how the pass ran. Blocks until a tick has computed it. `stop()` true between two chunks of a prompt:
+        `Cancelled`, and what the chunks wrote is dropped."""
         if not ids:
             raise ValueError("a forward pass needs at least one token")
         prompt = list(ids) if cache is None and position == 0 else None
-        work = _Work(cache, list(ids), position, alone, decode=len(ids) == 1 and position > 0, prompt=prompt)
+        decode = len(ids) == 1 and position > 0
+        work = _Work(cache, list(ids), position, alone, decode=decode, prompt=prompt, stop=stop)
         self.start()
         with self._cond:
             self._pending.append(work)
@@ -168,6 +184,9 @@ class Scheduler:
                 self._cond.wait_for(lambda: len(self._pending) >= self._last_rows, timeout=GATHER_S)
                 taken = list(self._pending)
                 self._pending.clear()
+            taken = [work for work in taken if not self._stopped(work)]
+            if not taken:
+                continue
             try:
                 with self.turns.turn("batched step"), gil.urgent():  # its passes first in line for the lock
                     leftover = self._tick(taken)
@@ -182,6 +201,8 @@ class Scheduler:
     def _tick(self, taken: list[_Work]) -> list[_Work]:
         """Run one tick over `taken`; return the work that needs more ticks (the rest of chunked prefills)."""
         taken = [w for w in taken if not self._from_prefix_cache(w)]
+        if any(w.decode for w in taken):
+            self._stepped_at = time.monotonic()
         for work in taken:
             if work.cache is None:  # made only now: a prompt the prefix cache answers gets its copy instead
                 work.cache = ragged.new_cache(self.lm)
@@ -190,7 +211,7 @@ class Scheduler:
         shared = [w for w in taken if not w.alone]
         if not shared:
             return []
-        if len(shared) == 1 and len(shared[0].ids) <= max(WHOLE_PREFILL_TOKENS, self.chunk_tokens):
+        if len(shared) == 1 and len(shared[0].ids) <= self._bite(shared):
             self._solo(shared[0], "solo")
             return []
         return self._packed(shared)
@@ -212,20 +233,36 @@ class Scheduler:
         )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
 
+    def _stepping(self, shared: list[_Work]) -> bool:
+        return any(w.decode for w in shared) or time.monotonic() - self._stepped_at < STEPPING_S
+
+    def _bite(self, shared: list[_Work]) -> int:
+        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite."""
+        return self.chunk_tokens if self._stepping(shared) else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+
+    def _chunk_at(self, position: int) -> int:
+        """A prompt's chunk while others step, deeper into a long prompt smaller: each chunk also reads the whole cache
+        so far (its attention, and the copy that appends to it), so at position 4,000 a chunk of 16 added 90 ms to ten
+        students' 69 ms tick and one of 64 added 195 (2-core Xeon, in-process); halved each time the position
+        doubles past `DEEP_TOKENS`, never under `MIN_CHUNK_TOKENS`."""
+        return max(
+            min(MIN_CHUNK_TOKENS, self.chunk_tokens), self.chunk_tokens * DEEP_TOKENS // max(position, DEEP_TOKENS)
+        )
+
     def _admitted(self, shared: list[_Work]) -> tuple[list[tuple[_Work, int]], list[_Work]]:
         """What this tick takes: (work, tokens of it) for every step (one token each) up to `max_rows`, and prompts'
         tokens up to the tick's prefill budget; and the work left for a later tick."""
-        # chunks keep a prompt from stalling others' steps; with no step in the tick there is no one to stall, so
-        # prompts go in bigger bites (a class pressing Prefill at once: 30 prompts in two passes, not five)
-        stepping = any(w.decode for w in shared)
-        budget = self.chunk_tokens if stepping else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        # chunks keep a prompt from stalling others' steps; with no one stepping there is no one to stall, so prompts
+        # go in bigger bites (a class pressing Prefill at once: 30 prompts in two passes, not five)
+        budget, stepping = self._bite(shared), self._stepping(shared)
         rows, later = [], []
         for work in shared:
             prompt = len(work.ids) > 1
             if len(rows) >= self.max_rows or (prompt and budget <= 0):
                 later.append(work)
                 continue
-            take = min(len(work.ids), budget) if prompt else 1
+            deep = self._chunk_at(work.start) if stepping else budget
+            take = min(len(work.ids), budget, deep) if prompt else 1
             if prompt:
                 budget -= take
             rows.append((work, take))
@@ -320,6 +357,20 @@ class Scheduler:
             self.prefix.remember(work.cache, work.prompt, copied=0)
         work.logits, work.passed = logits, passed
         work.done.set()
+
+    def _stopped(self, work: _Work) -> bool:
+        """Whether `work`'s session asked to stop it: then it is answered `Cancelled`, and identical prompts that
+        waited for it are asked again, each on its own."""
+        if work.stop is None or not work.stop():
+            return False
+        followers = work.followers if self._computing.get(tuple(work.prompt or ())) is work else []
+        work.followers = []
+        self._fail(work, Cancelled(f"stopped after {work.start:,} of {work.start + len(work.ids):,} prompt tokens"))
+        for follower in followers:
+            follower.planned, follower.copy = False, None
+            with self._cond:
+                self._pending.append(follower)
+        return True
 
     def _fail(self, work: _Work, err: BaseException) -> None:
         if work.prompt is not None and self._computing.get(tuple(work.prompt)) is work:

@@ -10,6 +10,7 @@ import torch
 from decoding.forward import forward_one
 from decoding.serving import gil
 from decoding.serving.scheduler import Scheduler
+from decoding.watch import Cancelled
 from tests.helpers.serving import greedy_alone, greedy_through, together
 
 PROMPTS = ([5, 9, 2, 7], [11, 3], [8, 8, 1, 4, 6, 2, 9, 10, 12], [3], [2, 4, 6, 8, 10, 12, 14])
@@ -118,7 +119,38 @@ def test_a_ticks_passes_run_first_in_line_for_the_interpreter_lock(tiny, schedul
         return tick(taken)
 
     monkeypatch.setattr(scheduler, "_tick", watched)
+    deadline = time.monotonic() + 10  # another test's scheduler may still be leaving its last tick's `urgent`
+    while gil._running and time.monotonic() < deadline:
+        time.sleep(0.001)
     before = sys.getswitchinterval()
     greedy_through(scheduler, list(PROMPTS[0]), 2)
     assert seen and all(interval == pytest.approx(gil.URGENT_S) for interval in seen)
     assert sys.getswitchinterval() == before
+
+
+def test_a_prompt_in_chunks_stops_between_two_when_its_session_asks_and_the_server_goes_on(tiny, scheduler):
+    long_prompt = [(i * 7) % 50 + 1 for i in range(600)]
+    asked = []
+
+    def stop():  # the student presses Stop once the first bite has run
+        asked.append(len([t for t in scheduler.log.recent() if t.prefill_tokens]))
+        return asked[-1] >= 1
+
+    with pytest.raises(Cancelled, match="stopped after 256 of 600 prompt tokens"):
+        scheduler.forward(long_prompt, None, 0, stop=stop)
+    assert sum(t.prefill_tokens for t in scheduler.log.recent()) == 256  # nothing ran after the stop
+    logits, cache, passed = scheduler.forward(long_prompt, None, 0)  # the same prompt again, from scratch
+    assert cache.get_seq_length() == 600 and passed.mode != "cached"
+    assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
+
+
+def test_a_long_prompt_goes_in_chunks_while_a_class_steps_even_between_two_of_its_steps(tiny, scheduler):
+    greedy_through(scheduler, list(PROMPTS[0]), 1)  # a step a moment ago: the class is stepping
+    long_prompt = [(i * 7) % 50 + 1 for i in range(40)]
+    _, cache, passed = scheduler.forward(long_prompt, None, 0)  # no step waits now, yet it goes in chunks of 4
+    assert passed.chunks == 10 and cache.get_seq_length() == 40
+
+
+def test_deeper_into_a_long_prompt_its_chunks_shrink_while_others_step(tiny):
+    scheduler = Scheduler(tiny, chunk_tokens=64)
+    assert [scheduler._chunk_at(p) for p in (0, 512, 1024, 2048, 4096, 8000)] == [64, 64, 32, 16, 16, 16]

@@ -17,8 +17,13 @@ def round_bytes(r: Round) -> int:
     return kv_bytes_at(r.lm, sum(held)) if held else 0
 
 
+# on the rounds' own budget (ui.sessions): never freed for runs, only once it has ended or expired
 ROUNDS = STORE.kind(
-    "class round", bytes_of=round_bytes, again="start a new round", smaller="start it on a shorter prompt"
+    "class round",
+    bytes_of=round_bytes,
+    again="start a new round",
+    smaller="start it on a shorter prompt",
+    live=lambda r: r.ended is None,
 )
 _USED: set[str] = set()  # every code given out while this server runs: a student's old link never finds a new round
 

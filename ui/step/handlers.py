@@ -25,10 +25,11 @@ from decoding.prompts import encode_prompt
 from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TOP_K, TOP_P
 from decoding.static import static_kind
 from decoding.trace import Trace
+from decoding.watch import Cancelled
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
-from ui.events import deadline
-from ui.sessions import STORE, Entry
+from ui.events import CancelFlags, deadline
+from ui.sessions import STORE, Entry, run_need
 from ui.step import lens, page_state
 from ui.step import view as shown_view
 from ui.step.controls import PATH_CHOICES, Reads, Setup
@@ -41,6 +42,7 @@ from visuals.step import sequence
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
 TRUNCATIONS = (TOP_K, TOP_P, MIN_P)  # the step tab's; greedy skips them
 PENALTIES = (REPETITION, PRESENCE, FREQUENCY)  # named in the note by their stage names: "repetition 1.3"
+PREFILL_STOPS = CancelFlags()  # Stop pressed during a Prefill: read between two of the scheduler's chunks
 
 
 def settings_note(knobs: Mapping) -> str:
@@ -94,11 +96,24 @@ def prompt_view(config: AppConfig, model_id: str, message: str, template: str) -
 
 
 def prefill(
-    config: AppConfig, run_id, model_id, message, template, seed, max_new, stops, page, alone=False, path="eager"
+    config: AppConfig,
+    run_id,
+    model_id,
+    message,
+    template,
+    seed,
+    max_new,
+    stops,
+    page,
+    alone=False,
+    path="eager",
+    request: gr.Request | None = None,
 ) -> Started:
     """A new run: the prompt in one forward pass (in the scheduler's ticks unless `alone`), its first distribution;
     its lens read at once when the learner left that panel open. `path` "static" runs the decode step through a
-    static cache, its passes its own, replayed as a CUDA graph where one can be (decoding.static.static_kind)."""
+    static cache, its passes its own, replayed as a CUDA graph where one can be (decoding.static.static_kind).
+    Its room in the store is taken before the pass, or refused saying what to lower; Stop ends a prompt in the
+    scheduler's chunks between two of them, and nothing of it lands."""
     state = page_state.read(page)
     lm = get_model(config, model_id)
     settings = settings_from(state.knobs, vocab_size=lm.vocab_size)
@@ -112,13 +127,22 @@ def prefill(
     path = values.choice("Decode step", path, [value for _, value in PATH_CHOICES])
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
     stop_running(run_id)
-    if path == "eager":
-        run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
-    else:  # a static cache's passes are its own: the scheduler packs growing caches only
-        run = Run(lm, prompt, **kwargs, alone=True, path=static_kind(lm))
-    run.prefill()
+    stop = PREFILL_STOPS.watch(request, None).should_stop
+    run_id = STORE.reserve(run_need(lm, len(prompt.ids), max_new), replace=run_id)  # or refused, before any pass
+    try:
+        if path == "eager":
+            run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
+        else:  # a static cache's passes are its own: the scheduler packs growing caches only
+            run = Run(lm, prompt, **kwargs, alone=True, path=static_kind(lm))
+        run.prefill(stop=stop)
+    except Cancelled as err:
+        STORE.release(run_id)
+        raise ValueError(f"Prefill {err}: nothing of it was kept. Press Prefill to start again.") from None
+    except BaseException:
+        STORE.release(run_id)
+        raise
     entry = Entry(trace=run.trace, run=run, view=StepView(lens_on=state.lens_open))
-    run_id = STORE.put(entry, replace=run_id)
+    STORE.put(entry, run_id=run_id)
     with entry.lock:
         _show_preview(entry, settings)
         return Started(*view(entry, state, settings), run_id=run_id)

@@ -56,6 +56,11 @@ def named(fn, outputs, **args):
             for out in fn(**kwargs(given)):
                 yield keyed(out)
 
+    elif "request" in inspect.signature(fn).parameters:  # gradio hands a handler its request by this annotation
+
+        def handler(request: gr.Request, *given):
+            return keyed(fn(**kwargs(given), request=request))
+
     else:
 
         def handler(*given):
@@ -101,6 +106,7 @@ def wire(c: StepPage, config: AppConfig):
     run_end = on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
     # Stop cancels the run, then says where it stopped (its last view said "running")
     b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.halted, c.answer, **live), **h.QUIET)
+    h.PREFILL_STOPS.wire(b.stop)  # a long Prefill stops between two of the scheduler's chunks
     c.redraw.click(*saying(h.stopped, c.answer, **live), **h.QUIET)  # "Bars show" changed: the same run, redrawn
     b.reset.click(*saying(h.reset, c.started, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]

@@ -1,0 +1,43 @@
+"""Stop during a long Prefill stops it: a 3,000-token prompt's Prefill, stopped once the server is reading it, says
+"stopped" within a second, and nothing of it lands (no run: Step asks for a Prefill)."""
+
+import time
+
+import pytest
+from gradio_client import Client
+from playwright.sync_api import expect
+
+from tests.helpers.pages import idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.bundled]
+
+LONG = "the cat sat on the mat. " * 429  # 3,003 tokens of the bundled model's tokenizer (10,296 characters)
+
+
+def ticks(client: Client) -> int:
+    """The scheduler's passes over the last minute (its prompt chunks among them)."""
+    return client.predict(api_name="/traffic").get("ticks") or 0
+
+
+def test_stop_during_a_3000_token_prefill_says_stopped_within_a_second_and_nothing_lands(step_page, app_url):
+    page, server = step_page, Client(app_url, verbose=False, analytics_enabled=False)
+    prompt = page.locator("#step-prompt textarea")
+    prompt.fill(LONG)
+    prompt.blur()
+    idle(page)  # what the model will read, redrawn
+    before = ticks(server)
+    page.click("#step-prefill")
+    deadline = time.monotonic() + 120
+    while ticks(server) <= before and time.monotonic() < deadline:  # the server has read its first chunk
+        time.sleep(0.05)
+    assert ticks(server) > before, "the Prefill never reached the scheduler"
+    pressed = time.monotonic()
+    page.click("#step-stop-button")
+    expect(page.locator("#step-message")).to_contain_text("Prefill stopped after", timeout=30_000)
+    took = time.monotonic() - pressed
+    said = page.locator("#step-message").inner_text()
+    assert took < 1.0, f"the page said it stopped {took:.2f} s after Stop: {said}"
+    assert "of 3,0" in said and "nothing of it was kept" in said
+    idle(page)
+    page.click("#step-step")  # nothing landed: no run to step
+    expect(page.locator("#step-message")).to_contain_text("press Prefill", timeout=30_000)
