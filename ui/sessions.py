@@ -5,7 +5,9 @@ id, and this store maps the id to the item. One time to live frees idle items; o
 them all, each item counted by its KV cache at its longest, so one classroom that opens every tab cannot exhaust
 the server's memory. When a new item would break a cap, the least recently used items of any kind are freed to make
 room, and their sessions are told so on their next action. The store knows nothing of gradio: it raises
-ValueErrors (`StoreFull` for an item too big for an empty store) and the UI turns them into messages.
+ValueErrors (`StoreFull` for an item too big for an empty store) and the UI turns them into messages; why a run is
+not there at all is said by the one rule for every lesson (ui/alive.py, `gone`: the server restarted, it was
+released, or there never was one).
 
 A pool every session shares (the scheduler's prefix blocks, decoding.serving.prefix) counts under the same byte cap,
 once: it grows only into the room the sessions leave, and its least recently used blocks are freed before any
@@ -29,6 +31,7 @@ from decoding.speculative.run import SpecRun
 from decoding.timing.roofline import kv_bytes_for
 from decoding.timing.shape import model_shape
 from decoding.trace import Trace
+from ui.alive import gone
 from ui.running import Running
 
 # a teacher with a bigger class or server raises these through the environment
@@ -120,12 +123,18 @@ class Store:
         self._lock = threading.Lock()
         self._pools: list = []  # shared pools counted under the byte cap (`share`)
         self.runs = self.kind(
-            "run", bytes_of=lambda entry: entry.reserved_bytes, again="press Prefill", smaller="lower max new tokens"
+            "run",
+            bytes_of=lambda entry: entry.reserved_bytes,
+            again="press Prefill",
+            smaller="lower max new tokens",
+            unique=True,
         )
 
-    def kind(self, what: str, *, bytes_of: Callable[[object], int], again: str, smaller: str) -> "Kind":
+    def kind(
+        self, what: str, *, bytes_of: Callable[[object], int], again: str, smaller: str, unique: bool = False
+    ) -> "Kind":
         """A view of this store for one kind of item, e.g. `STORE.kind("beam search", ..., "press Step", ...)`."""
-        return Kind(store=self, what=what, bytes_of=bytes_of, again=again, smaller=smaller)
+        return Kind(store=self, what=what, bytes_of=bytes_of, again=again, smaller=smaller, unique=unique)
 
     def __len__(self) -> int:
         return len(self._held)
@@ -160,13 +169,11 @@ class Store:
         return run_id
 
     def get(self, run_id: str | None) -> Entry:
-        """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why when the store knows."""
+        """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why: freed or expired (the
+        store's own words, at every ask while the page holds its id), else by `gone`'s rule."""
         entry = self.runs.get(run_id)
         if entry is None:
-            raise ValueError(
-                "there is no run in this session (it may have expired after "
-                f"{self.ttl_s / 60:.0f} idle minutes): press Prefill to start one"
-            )
+            raise ValueError(gone(self.runs.what, f"{self.runs.again} to start one", had=run_id is not None))
         return entry
 
     @contextmanager
@@ -194,10 +201,11 @@ class Store:
             self._held[kind.what, key] = _Held(kind, item, nbytes, self.clock())
 
     def find(self, kind: "Kind", key: str | None):
-        """The item with its idle clock reset; None if there is none; a ValueError, once, if it was freed."""
+        """The item with its idle clock reset; None if there is none; a ValueError if it was freed or expired: once,
+        or, for a kind whose keys are never used again (`Kind.unique`), at every ask."""
         with self._lock:
             self._expire()
-            told = self._told.pop((kind.what, key), None)
+            told = self._told.get((kind.what, key)) if kind.unique else self._told.pop((kind.what, key), None)
             if told is not None:
                 raise ValueError(told)
             held = self._held.get((kind.what, key))
@@ -257,13 +265,17 @@ class Kind:
     bytes_of: Callable[[object], int]  # its KV cache at its longest
     again: str  # what to press to start again, e.g. "press Prefill"
     smaller: str  # how to ask for one that fits, when one alone is over the cap
+    # each item under a key of its own, never used again (a run's id): why it went is said at every ask, as the page
+    # asks again with the same id (a second Step after an eviction); a key the session reuses is told once, and its
+    # next ask starts afresh
+    unique: bool = False
 
     def put(self, key: str, item) -> None:
         self.store.hold(self, key, item)
 
     def get(self, key: str | None):
         """The session's item, its idle clock reset; None if it has none; a ValueError saying why if it was freed
-        (told once: the next call starts afresh)."""
+        (told once, the next call starting afresh, unless `unique`)."""
         return self.store.find(self, key)
 
     def release(self, key: str | None) -> None:

@@ -131,7 +131,8 @@ def test_a_full_store_frees_the_least_recently_used_and_tells_its_session():
     message = str(info.value)
     assert "run was freed to make room for newer sessions" in message
     assert "at most 2 runs, beam searches and speculative runs" in message and "press Prefill" in message
-    with pytest.raises(ValueError, match="there is no run in this session"):
+    # the page asks again with the same id (a second Step): the same reason, not another one
+    with pytest.raises(ValueError, match="run was freed to make room for newer sessions"):
         store.get(second)
 
 
@@ -139,7 +140,7 @@ def test_a_session_replacing_its_run_frees_the_old_one_first():
     store = Store(max_items=1)
     first = store.put(entry())
     second = store.put(entry(), replace=first)
-    with pytest.raises(ValueError, match="there is no run in this session"):  # released, not freed for others
+    with pytest.raises(ValueError, match="run is no longer on the server"):  # released, not freed for others
         store.get(first)
     assert store.get(second) is not None
 
@@ -168,7 +169,7 @@ def test_a_forgotten_reason_falls_back_to_the_plain_message(monkeypatch):
     monkeypatch.setattr(sessions, "TOLD_MAX", 2)
     store = Store(max_items=1)
     run_ids = [store.put(entry()) for _ in range(4)]  # each frees the one before
-    with pytest.raises(ValueError, match="there is no run in this session"):
+    with pytest.raises(ValueError, match="run is no longer on the server"):
         store.get(run_ids[0])
     with pytest.raises(ValueError, match="freed to make room"):
         store.get(run_ids[2])
