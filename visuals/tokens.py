@@ -10,7 +10,6 @@ turned the rest of the line around it backwards (a teacher's prompt on the proje
 
 import re
 
-
 # Unicode's explicit directional embeddings, overrides and isolates (UAX #9), by their short names
 BIDI_CONTROLS = {
     "\u202a": "LRE",
