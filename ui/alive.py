@@ -60,12 +60,14 @@ def gone(what: str, again: str, *, had: bool) -> str:
 # projector mode's, ui/projector.py); a polite live region, so a screen reader says it once, without interrupting
 CSS = """
 #lab-alive { position: fixed; top: 0; left: 0; right: 0; z-index: 1000; display: flex; gap: 12px; align-items: center;
-  justify-content: center; flex-wrap: wrap; padding: 10px 16px; font: 600 calc(17px * var(--lab-type, 1))/1.35
+  justify-content: center; padding: 8px 16px; font: 600 calc(17px * var(--lab-type, 1))/1.35
   system-ui, sans-serif; color: #fff; background: #9a3412; box-shadow: 0 2px 6px rgb(0 0 0 / 0.3); }
 #lab-alive[hidden] { display: none; }
+/* OK beside the words (two lines high on a projector); under them on a phone, where the words need the width */
+@media (max-width: 600px) { #lab-alive { flex-wrap: wrap; } }
 #lab-alive[data-state=back] { background: #166534; }
 #lab-alive[data-state=restarted] { background: #1e3a8a; }
-#lab-alive button { min-height: 44px; min-width: 64px; padding: 0 14px; font: inherit; color: #1e3a8a;
+#lab-alive button { flex: none; min-height: 44px; min-width: 64px; padding: 0 14px; font: inherit; color: #1e3a8a;
   background: #fff; border: 0; border-radius: 6px; cursor: pointer; }
 """
 
