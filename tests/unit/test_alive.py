@@ -70,6 +70,8 @@ def test_after_a_restart_a_round_page_says_so_and_the_projector_drops_the_dead_r
                 teacher_button(session, {"code": "K7QF", "key": "its key"})
         with pytest.raises(ValueError, match=f"^{RESTARTED}.*type its code and Join"):
             round_handlers.draw(session)
+        with pytest.raises(ValueError, match=f"no round WUWV on this server \\({RESTARTED}\\)"):
+            round_handlers.join(session, "WUWV")  # the old code, still in the page's join box
         # the page's script asks for its view when the round's number changed: the whole view, without the round
         view = round_handlers.refresh(session).view
     assert RESTARTED in view["html"] and "classround-code" not in view["html"] and "data-code" not in view["html"]
