@@ -8,8 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import SimpleNamespace
 
+import gradio as gr
 import pytest
 from gradio.context import LocalContext
+from gradio.state_holder import SessionState
 from starlette.requests import Request
 
 from decoding.classround.round import NotTeacher
@@ -59,6 +61,22 @@ def test_a_page_served_by_another_start_of_the_server_is_told_it_restarted():
     with page(None):  # an API client: no page, no restart to speak of
         assert not alive.page_restarted()
     assert not alive.page_restarted()  # outside an event
+
+
+def test_gradio_names_the_events_request_to_the_thread_that_handles_it():
+    # page_restarted reads gradio's own context (gradio.context.LocalContext, which gradio 6.31 sets around every
+    # handler it calls): this fails by its name if an upgrade stops setting it
+    with gr.Blocks() as demo:
+        said = gr.Textbox()
+        gr.Button().click(lambda: str(alive.page_restarted()), None, said)
+
+    def handled(boot: str) -> str:
+        request = gr.Request(headers={alive.HEADER: boot})
+        answer = demo.process_api(block_fn=0, inputs=[], state=SessionState(demo), request=request)
+        with ThreadPoolExecutor(1) as thread:  # playwright's event loop may run in this one
+            return thread.submit(asyncio.run, answer).result()["data"][0]
+
+    assert handled("0ld") == "True" and handled(alive.BOOT) == "False"
 
 
 def test_a_run_never_started_released_freed_or_lost_in_a_restart_each_says_its_own_reason():
