@@ -129,6 +129,12 @@ def test_every_page_says_the_server_stopped_answering_came_back_and_restarted(se
     step.click("#step-step")
     expect(step.locator("#step-message")).to_contain_text(LOST, timeout=60_000)
     expect(step.locator("#step-message")).not_to_contain_text("expired")
+    step.click("#step-prefill")  # what the message says to press: a new run, on the new server
+    expect(step.locator("#step-message .lab-error")).to_have_count(0, timeout=120_000)
+    idle(step)
+    step.click("#step-step")
+    idle(step)
+    expect(step.locator("#step-message .lab-error")).to_have_count(0)
     teacher.locator("#lab-alive button").click()  # dismissed: the restart's note goes
     expect(teacher.locator("#lab-alive")).to_be_hidden()
     for page in pages.values():
