@@ -122,6 +122,11 @@ def load_model(
 _LOAD_LOCK = threading.Lock()
 
 
+def loading() -> bool:
+    """Whether a model is being loaded now: what must answer at once (a page's poll of the server) does not wait."""
+    return _LOAD_LOCK.locked()
+
+
 def load_in_worker(model_id: str, dtype: str | None, weights: str) -> LoadedModel:
     """The model in a forked worker process (a ZeroGPU call), on the device the worker has (its GPU there)."""
     # a fork of a process whose CPU thread pool has run (the server steps every session on its CPU) hangs at its

@@ -1,10 +1,12 @@
 """What holds the shared model, said on every page while long work holds it alone (a timing measurement): at the top of
 the page, kept in view as the learner scrolls, and under each lesson's main button, whose click waits until it ends.
 
-The page asks the server every five seconds, while it is visible, with a plain GET of a small JSON route
+The page asks the server every two seconds, while it is visible, with a plain GET of a small JSON route
 (`ROUTE`), not a gradio event: a gr.Timer's tick was an event of every open page every five seconds (a class of
 100: twenty events a second on the server), and each event costs the page its status messages
-(docs/measurements/step.md)."""
+(docs/measurements/step.md). The same ask tells the page whether the server is there at all: the route answers the
+server's boot id beside the note, and ui/alive.py's script asks it and shows its banner; this module's script writes
+the note from what that ask answered."""
 
 import json
 
@@ -12,12 +14,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from decoding.models import loading
+from ui import alive
 from ui.context import AppConfig
 from ui.markup import html_of
 from ui.serving.tab import server_note
 
 ROUTE = "/lab/server-note"
-EVERY_MS = 5000
 # the note's line at the top, in view however far down the page the learner is
 CSS = """
 #server-note { position: sticky; top: 0; z-index: 20; background: var(--background-fill-primary); }
@@ -35,18 +38,22 @@ WAITS = "waits: the model is busy (see the note at the top)"
 
 
 def route(config: AppConfig) -> Route:
-    """The server's side: the note as HTML ("" while nothing holds the model)."""
+    """The server's side: the note as HTML ("" while nothing holds the model), and the server's boot id (ui/alive.py).
+    While the model loads the note is "" at once: the route answers on the server's event loop, which would wait for
+    the load, and every page would read "not answering" until it ended."""
 
     async def note(request: Request) -> JSONResponse:
-        return JSONResponse({"html": html_of(server_note(config))})
+        return JSONResponse({"html": "" if loading() else html_of(server_note(config)), "boot": alive.BOOT})
 
     return Route(ROUTE, note, methods=["GET"])
 
 
 def head(main_buttons: list[str]) -> str:
-    """The page's side: ask, and write the note at the top and on each lesson's main button (its hover says why
-    it waits)."""
-    return f"""<script>
+    """The page's side: ask (ui/alive.py's script, which also says when the server is not there), and write the note
+    at the top and on each lesson's main button (its hover says why it waits)."""
+    return (
+        alive.head(ROUTE)
+        + f"""<script>
 (() => {{
   const BUTTONS = {json.dumps(main_buttons)};
   let shown = null;
@@ -66,11 +73,7 @@ def head(main_buttons: list[str]) -> str:
       }}
     }}
   }};
-  const ask = () => {{
-    if (document.visibilityState !== 'visible') return;
-    fetch('{ROUTE}').then(r => (r.ok ? r.json() : {{html: ''}})).then(d => show(d.html || '')).catch(() => {{}});
-  }};
-  setInterval(ask, {EVERY_MS});
-  addEventListener('DOMContentLoaded', ask);
+  addEventListener('lab-server', (ev) => show(ev.detail.html || ''));
 }})();
 </script>"""
+    )

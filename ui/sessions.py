@@ -16,7 +16,9 @@ A fair share for each session, since one server holds the whole class and one cl
   for it (`Store.reserve`), with the MiB it needs, the MiB it may have and what to lower (`Need`).
 A class round lives on its own small budget (`ROUNDS_KV_BYTES`, a kind made with `live`): runs never free a round,
 and a round is freed only once it has ended or expired. The store knows nothing of gradio: it raises ValueErrors
-(`Refused`, and `StoreFull` for an item too big for an empty store) and the UI turns them into messages.
+(`Refused`, and `StoreFull` for an item too big for an empty store) and the UI turns them into messages; why a run
+is not there at all is said by the one rule for every lesson (ui/alive.py, `gone`: the server restarted, it was
+released, or there never was one).
 
 A pool every session shares (the scheduler's prefix blocks, decoding.serving.prefix) counts under the same byte cap,
 once: it grows only into the room the sessions leave, and its least recently used blocks are freed before any
@@ -40,6 +42,7 @@ from decoding.speculative.run import SpecRun
 from decoding.timing.roofline import kv_bytes_for
 from decoding.timing.shape import model_shape
 from decoding.trace import Trace
+from ui.alive import gone
 from ui.running import Running
 
 # a teacher with a bigger class or server raises these through the environment
@@ -182,13 +185,27 @@ class Store:
         self._lock = threading.Lock()
         self._pools: list = []  # shared pools counted under the byte cap (`share`)
         self.runs = self.kind(
-            "run", bytes_of=lambda entry: entry.reserved_bytes, again="press Prefill", smaller="lower max new tokens"
+            "run",
+            bytes_of=lambda entry: entry.reserved_bytes,
+            again="press Prefill",
+            smaller="lower max new tokens",
+            unique=True,
         )
 
-    def kind(self, what: str, *, bytes_of: Callable[[object], int], again: str, smaller: str, live=None) -> "Kind":
+    def kind(
+        self,
+        what: str,
+        *,
+        bytes_of: Callable[[object], int],
+        again: str,
+        smaller: str,
+        live=None,
+        unique: bool = False,
+    ) -> "Kind":
         """A view of this store for one kind of item, e.g. `STORE.kind("beam search", ..., "press Step", ...)`.
-        `live` (item -> bool) puts the kind on the rounds' own budget: an item is freed only once it is not live."""
-        return Kind(store=self, what=what, bytes_of=bytes_of, again=again, smaller=smaller, live=live)
+        `live` (item -> bool) puts the kind on the rounds' own budget: an item is freed only once it is not live.
+        `unique`: each item's key is never used again (see `Kind.unique`)."""
+        return Kind(store=self, what=what, bytes_of=bytes_of, again=again, smaller=smaller, live=live, unique=unique)
 
     def __len__(self) -> int:
         return len(self._held)
@@ -231,13 +248,11 @@ class Store:
         return run_id
 
     def get(self, run_id: str | None) -> Entry:
-        """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why when the store knows."""
+        """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why: freed or expired (the
+        store's own words, at every ask while the page holds its id), else by `gone`'s rule."""
         entry = self.runs.get(run_id)
         if entry is None:
-            raise ValueError(
-                "there is no run in this session (it may have expired after "
-                f"{self.ttl_s / 60:.0f} idle minutes): press Prefill to start one"
-            )
+            raise ValueError(gone(self.runs.what, f"{self.runs.again} to start one", had=run_id is not None))
         return entry
 
     @contextmanager
@@ -256,11 +271,11 @@ class Store:
         self._admit(kind, key, item, kind.bytes_of(item), None, None)
 
     def find(self, kind: "Kind", key: str | None):
-        """The item with its idle clock reset; None if there is none (or it is still reserved); a ValueError, once,
-        if it was freed."""
+        """The item with its idle clock reset; None if there is none (or it is still reserved); a ValueError if it was
+        freed or expired: once, or, for a kind whose keys are never used again (`Kind.unique`), at every ask."""
         with self._lock:
             self._expire()
-            told = self._told.pop((kind.what, key), None)
+            told = self._told.get((kind.what, key)) if kind.unique else self._told.pop((kind.what, key), None)
             if told is not None:
                 raise ValueError(told)
             held = self._held.get((kind.what, key))
@@ -353,8 +368,9 @@ class Store:
                 continue
             del self._held[key]
             used, count = used - held.nbytes, count - 1
-            idle = (self.clock() - held.used) / 60
-            self._tell(key, held, f"was freed after {idle:.0f} idle minutes to make room for other sessions")
+            idle = round((self.clock() - held.used) / 60)
+            minutes = "1 idle minute" if idle == 1 else f"{idle} idle minutes"
+            self._tell(key, held, f"was freed after {minutes} to make room for other sessions")
 
     def _make_round_room(self, kind: "Kind", nbytes: int, mine: set) -> None:
         """Room on the rounds' own budget: ended rounds go, the oldest first; a live round is never freed, and a live
@@ -407,13 +423,17 @@ class Kind:
     again: str  # what to press to start again, e.g. "press Prefill"
     smaller: str  # how to ask for one that fits, when one is over its share or the room left
     live: Callable[[object], bool] | None = None  # the rounds' budget: True while the item may not be freed
+    # each item under a key of its own, never used again (a run's id): why it went is said at every ask, as the page
+    # asks again with the same id (a second Step after an eviction); a key the session reuses is told once, and its
+    # next ask starts afresh
+    unique: bool = False
 
     def put(self, key: str, item) -> None:
         self.store.hold(self, key, item)
 
     def get(self, key: str | None):
         """The session's item, its idle clock reset; None if it has none; a ValueError saying why if it was freed
-        (told once: the next call starts afresh)."""
+        (told once, the next call starting afresh, unless `unique`)."""
         return self.store.find(self, key)
 
     def release(self, key: str | None) -> None:

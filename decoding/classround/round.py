@@ -108,9 +108,11 @@ class Round:
     def check(self, key, action: str) -> None:
         """Raise `NotTeacher` unless `key` is this round's teacher key; `action` says what was asked ("advance")."""
         if not isinstance(key, str) or key != self._key:
+            # what the request carried, not who sent it: a teacher's own page replayed without its key lands here too
+            sent = "no teacher key" if not key else "a teacher key that is not this round's"
             raise NotTeacher(
                 f"only the teacher who started round {self.code} can {action} it, from the page that started it: "
-                "this page joined as a student"
+                f"this request carried {sent}"
             )
 
     def join(self, student: str, seed: int) -> None:

@@ -65,7 +65,7 @@ def test_a_step_run_back_and_reset_answer_the_whole_view():
     assert "step 3" in status(sid) and ["drop", "#quantization-kl .lc-cols", 1] in view.shown["ops"]
     assert h.whole(sid)["html"] == h.RUNS.get(sid).sent.sent.html  # a page that missed a change gets it all
     assert h.reset(sid).sid is None
-    with pytest.raises(ValueError, match="no run in this session"):
+    with pytest.raises(ValueError, match="run is no longer on the server"):
         h.back(sid)
 
 
@@ -95,7 +95,7 @@ def test_a_new_format_clears_the_old_run_and_says_what_the_next_step_starts():
     sid = stepped(None, CONTROLS).sid
     view = h.changed(sid, "int4", "layers only")
     assert view.sid is None and "Now <b>int4</b>, on the layers only" in words(view)
-    with pytest.raises(ValueError, match="no run in this session"):
+    with pytest.raises(ValueError, match="run is no longer on the server"):
         h.back(sid)
 
 

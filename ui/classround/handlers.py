@@ -18,17 +18,23 @@ from decoding.classround.guesses import typed_token
 from decoding.classround.records import CLASS, MODEL
 from decoding.knobs import settings_from
 from decoding.prompts import encode_prompt
+from ui.alive import gone
 from ui.classround import rounds
 from ui.classround.presets import DEFAULT_KIND, DEFAULT_PRESET, PRESETS, link_setup
 from ui.classround.seats import SEATS, Seat, student_of
 from ui.context import AppConfig, get_model
 from ui.events import error_html
+from ui.patch import Patcher
 from visuals.classround.view import KIND_LABELS, blank_parts, projector_parts, student_parts
 from visuals.parts import Parts, changes
 
 EACH = 100  # "Draw 100 each"
 KINDS_BY_LABEL = {label: kind for kind, label in KIND_LABELS.items()}
 OFF = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}  # the knobs as a round starts unless a link says
+# what a page whose round is gone does next (ui/alive.py, `gone`, says why it is gone)
+TEACHER_AGAIN = "press Start a round to begin a new one (or join one with its code)"
+STUDENT_AGAIN = "open the round's link, or type its code and Join"
+EITHER_AGAIN = "the teacher presses Start a round, and each student joins it with its new code"
 
 
 class Viewed(NamedTuple):
@@ -119,8 +125,8 @@ def refresh(session) -> Viewed:
     """The page's view, if anything changed (else nothing is sent): pressed by the page's script when the round's
     number it asks (ui/classround/shown.py) changed. A student whose teacher started the next round follows them."""
     seat = SEATS.get(session)
-    if seat is None:
-        return Viewed(gr.skip())
+    if seat is None:  # the view shows a round the server holds no seat in for this page: said in the view, whole
+        return Viewed(Patcher().send(blank_parts(gone("class round", EITHER_AGAIN, had=True))))
     try:
         r = rounds.find(seat.code)
         moved = r.ended is not None and r.moved_to and seat.student is not None
@@ -250,7 +256,8 @@ def _teacher(session, teacher):
     """The page's round and the key its page sent (None when it holds none for this round: a student's page)."""
     seat = SEATS.get(session)
     if seat is None:
-        raise ValueError("there is no round on this page: start one, or join one with its code")
+        had = isinstance(teacher, dict) and teacher.get("code") is not None
+        raise ValueError(gone("class round", TEACHER_AGAIN, had=had))
     r = rounds.find(seat.code)
     key = teacher.get("key") if isinstance(teacher, dict) and teacher.get("code") == r.code else None
     return r, key
@@ -258,8 +265,10 @@ def _teacher(session, teacher):
 
 def _student(session):
     seat = SEATS.get(session)
-    if seat is None or seat.student is None:
-        raise ValueError("this page is in no round as a student: open the round's link, or type its code and Join")
+    if seat is None:
+        raise ValueError(gone("class round", STUDENT_AGAIN, had=False))
+    if seat.student is None:
+        raise ValueError(f"this page started round {seat.code}: it is the round's projector, not a student's page")
     return rounds.find(seat.code), seat
 
 

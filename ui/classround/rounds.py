@@ -7,6 +7,7 @@ from decoding.classround.round import Round
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt
+from ui.alive import page_restarted
 from ui.context import scheduler_for
 from ui.sessions import STORE, TTL_S, kv_bytes_at
 
@@ -49,9 +50,9 @@ def find(code: str | None) -> Round:
     """The round with this code, ended first if it has been idle too long; a ValueError that says why there is none."""
     r = ROUNDS.get(code) if code else None
     if r is None:
-        raise ValueError(
-            f"there is no round {code} on this server: check the code on the projector (it may have ended)"
-        )
+        # a page from before a restart holds a code of the server's last start (ui/alive.py)
+        why = "the server restarted after this page was opened" if page_restarted() else "it may have ended"
+        raise ValueError(f"there is no round {code} on this server ({why}): check the code on the projector")
     if r.ended is None and r.idle_s() > TTL_S:
         r.close(f"no one did anything in it for {TTL_S / 60:.0f} minutes")
         keep(r)

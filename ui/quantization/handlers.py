@@ -18,6 +18,7 @@ from decoding.quantization.formats import AS_STORED, BOTH, FORMATS, PARTS
 from decoding.quantization.linear import SIMULATED
 from decoding.quantization.model import kernels_of
 from decoding.quantization.side_by_side import SideBySide, tally
+from ui.alive import gone
 from ui.context import CHAT, RAW, AppConfig, get_model, model_turn
 from ui.patch import Patcher
 from ui.running import Running
@@ -176,7 +177,7 @@ def _raw_hint(session: Session) -> str:
 def back(sid) -> View:
     session = RUNS.get(sid)
     if session is None:
-        raise ValueError("there is no run in this session: press Step to start one")
+        raise ValueError(gone("run", "press Step to start one", had=sid is not None))
     session.pair.back()
     return view(sid, session)
 

@@ -21,6 +21,7 @@ from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, acceptance_b
 from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
 from ui import gpu
+from ui.alive import gone
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
 from ui.events import PROGRESS, deadline, paced
 from ui.patch import Patcher
@@ -197,7 +198,7 @@ def _run_options(key: Started) -> dict:
 def back(config: AppConfig, sid) -> View:
     spec = RUNS.get(sid)
     if spec is None:
-        raise ValueError("there is no run in this session: press Prefill to start one")
+        raise ValueError(gone("run", "press Prefill to start one", had=sid is not None))
     spec.run.back()
     spec.context, spec.comparison = spec.context[: len(spec.run.ids)], None  # the timing was of the whole run
     return view(sid, spec, get_model(config))
