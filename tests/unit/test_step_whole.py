@@ -97,3 +97,23 @@ def test_a_failed_step_then_back_goes_back_over_the_step_before_it(tiny, prompt)
     run.back()  # the checkpoint of the failed step is gone with it: Back undoes the step that happened
     assert run.ids == first["ids"] and run.trace.steps == []
     assert torch.equal(run.logits, first["logits"])
+
+
+@pytest.mark.bundled
+def test_the_bundled_model_writes_what_a_clean_run_writes_after_a_failed_pass(bundled):
+    """Issue 59's run: greedy, "The capital of France is" writes ␣Paris, ".", "\\n"; with the second step's pass made to
+    raise, the next Step wrote "." again, a token the model never chose there."""
+    prompt = encode_prompt(bundled.tokenizer, "The capital of France is", chat=False)
+    clean = Run(bundled, prompt, max_new_tokens=3)
+    clean.prefill()
+    for _ in drive(clean, GREEDY):
+        pass
+    run = Run(bundled, prompt, max_new_tokens=3)
+    run.prefill()
+    run.step(GREEDY)
+    with next_pass_fails(bundled), pytest.raises(RuntimeError, match="injected"):
+        run.step(GREEDY)
+    for _ in drive(run, GREEDY):
+        pass
+    assert run.trace.token_ids == clean.trace.token_ids
+    assert clean.trace.text.startswith(" Paris")
