@@ -32,7 +32,7 @@ browser:
 
 # the lecture hall's parts, Debian's packages as chromium is: HAProxy in front of the replicas (deploy/haproxy.cfg)
 hall-tools:
-	@command -v haproxy >/dev/null 2>&1 || { \
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq haproxy; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq haproxy; fi; }
 

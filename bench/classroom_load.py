@@ -115,9 +115,9 @@ class Student:
     ):
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
         self.replica, headers = None, {}
-        if through:  # a lecture hall: open the page, and keep the cookie that names the replica it came from
+        if through:  # a lecture hall: the first request gets the cookie that names the replica it came from
             with httpx.Client(timeout=120) as page:
-                page.get(url).raise_for_status()
+                page.get(first_request(url)).raise_for_status()
                 self.replica = page.cookies.get(COOKIE)
             if self.replica is None:
                 raise RuntimeError(f"{url} set no {COOKIE} cookie: is it a lecture hall's proxy (make hall)?")
@@ -213,12 +213,18 @@ def long_run(url: str, downloads: str, start: threading.Barrier, tokens: int = 2
     return {"long_runner_seconds": round(time.perf_counter() - t0, 1), "long_runner_tokens": len(trace["token_ids"])}
 
 
+def first_request(url: str) -> str:
+    """A browser's first request, for its cookie: the plain note route, which costs the server nothing (the page
+    itself, its config included, is fetched by the student's Client right after, as before)."""
+    return url.rstrip("/") + "/lab/server-note"
+
+
 def replicas_of(url: str, tries: int = 16) -> set[str]:
     """The replicas a lecture hall's proxy hands new browsers to (each page opened without a cookie gets the next)."""
     seen = set()
     for _ in range(tries):
         with httpx.Client(timeout=120) as page:
-            page.get(url).raise_for_status()
+            page.get(first_request(url)).raise_for_status()
             seen.add(page.cookies.get(COOKIE))
     return seen - {None}
 

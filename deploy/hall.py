@@ -7,9 +7,9 @@ One app process holds a class of about 60 on two cores: its handlers share one i
 after `--port`, each told which one it is (`DECODING_LAB_REPLICA=2/4`: the pages that show a server's own traffic
 name it), and HAProxy in front on `--port` (deploy/haproxy.cfg). A student's first request sets a cookie naming the
 replica that served it; every later request of that browser goes there, where its run and KV cache live. A replica
-that stops answering is out of rotation within about 2 s, and its students go to another (their page says their run
-was lost with its server); the hall starts it again. Each student's run stays on its replica; the class round
-is per replica until the round lives in a shared store (the lecture-hall issue's next step).
+that refuses a connection (a killed one) is out of rotation at once, and its students go to another (their page
+says their run was lost with its server); the hall starts it again. Each student's run stays on its replica; the
+class round is per replica until the round lives in a shared store (the lecture-hall issue's next step).
 """
 
 import argparse
