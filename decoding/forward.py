@@ -32,10 +32,12 @@ def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):
 def rewind(cache, length: int) -> None:
     """Keep the first `length` positions of the cache, drop the rest (nothing when it holds no more).
     The one place that knows transformers 5's `crop` takes minus the number of tokens to drop (a `StaticCache`
-    keeps its tensors and moves its length back; its length is a tensor on the device)."""
-    drop = int(cache.get_seq_length()) - length
-    if drop > 0:
-        cache.crop(-drop)
+    keeps its tensors and moves its length back; its length is a tensor on the device). Layer by layer: a pass that
+    failed part way through the model has grown its first layers and not the others."""
+    for layer in cache.layers:
+        drop = int(layer.get_seq_length()) - length
+        if drop > 0:
+            layer.crop(-drop)
 
 
 def kv_cache_bytes(cache) -> int:

@@ -47,6 +47,20 @@ class Passed(NamedTuple):
     extra: object = None
 
 
+class _Before(NamedTuple):
+    """What a step puts back if it fails part way: how many ids and steps the run had, its unfed tokens, its cache's
+    length, its pending distribution (the logits, how their pass ran, processed), its text (visible, held, stop)."""
+
+    n_ids: int
+    n_steps: int
+    unfed: list[int]
+    cache_len: int
+    logits: torch.Tensor | None
+    last_pass: Pass
+    processed: "_Preview | None"
+    text: tuple
+
+
 class _Preview(NamedTuple):
     """A processed pending distribution and what it was computed from: the same logits object, as many ids, the same
     settings give the same `Processed`."""
@@ -216,18 +230,45 @@ class Run:
             raise ValueError(f"the run has stopped ({self.trace.stop_reason}); go back or reset")
         if force_id is not None:
             self.check_force(force_id)
+        before = self._before_step()
         self.checkpoints.mark(len(self.ids))
-        step = self.choose(settings, force_id)
-        self._processed = None  # the distribution it chose from is spent
-        self.accepted(step.token_id)
-        self.ids.append(step.token_id)
-        self.unfed.append(step.token_id)
-        self.trace.steps.append(step)
-        self._update_text_and_stop(step.token_id)
-        # 4) decode: one forward pass on the new token(s), once none is forced (skipped once the run has stopped)
-        if feed and not self.done and not self.forced():
-            self.feed()
+        try:
+            step = self.choose(settings, force_id)
+            self._processed = None  # the distribution it chose from is spent
+            self.accepted(step.token_id)
+            self.ids.append(step.token_id)
+            self.unfed.append(step.token_id)
+            self.trace.steps.append(step)
+            self._update_text_and_stop(step.token_id)
+            # 4) decode: one forward pass on the new token(s), once none is forced (skipped once the run has stopped)
+            if feed and not self.done and not self.forced():
+                self.feed()
+        except BaseException:
+            self._put_back(before)  # a step happens whole or not at all
+            raise
         return step
+
+    def _before_step(self) -> "_Before":
+        cache_len = 0 if self.cache is None else int(self.cache.get_seq_length())
+        text = (self.trace.text, self.trace.held_text, self.trace.stop_reason)
+        pending = (self.logits, self.last_pass, self._processed)
+        return _Before(len(self.ids), len(self.trace.steps), list(self.unfed), cache_len, *pending, text)
+
+    def _put_back(self, before: "_Before") -> None:
+        """The run as it was before a step that failed part way (its pass raised, in a scheduler's tick or alone): the
+        ids, the unfed tokens, the trace and its text, the generator (its checkpoint), the rules' state, the cache's
+        length, the pending distribution and how it came to be. The next step chooses from the same distribution."""
+        accepted = len(self.ids) > before.n_ids  # `accepted` runs just before the token is appended
+        del self.trace.steps[before.n_steps :]
+        del self.ids[self.checkpoints.undo() :]  # the generator as it was before the choice
+        if accepted:
+            self.rewound(1)
+        self.unfed = before.unfed
+        self.trace.text, self.trace.held_text, self.trace.stop_reason = before.text
+        if self.cache is not None:
+            rewind(self.cache, before.cache_len)  # what the failed pass wrote, layer by layer
+        self._install(Passed(before.logits, self.cache, before.last_pass))
+        self._processed = before.processed
 
     @property
     def hungry(self) -> bool:

@@ -76,12 +76,7 @@ def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=No
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout, scaling, **kwargs)
     outs = []
     for (a, b, start), k, v in zip(key.spans, key, value):
-        q = query[:, :, a:b]  # (1, H, T, D)
-        mask = None
-        if b - a > 1:  # a prefill chunk: token i sees the cache and itself, not the chunk's later tokens
-            seen = torch.arange(k.shape[2], device=q.device)  # (L,)
-            mask = seen[None, :] <= start + torch.arange(b - a, device=q.device)[:, None]  # (T, L)
-        outs.append(torch.nn.functional.scaled_dot_product_attention(q, k, v, mask, scale=scaling, enable_gqa=True))
+        outs.append(scripted_pass.attend(query[:, :, a:b], k, v, start, scaling))  # (1, H, T, D) each
     return torch.cat(outs, dim=2).transpose(1, 2).contiguous(), None  # (1, N, H, D)
 
 

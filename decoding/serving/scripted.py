@@ -13,6 +13,13 @@ tensor operations in the same order on the same shapes: the embedding lookup and
 the model's own modules, and each session's attention is `ragged.attention`'s. So its logits and the keys and values
 it appends are bit for bit those of the modules' pass (tests/unit/test_scripted.py checks it in float32 and bfloat16).
 
+That equality is proven on the transformers `PROVEN_ON` names, the one the lock pins (requirements.txt): a release
+that changes a cast in RMSNorm or the rotary order would silently change the bits, in bfloat16 above all. On any other
+version, the first time a model is asked about, `proven` runs the check the tests run (two packed passes over fresh
+caches, a prefill chunk and a decode row, through TorchScript and through the modules, compared bit for bit: 180 ms
+for the bundled model on the 2-core machine), says what it found in a warning, and the model takes the scripted pass
+only if the bits agree.
+
 It applies where that holds (`fits`), on the CPU: a `LlamaForCausalLM` whose layers are all transformers' own (plain
 `nn.Linear` without bias, so not `--weights int8/int4`'s quantized kernels; RMSNorm; SiLU), with no hook on any module
 (a hook would not see the pass), and sessions whose caches hold plain `DynamicLayer`s. Any other model takes the
@@ -21,9 +28,11 @@ modules' pass.
 
 import threading
 import warnings
+import weakref
 
 import torch
 import torch.nn.functional as F
+import transformers
 from transformers import LlamaForCausalLM
 from transformers.activations import SiLUActivation
 from transformers.cache_utils import DynamicLayer
@@ -40,6 +49,9 @@ from transformers.utils import output_capturing
 from decoding.forward import set_layer
 from decoding.models import LoadedModel
 
+# the transformers whose Llama modules `_layers` is written from, bit for bit (tests/unit/test_scripted.py)
+PROVEN_ON = "5.24.0"
+
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """transformers' LlamaRMSNorm.forward."""
@@ -54,6 +66,19 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     """transformers' rotate_half for Llama."""
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, start: int, scaling: float | None) -> torch.Tensor:
+    """One session's attention in a packed pass: its queries q (1, H, T, D) at positions start .. start + T - 1
+    against its whole cache k, v (1, H_kv, L, D) -> (1, H, T, D). A decode row (T = 1) sees every position; a prefill
+    chunk is causal: its token i sees the cache and itself, not the chunk's later tokens. The one home of that mask:
+    `ragged.attention` (the modules' pass) calls it, and `_layers` (TorchScript compiles it with `_layers`)."""
+    mask: torch.Tensor | None = None
+    t = q.shape[2]
+    if t > 1:
+        seen = torch.arange(k.shape[2], device=q.device)  # (L,)
+        mask = seen[None, :] <= start + torch.arange(t, device=q.device)[:, None]  # (T, L)
+    return F.scaled_dot_product_attention(q, k, v, mask, scale=scaling, enable_gqa=True)
 
 
 def _layers(
@@ -93,15 +118,7 @@ def _layers(
             a, b, start = spans[s][0], spans[s][1], spans[s][2]
             keys[s][i] = torch.cat([keys[s][i], k[:, :, a:b]], dim=-2)  # DynamicLayer.update
             values[s][i] = torch.cat([values[s][i], v[:, :, a:b]], dim=-2)
-            mask: torch.Tensor | None = None
-            if b - a > 1:  # a prefill chunk: token i sees the cache and itself, not the chunk's later tokens
-                seen = torch.arange(keys[s][i].shape[2], device=q.device)  # (L,)
-                mask = seen[None, :] <= start + torch.arange(b - a, device=q.device)[:, None]  # (T, L)
-            outs.append(
-                F.scaled_dot_product_attention(
-                    q[:, :, a:b], keys[s][i], values[s][i], mask, scale=scaling, enable_gqa=True
-                )
-            )
+            outs.append(attend(q[:, :, a:b], keys[s][i], values[s][i], start, scaling))
         attn = torch.cat(outs, dim=2).transpose(1, 2).contiguous()  # (1, N, H, D)
         attn = attn.reshape(1, n, -1).contiguous()
         hidden = residual + F.linear(attn, w[4])
@@ -138,13 +155,6 @@ def cat_each(groups: list[list[torch.Tensor]], dim: int) -> list[torch.Tensor]:
     lock while a class's handlers run)."""
     with torch.jit.optimized_execution(False):
         return _script(_cat_each)(groups, dim)
-
-
-def _inert(hook) -> bool:
-    """Whether `hook` is one of transformers' output-capturing hooks. transformers puts them on the model's layers for
-    good the first time a pass asks for hidden states (the logit lens does), and they record only within a call that
-    asked for them (their collector is a context variable that call sets), which a packed pass never is."""
-    return getattr(hook, "__module__", None) == output_capturing.__name__
 
 
 # the module types of a LlamaForCausalLM: `_layers` writes out what each computes, or the pass calls it as it is (the
@@ -195,7 +205,51 @@ def fits(lm: LoadedModel, caches) -> bool:
             return False
         if not (_inert(module._forward_hooks.values()) and _inert(module._forward_pre_hooks.values())):
             return False
-    return all(type(layer) is DynamicLayer for cache in caches for layer in cache.layers)
+    return all(type(layer) is DynamicLayer for cache in caches for layer in cache.layers) and proven(lm)
+
+
+_proofs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> whether the check found the same bits
+_proving = threading.Lock()
+
+
+def proven(lm: LoadedModel) -> bool:
+    """Whether `_layers` is known to compute the modules' bits for this model: on `PROVEN_ON`, by the tests; on any
+    other transformers, by one check the first time the model is asked about, whose verdict is kept."""
+    if transformers.__version__ == PROVEN_ON:
+        return True
+    with _proving:
+        if lm.model not in _proofs:
+            _proofs[lm.model] = _check(lm)
+        return _proofs[lm.model]
+
+
+def _check(lm: LoadedModel) -> bool:
+    """Two packed passes over fresh caches (two prompts' chunks, then a decode row beside a chunk on a cache), through
+    `_layers` and through the modules: the logits and every key and value, bit for bit. Warns with the verdict."""
+    from decoding.serving import ragged  # ragged imports this module for its packed pass
+
+    def two_passes(run) -> list[torch.Tensor]:
+        caches = [ragged.new_cache(lm), ragged.new_cache(lm)]
+        ids = [i % lm.vocab_size for i in range(1, 11)]
+        first = run([ragged.Segment(caches[0], ids[:4], 0), ragged.Segment(caches[1], ids[4:6], 0)])
+        then = run([ragged.Segment(caches[0], ids[6:7], 4), ragged.Segment(caches[1], ids[7:], 2)])
+        return [first, then] + [t for cache in caches for layer in cache.layers for t in (layer.keys, layer.values)]
+
+    try:
+        ragged.install(lm)
+        mine = two_passes(lambda segments: ragged.scripted_forward(lm, segments))
+        theirs = two_passes(lambda segments: ragged.packed_forward(lm, segments, scripted=False))
+        same = all(torch.equal(a, b) for a, b in zip(mine, theirs, strict=True))
+        found = "the same bits: it runs the scripted pass" if same else "other bits: it runs the modules' pass"
+    except Exception as err:  # noqa: BLE001 -- a transformers the copy no longer matches: the modules' pass runs
+        same, found = False, f"{type(err).__name__}: {err}; it runs the modules' pass"
+    warnings.warn(
+        f"decoding/serving/scripted.py copies transformers {PROVEN_ON}'s Llama layers, and this is "
+        f"{transformers.__version__}: {lm.model_id} checked against its modules at first use gave {found}",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return same
 
 
 def _tensors(layer: DynamicLayer, empty: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

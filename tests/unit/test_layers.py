@@ -3,26 +3,10 @@ function counts too): the engine knows no page, the charts know no model, and no
 imports a test module."""
 
 import ast
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def imported(path: Path) -> set[str]:
-    """The top-level package of every module `path` imports."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
-def modules(*folders: str) -> list[Path]:
-    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+from tests.helpers.imports import ROOT, imported, modules
 
 
 @pytest.mark.parametrize(

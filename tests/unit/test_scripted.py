@@ -2,9 +2,12 @@
 compute for the same pass, writes each session's cache the same, and runs only where that holds."""
 
 import copy
+import warnings
+import weakref
 
 import pytest
 import torch
+import transformers
 from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
 
 from decoding.forward import forward_one
@@ -149,3 +152,48 @@ def test_cat_each_joins_each_group_as_torch_cat_does():
     joined = scripted.cat_each(groups, dim=2)
     assert [j.shape[2] for j in joined] == [9, 2]
     assert all(torch.equal(j, torch.cat(g, dim=2)) for j, g in zip(joined, groups))
+
+
+def test_the_transformers_installed_is_the_one_the_scripted_pass_was_proven_on():
+    """An upgrade test: after a new transformers, run this file's bit-for-bit tests, then move PROVEN_ON."""
+    assert transformers.__version__ == scripted.PROVEN_ON, (
+        f"decoding/serving/scripted.py copies transformers {scripted.PROVEN_ON}'s Llama layers, and "
+        f"{transformers.__version__} is installed: check it bit for bit (this file) before moving PROVEN_ON"
+    )
+
+
+@pytest.fixture()
+def another_transformers(monkeypatch):
+    """As if the transformers installed were not the one the scripted pass was proven on; no verdict kept yet."""
+    monkeypatch.setattr(scripted, "PROVEN_ON", "0.0.0")
+    monkeypatch.setattr(scripted, "_proofs", weakref.WeakKeyDictionary())
+
+
+def test_on_another_transformers_the_bits_are_checked_once_and_the_scripted_pass_runs_where_they_agree(
+    tiny, another_transformers, monkeypatch
+):
+    with pytest.warns(RuntimeWarning, match=r"copies transformers 0\.0\.0's .* gave the same bits"):
+        assert scripted.fits(tiny, [])
+    checks = []
+    monkeypatch.setattr(scripted, "_check", lambda lm: checks.append(lm) or False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert scripted.fits(tiny, [])  # the verdict is kept: no second check, no second warning
+    assert checks == []
+
+
+def test_on_another_transformers_whose_bits_differ_the_modules_pass_runs(tiny, another_transformers, monkeypatch):
+    real = scripted.packed_forward
+    calls = []
+
+    def off_by_a_bit(*args):  # a release whose RMSNorm casts in another order: the last bits move
+        calls.append(1)
+        return real(*args) * (1 + 2**-20)
+
+    monkeypatch.setattr(scripted, "packed_forward", off_by_a_bit)
+    with pytest.warns(RuntimeWarning, match="other bits: it runs the modules' pass"):
+        assert not scripted.fits(tiny, [])
+    checked = len(calls)
+    sessions = _sessions(tiny)
+    _pass(tiny, sessions, use_script=True)  # asks for the scripted pass where it fits: it no longer does
+    assert checked > 0 and len(calls) == checked

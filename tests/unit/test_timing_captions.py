@@ -1,19 +1,44 @@
 """The sentences of the "Prefill vs decode" tab from a hand-made measurement: every number they quote is read off
 it (no model, no clock)."""
 
+import html
 import re
+
+import pytest
 
 from decoding.timing.limits import Probe
 from tests.helpers.made import FULL, measured
 from visuals.glossary import term
+from visuals.machine import NAME_LIMIT, device_label
 from visuals.timing.captions import captions, headline
+
+# 80 characters, as long as a cloud machine's CPU name and its threads run
+LONG_CPU = "Intel Xeon Platinum 848C Sapphire Rapids 4th Generation @ 2.4GHz CPU, 16 threads"
 
 
 def test_headline_quotes_the_machine_and_its_measured_limits():
     text = headline(measured(**FULL))
-    assert text.startswith("**a test CPU**, float32, tiny model: measured in 12 s (quick plan).")
+    assert text.startswith('**<span title="a test CPU">a test CPU</span>**, float32, tiny model: measured in 12 s')
     assert "Memory bandwidth **10.0 GB/s**" in text and f"{term('matmul')} peak **100 GFLOP/s**" in text
     assert "weights read per decode step **500 MB** · floor" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("Intel(R) Xeon(R) Processor @ 2.80GHz CPU, 1 thread", "Intel Xeon @ 2.80GHz CPU, 1 thread"),
+        ("AMD EPYC 7B13 64-Core Processor CPU, 2 threads", "AMD EPYC 7B13 64-Core CPU, 2 threads"),
+        ("NVIDIA H200", "NVIDIA H200"),
+        (LONG_CPU, LONG_CPU[: NAME_LIMIT - len(", 16 threads") - 1] + "…, 16 threads"),
+    ],
+)
+def test_the_headline_shows_any_device_name_in_at_most_a_few_words_with_the_whole_name_in_its_title(name, shown):
+    """A cloud machine's CPU name runs to 80 characters: written whole, it wrapped the headline in projector mode and
+    pushed the roofline off a 1280x720 screen. Its thread count is kept; the whole name is a tap away."""
+    assert len(LONG_CPU) == 80
+    line = headline(measured(device_name=name, **FULL)).split("\n\n")[0]
+    assert line.startswith(f'**<span title="{html.escape(name)}">{html.escape(shown)}</span>**, float32, tiny model')
+    assert len(device_label(name)) <= NAME_LIMIT
 
 
 def test_a_measurement_cancelled_before_the_limits_says_so():

@@ -12,6 +12,7 @@ from decoding.timing.shared import SharedMeasurements
 from ui import gpu
 from ui.context import AppConfig, get_model
 from ui.events import PROGRESS, CancelFlags, message_line, model_event
+from visuals.machine import device_label
 from visuals.theme import empty_figure
 from visuals.timing.regimes import RANDOM_WEIGHTS, regime_caption, regime_figure
 
@@ -97,7 +98,7 @@ def mapped(lm, machine, watch) -> RegimeMap:
 
 def shown(c: RegimesPanel, m: RegimeMap) -> dict:
     points = [asdict(p) for p in m.points]
-    label = f"random weights · {m.dtype} · {m.device_name}"
+    label = f"random weights · {m.dtype} · {device_label(m.device_name)}"
     return {
         c.plot: regime_figure(points, m.bandwidth_gbs, label),
         c.note: regime_caption(points, m.bandwidth_gbs, m.skipped, m.cancelled, m.device),

@@ -19,6 +19,7 @@ from ui.lesson import lesson, try_this
 from ui.tabs import TabSpec
 from ui.timing import calculator, regimes
 from visuals.glossary import term
+from visuals.machine import device_label
 from visuals.theme import empty_figure
 from visuals.timing.captions import captions, headline
 from visuals.timing.roofline import roofline_figure
@@ -81,7 +82,7 @@ def figures(m: Measurements | None) -> Charts:
             batch=batch_figure([], [], ""),
             request=request_figure(None, [], 0, ""),
         )
-    label = f"{m.model} · {m.dtype} · {m.device_name}"
+    label = f"{m.model} · {m.dtype} · {device_label(m.device_name)}"
     bw, peak = (m.bandwidth.value if m.bandwidth else 0), (m.peak.value if m.peak else 0)
     naive, cached, req, prefill, decode = m.naive, m.cached, m.request, m.prefill, m.decode
     cache = (

@@ -13,7 +13,7 @@ rather than shown as a gain or a loss, and a real kernel's ratio within the run'
 import statistics
 
 from visuals.glossary import TERMS, term
-from visuals.machine import beside_machine
+from visuals.machine import beside_machine, device_label
 from visuals.quantization.side_by_side import LLAMA_CPP, LLAMA_CPP_SOURCE, REFERENCE
 from visuals.theme import CHOSEN, DECODE, FONT_SIZE, OTHER, empty_figure, figure_from, ink, look
 
@@ -43,7 +43,8 @@ def speed_figure(rows: list[dict], label: str):
         if mine:
             data.append(_points(mine, colour, symbol, simulated))
     # two lines, as theme.measured_title writes them: on one, the device's long name ran past a narrow chart
-    layout = look(f"Decode, per format<br><span style='font-size:{FONT_SIZE - 2}px'>{label}</span>", 380)
+    device = device_label(label)  # a cloud machine's 80-character CPU name would run past the chart's edge
+    layout = look(f"Decode, per format<br><span style='font-size:{FONT_SIZE - 2}px'>{device}</span>", 380)
     layout["margin"] = {**layout["margin"], "t": 80}
     layout["xaxis"] = {
         **layout["xaxis"],

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from decoding.timing import roofline as rl
 from visuals.glossary import model_label, term
-from visuals.machine import machine_gbs, machine_gflops, measured_when
+from visuals.machine import device_html, machine_gbs, machine_gflops, measured_when
 
 if TYPE_CHECKING:
     from decoding.timing.sweeps import Measurements
@@ -19,9 +19,8 @@ def headline(m: Measurements) -> str:
     if "bandwidth_gbs" not in s:
         return f"*Cancelled after {m.seconds:.0f} s, before the machine's limits were measured.*"
     parts = [
-        f"**{m.device_name}**, {m.dtype}, {model_label(m.model_label)}: measured in {m.seconds:.0f} s ({m.plan} plan"
-        + (", cancelled" if m.cancelled else "")
-        + ").",
+        f"**{device_html(m.device_name)}**, {m.dtype}, {model_label(m.model_label)}: "
+        f"measured in {m.seconds:.0f} s ({m.plan} plan" + (", cancelled" if m.cancelled else "") + ").",
         # one line at 1280x720 in projector mode, so the roofline below still shares the screen with Measure
         f"Memory bandwidth **{machine_gbs(s['bandwidth_gbs'])}** · {term('matmul')} peak "
         f"**{machine_gflops(s['peak_tflops'])}** "
