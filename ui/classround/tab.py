@@ -68,6 +68,8 @@ def wire(c: ClassroundPage, config: AppConfig):
     c.reveal.click(*named(c, h.reveal, h.Viewed, teacher), api_name="reveal", **QUIET)
     c.draw_each.click(*named(c, h.draw_each, h.Viewed, teacher), api_name="draw_each", **QUIET)
     c.end.click(*named(c, h.end, h.Viewed, teacher), api_name="end", **QUIET)
+    c.lock.click(*named(c, h.lock, h.Viewed, teacher), api_name="lock", **QUIET)
+    c.remove.click(*named(c, h.remove, h.Viewed, [c.teacher, c.seat]), api_name="remove", **QUIET)
     c.kind.input(*named(c, h.set_kind, h.Viewed, [c.teacher, c.kind]), api_name="kind", **QUIET)
     moves = [knob.release for knob in c.knobs()]
     gr.on(moves, *named(c, h.set_settings, h.Viewed, [c.teacher, *c.knobs()]), api_name="settings", **QUIET)
@@ -81,6 +83,7 @@ def wire(c: ClassroundPage, config: AppConfig):
     # a page told by its script that its round changed, and a patched view that missed a change: the view alone
     c.refresh.click(*named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
     c.view.input(*named(c, h.resend, h.Viewed, message=False), api_name="resend", **QUIET)
+    # the round's numbers, for its teacher key alone: before the reveal they are the answer
     gr.api(h.numbers, api_name="round_numbers", concurrency_limit=None)
     return partial(on_page, c)
 
