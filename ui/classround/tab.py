@@ -64,7 +64,12 @@ def wire(c: ClassroundPage, config: AppConfig):
     model_event(
         c.model_pick.click, *named(c, partial(h.advance, how=MODEL), h.Viewed, teacher), api_name="advance", **view
     )
-    model_event(c.class_pick.click, *named(c, partial(h.advance, how=CLASS), h.Viewed, teacher), **view)
+    model_event(
+        c.class_pick.click,
+        *named(c, partial(h.advance, how=CLASS), h.Viewed, teacher),
+        api_name="advance_class",
+        **view,
+    )
     c.reveal.click(*named(c, h.reveal, h.Viewed, teacher), api_name="reveal", **QUIET)
     c.draw_each.click(*named(c, h.draw_each, h.Viewed, teacher), api_name="draw_each", **QUIET)
     c.end.click(*named(c, h.end, h.Viewed, teacher), api_name="end", **QUIET)
