@@ -196,7 +196,7 @@ def test_too_much_typed_gets_one_line_naming_the_limit_and_the_page_keeps_its_he
     idle(phone)
     visitor = new_page(browser, PHONE)
     visitor.goto(f"{app_url}?tab=classround")
-    expect(visitor.locator("#classround-code textarea")).to_be_visible(timeout=180_000)
+    expect(visitor.locator("#classround-code :is(textarea, input)")).to_be_visible(timeout=180_000)
     idle(visitor)
     for page, box, typed, press, stated, limit in (
         (

@@ -122,6 +122,7 @@ def layout() -> ClassroundPage:
                 label="A student? Type the round's code",
                 info=f"{CODE_LENGTH} letters and digits, as the projector shows it",
                 placeholder="the code on the projector",
+                max_lines=1,  # a box that never grows with what is typed into it: the page keeps its height
                 scale=3,
                 elem_id="classround-code",
             )
@@ -135,6 +136,7 @@ def layout() -> ClassroundPage:
                     label="Or type your guess",
                     info=f"one token of the model's; up to {GUESS_CHARS} characters",
                     placeholder="a word",
+                    max_lines=1,
                     elem_id="classround-guess",
                 )
             guess_btn = gr.Button("Guess", elem_id="classround-guess-btn", elem_classes="classround-for-guess")

@@ -15,7 +15,7 @@ from ui.classround import shown
 from ui.classround.page import CSS, ClassroundPage, layout
 from ui.classround.presets import PRESETS
 from ui.context import AppConfig
-from ui.events import error_html, model_event
+from ui.events import error_html, model_event, teach
 from ui.links import query_of
 from ui.opened import FirstOpen
 from ui.tabs import TabSpec
@@ -89,7 +89,7 @@ def wire(c: ClassroundPage, config: AppConfig):
     c.refresh.click(*named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
     c.view.input(*named(c, h.resend, h.Viewed, message=False), api_name="resend", **QUIET)
     # the round's numbers, for its teacher key alone: before the reveal they are the answer
-    gr.api(h.numbers, api_name="round_numbers", concurrency_limit=None)
+    gr.api(teach(h.numbers), api_name="round_numbers", concurrency_limit=None)
     return partial(on_page, c)
 
 
