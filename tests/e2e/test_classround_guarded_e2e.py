@@ -218,7 +218,7 @@ def test_too_much_typed_gets_one_line_naming_the_limit_and_the_page_keeps_its_he
     ):
         expect(page.locator(box)).to_contain_text(stated)  # the limit, beside its box
         height = page.evaluate("document.documentElement.scrollHeight")
-        page.locator(f"{box} textarea").fill(typed)
+        page.locator(f"{box} :is(textarea, input)").fill(typed)
         page.click(press)
         message = page.locator("#classround-message .lab-error")
         expect(message).to_contain_text(limit)
