@@ -51,8 +51,10 @@ CSS = """
 #classround-buttons { gap: 8px; }
 #classround-actions button { min-height: 44px; }
 @media (max-width: 600px) { #classround-actions { flex-direction: column; } }
-/* the message line keeps its one line whether it says something or not: a refusal never moves the page */
-#classround-message.lab-message { display: block !important; min-height: 2.4em; }
+/* a student's message line keeps its one line whether it says something or not: a refusal never moves the page
+   (the projector's stays out of the way of its chart until it has something to say) */
+#classround-page:has(.classround-view:not([data-role=teacher])) #classround-message.lab-message {
+  display: block !important; min-height: 2.4em; }
 #classround-message .lab-error { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 /* on a phone a student's ten choices come first, then the box to type a guess of their own */
 @media (max-width: 600px) {
