@@ -54,8 +54,9 @@ CSS = """
 /* a student's message line keeps its one line whether it says something or not: a refusal never moves the page
    (the projector's stays out of the way of its chart until it has something to say) */
 #classround-page:has(.classround-view:not([data-role=teacher])) #classround-message.lab-message {
-  display: block !important; min-height: 2.4em; }
-#classround-message .lab-error { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  display: block !important; height: 40px; min-height: 40px; overflow: hidden; padding: 0; }
+#classround-message .lab-error { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 30px;
+  box-sizing: border-box; height: 40px; }
 /* on a phone a student's ten choices come first, then the box to type a guess of their own */
 @media (max-width: 600px) {
   #classround-page:has(.classround-view[data-role=student][data-kind=guess]) #classround-actions { order: 1; }
