@@ -118,7 +118,7 @@ def layout() -> ClassroundPage:
             draw_each = gr.Button(
                 "Draw 100 each", elem_id="classround-draw-each", elem_classes=[running, "classround-for-sample"]
             )
-            lock = gr.Button("Lock / unlock joining", elem_id="classround-lock", elem_classes=running)
+
             end = gr.Button("End", variant="stop", elem_id="classround-end", elem_classes=running)
         with gr.Row(equal_height=True, elem_classes="classround-visitor"):
             code = gr.Textbox(
@@ -153,6 +153,8 @@ def layout() -> ClassroundPage:
         refresh = gr.Button(visible="hidden", elem_id="classround-refresh")
         seat = gr.Textbox(visible="hidden", elem_id="classround-seat")  # a seat the teacher removes, by its id
         remove = gr.Button(visible="hidden", elem_id="classround-remove")
+        # pressed by the page's script from the projector's own "Lock joining" / "Unlock" (the button row stays one row)
+        lock = gr.Button(visible="hidden", elem_id="classround-lock")
         with gr.Row(equal_height=False):
             # the teacher's setup beside the view: on the projector the round's chart sits right under the buttons
             with gr.Column(scale=1, min_width=280, elem_classes="classround-teacher"):

@@ -20,9 +20,14 @@ document.addEventListener('click', (ev) => {
 }, true);
 """
 
-# the teacher's click on a seat the projector lists puts its id in a hidden box and presses a hidden button: removed
+# the teacher's click on a seat the projector lists puts its id in a hidden box and presses a hidden button: removed;
+# a click on the projector's Lock joining / Unlock presses the hidden lock button
 REMOVE_ON_CLICK = """
 document.addEventListener('click', (ev) => {
+  if (ev.target.closest && ev.target.closest('#classround-view .classround-lock')) {
+    document.querySelector('#classround-lock').click();
+    return;
+  }
   const seat = ev.target.closest && ev.target.closest('#classround-view .classround-seat[data-seat]');
   if (!seat) return;
   const input = document.querySelector('#classround-seat textarea, #classround-seat input');

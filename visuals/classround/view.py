@@ -45,10 +45,13 @@ def projector_parts(r: RoundRecord) -> Parts:
     here = f"{count(r.present, 'student')} here" + (f" ({r.left} left)" if r.left else "")
     address = html.escape(link(r.code))
     join = (
-        '<span class="classround-locked">Locked: no new students</span>'
+        '<span class="classround-locked">Locked: no new students</span> '
+        '<button class="classround-lock" title="let new students join again">Unlock</button>'
         if r.locked
-        else f'<span class="classround-join">Join: <a class="classround-link" href="{address}">{address}</a></span>'
+        else f'<span class="classround-join">Join: <a class="classround-link" href="{address}">{address}</a></span> '
+        '<button class="classround-lock" title="no new students: once the class is in">Lock joining</button>'
     )
+    join = "" if r.ended else join
     head = (
         f'<span class="classround-kind">{KIND_LABELS[r.kind]}</span> · Round <b class="classround-code">{r.code}</b> · '
         f"{seats_html(r, here)}<br>{join}"
@@ -262,6 +265,8 @@ CSS = f"""
   border: 1px solid rgba(128,128,128,.6); border-radius: 4px; background: transparent; color: inherit;
   cursor: pointer; }}
 .classround-locked {{ font-size: 0.85em; font-weight: 700; }}
+.classround-lock {{ font-size: 0.8em; margin-left: 6px; padding: 2px 8px; border: 1px solid rgba(128,128,128,.6);
+  border-radius: 4px; background: transparent; color: inherit; cursor: pointer; }}
 #classround-page:has(.classround-view[data-greedy=done]) .classround-for-greedy {{ display: none !important; }}
 #classround-page:has(.classround-view[data-role=student]) .classround-teacher {{ display: none !important; }}
 #classround-page:has(.classround-view:not([data-role=student])) .classround-student {{ display: none !important; }}
