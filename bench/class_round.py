@@ -3,6 +3,11 @@ together tab, N simulated students (one gradio session each, clicks sent as the 
 join it, guess, draw and step greedy together, while a projector follows the round as the teacher's page does (its
 script asks the round's version every quarter second, and its view when that changed).
 
+Each student's page asks after the round every 3 s with its seat's ping, as a page does (a seat not heard from is
+counted out, its draws with it), and presses Draw no faster than a person can (the round refuses more than
+`DRAWS_PER_S` a second). The round's numbers are read with the teacher's key, as only the teacher may before the
+reveal.
+
 It reports what a student waits for (Draw, guess and greedy step latencies), errors, whether the projector's counts
 equal the draws the students were shown (its total, and each token's bar), how long after a student's draw the
 projector showed it, the chi-square test of the students' seeded draws against the processed probabilities (and
@@ -11,6 +16,7 @@ the class draws and while the pages only wait (the projector asking every quarte
 3 s).
 """
 
+import contextlib
 import html
 import json
 import random
@@ -26,6 +32,7 @@ from gradio_client import Client
 from bench.page_calls import PageCaller
 from decoding.classround.chisquare import chi_square
 from decoding.classround.greedy import LENGTH
+from decoding.classround.round import DRAWS_PER_S
 from ui.classround.script import PROJECTOR_EVERY_MS, STUDENT_EVERY_MS
 from ui.classround.shown import ROUTE
 
@@ -33,6 +40,7 @@ PROMPT = "The best pet is a"  # the tab's first preset: three tokens near a tie
 OFF = (1.0, 0, 1.0, 0.0)  # temperature, top-k, top-p, min-p: the lab's pipeline with every stage off
 GUESSES = ("cat", "dog", "pet", "fish", "horse", "bird")
 PROJECTOR_EVERY_S, STUDENT_EVERY_S = PROJECTOR_EVERY_MS / 1e3, STUDENT_EVERY_MS / 1e3
+PRESS_S = 1.05 / DRAWS_PER_S  # a student's presses of Draw, at most: a little under the round's rate
 ROOT_ATTRS = re.compile(r'<div class="classround-view"([^>]*)>')
 ATTR = re.compile(r'data-([\w-]+)="([^"]*)"')
 BAR = re.compile(r'data-series="([^"]*)" data-x="[^"]*" data-y="([^"]*)" data-c=\'([^\']*)\'')
@@ -84,21 +92,24 @@ class Student:
     def join(self, code: str) -> None:
         out = self.timed([], "/join", code)
         if out is not None and isinstance(out[0], dict) and "html" in out[0]:
-            self.choices = [int(k) for k in re.findall(r'classround-choice[^"]*" data-key="(\d+)"', out[0]["html"])]
+            self.choices = re.findall(r'classround-choice[^"]*" data-key="(\d+:\d+)"', out[0]["html"])
 
     def guess(self, index: int) -> None:
-        if index % 2 and self.choices:  # half pick one of the ten, half type their own
-            self.timed(self.guess_ms, "/pick", str(self.rng.choice(self.choices)))
+        if index % 2 and self.choices:  # half pick one of the ten ("step:token id", as the page sends it)
+            self.timed(self.guess_ms, "/pick", self.rng.choice(self.choices))
         else:
             self.timed(self.guess_ms, "/guess", self.rng.choice(GUESSES))
 
     def draws(self, n: int, start: threading.Barrier) -> None:
         start.wait()
         for _ in range(n):
+            pressed = time.perf_counter()
             if self.timed(self.draw_ms, "/draw") is None:
                 return
             self.drawn.append((int(self.view["drew"]), int(self.view["serial"]), time.perf_counter()))
-            time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+            # a person presses again after a think, and never faster than DRAWS_PER_S
+            pause = max(self.think_s * self.rng.uniform(0.5, 1.5), pressed + PRESS_S - time.perf_counter())
+            time.sleep(max(0.0, pause))
 
     def greedy(self, steps: int, start: threading.Barrier) -> None:
         start.wait()
@@ -106,6 +117,32 @@ class Student:
             if self.timed(self.greedy_ms, "/greedy") is None:
                 return
             time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+
+
+class Heard:
+    """Every student's page asking after the round every 3 s with its seat's ping (ui/classround/script.py), from
+    when they joined until the class ends: how the round hears each page is still open."""
+
+    def __init__(self, url: str, code: str, class_: list[Student]):
+        self.url, self.code, self.class_ = url.rstrip("/") + ROUTE, code, class_
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._ask, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self._stop.set()
+        self._thread.join()
+
+    def _ask(self) -> None:
+        with httpx.Client(timeout=60) as ask:
+            while True:
+                for student in self.class_:
+                    ask.get(self.url, params={"code": self.code, "seat": student.view.get("ping", "")})
+                    if self._stop.wait(STUDENT_EVERY_S / len(self.class_)):
+                        return
 
 
 class Projector:
@@ -184,15 +221,20 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
     teacher = session(url)
     kept = teacher("/start", None, PROMPT, False, "Guess, then reveal", *OFF)[0]
     code = kept["code"]
-    numbers = Client(url, verbose=False, analytics_enabled=False)
-    with ThreadPoolExecutor(max_workers=students) as pool:
+    client = Client(url, verbose=False, analytics_enabled=False)
+
+    def numbers() -> dict:
+        return client.predict(code, kept["key"], api_name="/round_numbers")  # the teacher's key: the answers
+
+    with ThreadPoolExecutor(max_workers=students) as pool, contextlib.ExitStack() as pages:
         class_ = list(pool.map(lambda i: Student(url, i, think_ms), range(students)))
         list(pool.map(lambda s: s.join(code), class_))
+        pages.enter_context(Heard(url, code, class_))  # until the pages only wait (4), which asks as they do
 
         # 1) guess, then reveal
         list(pool.map(lambda k: class_[k].guess(k), range(students)))
         teacher("/reveal", kept)
-        guessed = numbers.predict(code, api_name="/round_numbers")["guesses"]
+        guessed = numbers()["guesses"]
         teacher("/advance", kept)  # the model's pick
 
         # 2) sample together: every student draws, the projector polls as the teacher's page does
@@ -203,19 +245,20 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
                 cpu_seconds, pid, lambda: list(pool.map(lambda s: s.draws(draws, start), class_)), cores
             )
             time.sleep(2 * PROJECTOR_EVERY_S)  # the projector's next polls, which show the last draws
-        tally = numbers.predict(code, api_name="/round_numbers")["draw"]
+        tally = numbers()["draw"]
         bars = projector_bars(teacher)
         each = teacher("/draw_each", kept)
-        after = numbers.predict(code, api_name="/round_numbers")["draw"]
+        after = numbers()["draw"]
 
         # 3) greedy together: every student's steps through the scheduler at once
         teacher("/kind", kept, "Greedy together")
         start = threading.Barrier(students)
         list(pool.map(lambda s: s.greedy(LENGTH, start), class_))
-        greedy = numbers.predict(code, api_name="/round_numbers")["greedy"]
+        greedy = numbers()["greedy"]
         verdict = re.search(r"Every token agreed|At step \d+ not every token agreed", projector_page(teacher))
 
-        # 4) the pages only wait: the projector polls every 0.5 s, each student's page every 5 s
+        # 4) the pages only wait: the projector asks every quarter second, each student's page every 3 s
+        pages.close()
         waiting = idle_poll(url, code, class_, teacher, idle_s) if idle_s else None
         waiting_cpu, _ = (None, None) if waiting is None else cpu_share(cpu_seconds, pid, waiting, cores)
         # the same time with no page asking anything: what the server costs idle, for the difference
@@ -281,12 +324,15 @@ def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, s
     asks = [httpx.Client(timeout=60) for _ in class_]
     ask_url = url.rstrip("/") + ROUTE
 
-    def ask(client: httpx.Client) -> None:
-        client.get(ask_url, params={"code": code}).raise_for_status()
+    def ask(client: httpx.Client, ping: str = "") -> None:
+        client.get(ask_url, params={"code": code, "seat": ping}).raise_for_status()
 
     def run() -> None:
         pages = [(lambda: ask(asks[0]), PROJECTOR_EVERY_S)]
-        pages += [(lambda client=client: ask(client), STUDENT_EVERY_S) for client in asks]
+        pages += [
+            (lambda client=client, s=s: ask(client, s.view.get("ping", "")), STUDENT_EVERY_S)
+            for client, s in zip(asks, class_)
+        ]
         stop = time.perf_counter() + seconds
         due = [time.perf_counter() + random.uniform(0, every) for _, every in pages]
         while time.perf_counter() < stop:

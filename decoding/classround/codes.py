@@ -5,6 +5,8 @@ may advance, change and end the round)."""
 import secrets
 from collections.abc import Callable
 
+from decoding.values import short
+
 # no 0/O, 1/I/L, 5/S, 8/B: a code read from the back of a room is typed right
 ALPHABET = "ACDEFGHJKMNPQRTUVWXY234679"
 LENGTH = 4  # 26^4, about 457,000 codes: a server holds a few rounds at a time
@@ -29,6 +31,6 @@ def normal_code(text) -> str:
     code = "".join(ch for ch in str(text or "").upper() if ch.isalnum())
     if len(code) != LENGTH or any(ch not in ALPHABET for ch in code):
         raise ValueError(
-            f"a round's code is {LENGTH} letters and digits, as the projector shows it (e.g. K7QF), got {text!r}"
+            f"a round's code is {LENGTH} letters and digits, as the projector shows it; got {short(text, 16)}"
         )
     return code

@@ -4,7 +4,8 @@ The distribution is the lab's own: the round's logits at its context through `de
 once for the whole class. Each draw is `select(processed.final, settings, generator)` with the drawing student's own
 seeded generator, exactly what a Step of theirs would draw (`pick`, while the caller holds that student alone); it is
 counted (`count`) while the caller holds the round's lock, so each draw is counted once, in the draw it was drawn
-from, whoever draws at the same moment.
+from, whoever draws at the same moment. What the class is shown and picks from counts only the seats still here:
+every reader takes `absent`, the students counted out (their draws are kept, and count again if they come back).
 """
 
 from collections import Counter
@@ -33,8 +34,8 @@ class Draw:
         self.counts: Counter[int] = Counter()
         self.by_student: dict[str, list[int]] = {}
         self.last_total: dict[str, int] = {}  # each student's last draw: the draws counted with it
-        self.total = 0
-        self._chi = (-1, None)  # (the draws it was computed for, the test): every page that reads them reads it once
+        self.total = 0  # every draw made, the absent's too: a draw's serial number
+        self._chi = (None, None)  # ((draws, absent) it was computed for, the test): every page reads it once
 
     def pick(self, generator: torch.Generator) -> int:
         """One draw with a student's generator (the caller holds that student alone, not the round): select over the
@@ -51,36 +52,43 @@ class Draw:
             self.names[token] = self._texts([token])[0]
         return self.total
 
-    def most_drawn(self) -> int | None:
+    def counted(self, absent: frozenset = frozenset()) -> Counter:
+        """The draws of the seats here, by token (`absent`: students counted out, whose draws do not count)."""
+        gone = [t for s in absent for t in self.by_student.get(s, ())]
+        return self.counts - Counter(gone) if gone else self.counts
+
+    def most_drawn(self, absent: frozenset = frozenset()) -> int | None:
         """The class's most common draw (ties: the more probable token); None before the first."""
-        if not self.total:
+        counts = self.counted(absent)
+        if not counts:
             return None
         rank = {token: k for k, (token, _) in enumerate(self.probs)}
-        return min(self.counts, key=lambda t: (-self.counts[t], rank.get(t, len(rank)), t))
+        return min(counts, key=lambda t: (-counts[t], rank.get(t, len(rank)), t))
 
-    def chi(self):
+    def chi(self, absent: frozenset = frozenset()):
         """The chi-square test of the draws so far (the caller holds the round's lock)."""
-        if self._chi[0] != self.total:
-            self._chi = (self.total, chi_square(self.counts, self.probs, self.kept))
+        if self._chi[0] != (self.total, absent):
+            self._chi = ((self.total, absent), chi_square(self.counted(absent), self.probs, self.kept))
         return self._chi[1]
 
-    def record(self, previous: "Draw | None" = None) -> DrawRecord:
-        shown = tuple((Token(t, self.names[t], p), self.counts.get(t, 0)) for t, p in self.probs[:SHOWN])
+    def record(self, previous: "Draw | None" = None, absent: frozenset = frozenset()) -> DrawRecord:
+        counts = self.counted(absent)
+        total = sum(counts.values())
+        shown = tuple((Token(t, self.names[t], p), counts.get(t, 0)) for t, p in self.probs[:SHOWN])
         counted = sum(n for _, n in shown)
         before = None
-        if previous is not None and previous.total:
-            top = previous.most_drawn()
-            before = (previous.total, _knobs(previous.settings), previous.names[top])
+        if previous is not None and (top := previous.most_drawn(absent)) is not None:
+            before = (sum(previous.counted(absent).values()), _knobs(previous.settings), previous.names[top])
         return DrawRecord(
             number=self.number,
             step=self.step,
             settings=_knobs(self.settings),
-            total=self.total,
+            total=total,
             shown=shown,
-            other=self.total - counted,
+            other=total - counted,
             other_p=max(0.0, 1.0 - sum(p for _, p in self.probs[:SHOWN])),
             kept=self.kept,
-            chi=self.chi(),
+            chi=self.chi(absent),
             previous=before,
         )
 

@@ -67,14 +67,16 @@ class GreedyTogether:
         """Students whose run exists (each holds a KV cache)."""
         return sum(seat.run is not None for seat in self.seats.values())
 
-    def sequences(self) -> dict[str, tuple[int, ...]]:
+    def sequences(self, absent: frozenset = frozenset()) -> dict[str, tuple[int, ...]]:
+        """Each student's greedy tokens so far, but those counted out (`absent`)."""
         # one list append per step: a tuple of it is whole, whatever a step in another thread does meanwhile
-        return {student: tuple(s[0] for s in list(seat.steps)) for student, seat in self.seats.items() if seat.steps}
+        seats = [(student, seat) for student, seat in self.seats.items() if student not in absent]
+        return {student: tuple(s[0] for s in list(seat.steps)) for student, seat in seats if seat.steps}
 
-    def record(self, texts, noise: float | None) -> GreedyRecord:
-        """What the projector shows; `texts(ids)` gives each token id's text."""
-        sequences = self.sequences()
-        steps = [s for seat in self.seats.values() for s in list(seat.steps)]
+    def record(self, texts, noise: float | None, absent: frozenset = frozenset()) -> GreedyRecord:
+        """What the projector shows of the students here; `texts(ids)` gives each token id's text."""
+        sequences = self.sequences(absent)
+        steps = [s for student, seat in self.seats.items() if student not in absent for s in list(seat.steps)]
         ids = sorted({t for seq in sequences.values() for t in seq})
         names = dict(zip(ids, texts(ids))) if ids else {}
         found, compared = first_split(sequences)

@@ -1,7 +1,8 @@
 """One step's guesses: each student's pick for the next token, hidden from the class until the teacher reveals them
 beside the model's own probabilities (the softmax of its logits: what it believes, before any sampler setting).
 
-The caller holds the round's lock around every call.
+The caller holds the round's lock around every call. One guess per student (a new one replaces theirs); the class's
+counts and its pick read only the students still here (`absent`: those counted out, whose guesses are kept aside).
 """
 
 from collections import Counter
@@ -10,8 +11,12 @@ import torch
 
 from decoding.classround.records import GuessRecord, Token
 from decoding.prompts import token_texts
+from decoding.values import short
 
 CHOICES = 10  # the model's most probable tokens a student picks among (or they type their own)
+GUESS_CHARS = 100  # a typed guess: one token, or a short word (the model's longest tokens are far shorter)
+QUOTED = 40  # characters of a typed guess a message quotes
+PIECES = 8  # pieces of a typed guess a message lists
 
 
 class Guesses:
@@ -40,9 +45,13 @@ class Guesses:
             self.names[token] = self._texts([token])[0]
         return Token(token, self.names[token], float(self.probs[token]))
 
-    def most_guessed(self) -> int | None:
+    def counted(self, absent: frozenset = frozenset()) -> Counter:
+        """The guesses of the students here, by token."""
+        return Counter(t for s, t in self.by_student.items() if s not in absent)
+
+    def most_guessed(self, absent: frozenset = frozenset()) -> int | None:
         """The class's most common guess (ties: the more probable token); None before the first."""
-        counts = Counter(self.by_student.values())
+        counts = self.counted(absent)
         if not counts:
             return None
         return min(counts, key=lambda t: (-counts[t], -float(self.probs[t]), t))
@@ -51,14 +60,14 @@ class Guesses:
         """The model's top ten in alphabetical order, without their probabilities: what a student picks among."""
         return tuple(sorted((Token(t.id, t.text, 0.0) for t in self.top), key=lambda t: (t.text.strip().lower(), t.id)))
 
-    def record(self) -> GuessRecord:
-        counts = Counter(self.by_student.values())
+    def record(self, absent: frozenset = frozenset()) -> GuessRecord:
+        counts = self.counted(absent)
         top1 = self.top[0]
         shown = ()
         if self.revealed:
             tokens = [t.id for t in self.top] + sorted(set(counts) - {t.id for t in self.top})
             shown = tuple(sorted(((self.token(t), counts.get(t, 0)) for t in tokens), key=lambda tc: -tc[0].p))
-        return GuessRecord(self.revealed, len(self.by_student), top1, counts.get(top1.id, 0), shown)
+        return GuessRecord(self.revealed, sum(counts.values()), top1, counts.get(top1.id, 0), shown)
 
 
 def typed_token(tokenizer, text) -> int:
@@ -66,14 +75,16 @@ def typed_token(tokenizer, text) -> int:
     space is written), then as typed; a ValueError that says how the model splits it when neither is one token."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError("type the token you expect next (a word, or a piece of one), or pick one of the ten")
+    if len(text) > GUESS_CHARS:
+        raise ValueError(f"a guess is at most {GUESS_CHARS} characters (one token); got {short(text, QUOTED)}")
     tries = [" " + text.strip(), text] if not text.startswith(" ") else [text]
     for attempt in tries:
         ids = tokenizer(attempt, add_special_tokens=False).input_ids
         if len(ids) == 1:
             return ids[0]
     ids = tokenizer(tries[0], add_special_tokens=False).input_ids
-    pieces = " · ".join(repr(t) for t in token_texts(tokenizer, ids))
+    pieces = " · ".join(repr(t) for t in token_texts(tokenizer, ids[:PIECES])) + (" · …" if len(ids) > PIECES else "")
     raise ValueError(
-        f"{text.strip()!r} is {len(ids)} tokens to this model ({pieces}): type one token (its first piece), "
-        "or pick one of the ten"
+        f"{short(text.strip(), QUOTED)} is {len(ids)} tokens to this model ({pieces}): type one token "
+        "(its first piece), or pick one of the ten"
     )

@@ -95,8 +95,8 @@ class RoundRecord:
     prompt: str  # what the model reads, as text
     appended: tuple[Appended, ...]
     settings: dict
-    present: int  # students here now
-    left: int  # students who joined and left
+    present: int  # students here now (their pages heard from)
+    left: int  # students counted out: their pages closed or went quiet, or the teacher removed them
     version: int  # changes with everything the projector shows
     shown: int  # changes with what every student's page shows: the step, the kind, the settings, the reveal, the end
     draw: DrawRecord | None
@@ -105,6 +105,9 @@ class RoundRecord:
     ended: str | None = None  # why the round ended (None: it runs)
     moved_to: str | None = None  # the round the teacher started next
     done: str | None = None  # the text's end (eos, length): the teacher can no longer advance
+    prompt_tokens: tuple[str, ...] = ()  # the prompt's tokens' texts: a shortened prompt is cut between two
+    locked: bool = False  # no new seats
+    seats: tuple[str, ...] = ()  # the students here, by id (the teacher may remove one)
 
 
 @dataclass(frozen=True)
@@ -120,3 +123,4 @@ class SeatRecord:
     texts: dict  # token id -> text for what they drew
     greedy: tuple[int, ...]  # their greedy tokens so far
     last_serial: int  # the class's draws counted when their last draw was (0: none yet)
+    removed: bool = False  # the teacher removed this page from the round

@@ -6,7 +6,15 @@ the draws and the chi-square read them. Only greedy together runs each student's
 scheduler, so the class's passes are batched together.
 
 Who may change it: the teacher, whose key the round checks on every change (`check`); a student joins, guesses, draws
-and steps greedy as themself. Every change holds the round's one lock, so many students drawing at once each have
+and steps greedy as themself.
+
+Who counts: a seat is counted while its page is heard from (`heard`: its page asks after the round every few seconds,
+and every click is heard too) and until it closes (`leave`) or the teacher removes it (`remove`). A seat not heard from
+for `GONE_S` is counted out with everything it guessed, drew and stepped: the class's counts and its pick read the
+seats here alone, so clients that joined, guessed and went away weigh nothing. The teacher can lock the round once
+the class is in (no new seats). A seat draws at most `DRAWS_PER_S` a second, as fast as a person presses.
+
+Every change holds the round's one lock, so many students drawing at once each have
 their draw counted once; a draw's selection over the vocabulary and a greedy step's passes hold only their student,
 so the class's draws and steps run side by side.
 """
@@ -37,10 +45,14 @@ from decoding.loop import Run
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, token_texts
+from decoding.values import short
 
 MAX_STEPS = 32  # tokens the teacher can append to the prompt
 ROUND_SEED = 0  # the round's own draws (the model's pick) and the projector's
 MAX_EACH = 1000  # "draw N each": the most draws a seat gets in one press
+GONE_S = 8.0  # a seat not heard from this long is counted out (its page asks every 3 s; a closed page leaves at once)
+DRAWS_PER_S = 3.0  # a seat's draws: as fast as a person presses, in bursts of up to DRAW_BURST
+DRAW_BURST = 3
 
 
 class NotTeacher(ValueError):
@@ -52,7 +64,11 @@ class Student:
     id: str
     seed: int  # from the student's session, recorded: their draws can be drawn again from it
     generator: torch.Generator
-    left: bool = False
+    heard: float = 0.0  # the round's clock when its page was last heard from
+    left: bool = False  # its page closed
+    removed: bool = False  # the teacher removed it: it cannot join this round again
+    allowance: float = DRAW_BURST  # draws it may make now (a token bucket: DRAWS_PER_S, up to DRAW_BURST)
+    checked: float = 0.0  # the round's clock when its allowance was last counted
     # their generator draws one token at a time, in order, whatever else the round does meanwhile
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -70,15 +86,19 @@ class Round:
         scheduler=None,
         max_steps: int = MAX_STEPS,
         greedy_length: int = LENGTH,
+        draws_per_s: float = DRAWS_PER_S,
         clock=time.monotonic,
     ):
         if kind not in KINDS:
             raise ValueError(f"a round's kind must be one of {', '.join(KINDS)}, got {kind!r}")
         self.lm, self.prompt, self.code, self._key = lm, prompt, code, key
         self.scheduler, self.greedy_length, self.clock = scheduler, greedy_length, clock
+        self.draws_per_s = draws_per_s
         self.run: Run | None = Run(lm, prompt, seed=ROUND_SEED, max_new_tokens=max_steps, scheduler=scheduler, top_n=1)
         self.settings, self.kind = settings, kind
         self.students: dict[str, Student] = {}
+        self.locked = False  # no new seats
+        self._absent: frozenset[str] = frozenset()  # the students counted out, as last swept
         self.projector = Student(PROJECTOR, ROUND_SEED, _generator(lm, ROUND_SEED))
         self.lock = threading.RLock()
         self.version, self.draws = 0, 0
@@ -116,26 +136,50 @@ class Round:
             )
 
     def join(self, student: str, seed: int) -> None:
-        """`student` is here (again, if they had left: their draws and guesses stay theirs)."""
+        """`student` is here (again, if their page had gone quiet: their draws and guesses count again)."""
         with self.lock:
             self._open()
             known = self.students.get(student)
+            if known is not None and known.removed:
+                raise ValueError(f"the teacher removed this page from round {self.code}: ask the teacher")
+            if self.locked and (known is None or known.left):
+                raise ValueError(
+                    f"round {self.code} is locked: the teacher has closed it to new students; ask the teacher to "
+                    "unlock it"
+                )
             if known is None:
-                self.students[student] = Student(student, seed, _generator(self.lm, seed))
-            else:
-                known.left = False
+                known = self.students[student] = Student(student, seed, _generator(self.lm, seed))
+            known.left, known.heard = False, self.clock()
+            self._sweep()
             self._changed()
 
+    def heard(self, student: str) -> None:
+        """`student`'s page is still open (it asked after the round): counted, and counted in again if it had gone
+        quiet."""
+        with self.lock:
+            seat = self.students.get(student)
+            if seat is not None and not (seat.left or seat.removed):
+                seat.heard = self.clock()
+                self._sweep()
+
     def leave(self, student: str) -> None:
-        """`student` left (their tab closed): counted out; what they drew stays counted."""
+        """`student` left (their tab closed): counted out, and what they guessed and drew with them."""
         with self.lock:
             if student in self.students and not self.students[student].left:
                 self.students[student].left = True
-                self._changed()
+                self._sweep()
 
     @property
     def present(self) -> int:
-        return sum(not s.left for s in self.students.values())
+        with self.lock:
+            self._sweep()
+            return len(self.students) - len(self._absent)
+
+    def sweep(self) -> None:
+        """Count out the seats not heard from for GONE_S (the projector's page asks after the round every quarter
+        second, which calls this: a seat that went quiet is counted out on the projector within GONE_S and that)."""
+        with self.lock:
+            self._sweep()
 
     # --- the teacher ---
 
@@ -160,6 +204,27 @@ class Round:
                 if kind == GREEDY:  # a new start from the context as it is now
                     self.greedy = self._greedy()
                 self._changed(everyone=True)
+
+    def lock_joining(self, key, locked: bool) -> None:
+        """Lock the round (no new seats: a late student's page is told to ask the teacher), or unlock it."""
+        with self.lock:
+            self.check(key, "lock")
+            self._open()
+            if bool(locked) != self.locked:
+                self.locked = bool(locked)
+                self._changed()
+
+    def remove(self, key, student: str) -> None:
+        """The teacher removes a seat: counted out with its guesses and draws, and it cannot join this round again."""
+        with self.lock:
+            self.check(key, "remove a seat from")
+            self._open()
+            seat = self.students.get(student)
+            if seat is None:
+                raise ValueError(f"round {self.code} has no seat {short(student, 20)}: pick one the projector lists")
+            seat.removed = True
+            self._sweep()
+            self._changed(everyone=True)  # its page is told, on its next ask
 
     def reveal(self, key) -> None:
         with self.lock:
@@ -196,7 +261,9 @@ class Round:
             self._kind_is(SAMPLE, "Draw")
             if not (isinstance(n, int) and 1 <= n <= MAX_EACH):
                 raise ValueError(f"draws each must be a whole number in [1, {MAX_EACH}], got {n!r}")
-            seats, draw = [s for s in self.students.values() if not s.left] + [self.projector], self.draw
+            self._sweep()
+            seats = [s for s in self.students.values() if s.id not in self._absent] + [self.projector]
+            draw = self.draw
         drawn = []
         for seat in seats:
             with seat.lock:
@@ -205,7 +272,7 @@ class Round:
             for student, tokens in drawn:
                 for token in tokens:
                     draw.count(student, token)
-            self._changed()
+            self._changed(everyone=True)  # each student's page shows the draws made for them
         return n * len(seats)
 
     def end(self, key, why: str = "the teacher ended it", moved_to: str | None = None) -> None:
@@ -226,11 +293,17 @@ class Round:
 
     # --- a student ---
 
-    def guess(self, student: str, token: int) -> Token:
+    def guess(self, student: str, token: int, step: int | None = None) -> Token:
+        """`student`'s guess at the next token (`step`: the step their page showed, when it says)."""
         with self.lock:
             self._open()
             self._here(student)
             self._kind_is(GUESS, "Guessing")
+            if step is not None and step != len(self.appended):
+                raise ValueError(
+                    f"your guess was for step {step + 1}, and the teacher has moved on to step "
+                    f"{len(self.appended) + 1}: guess again"
+                )
             taken = self.guesses.guess(student, token)
             self._changed()
             return taken
@@ -242,6 +315,7 @@ class Round:
             self._open()
             seat = self._here(student)
             self._kind_is(SAMPLE, "Draw")
+            self._allow_draw(seat)
             draw = self.draw
         with seat.lock:
             token = draw.pick(seat.generator)
@@ -269,6 +343,7 @@ class Round:
 
     def record(self) -> RoundRecord:
         with self.lock:
+            self._sweep()
             if self._final is not None:
                 return replace(
                     self._final, ended=self.ended, moved_to=self.moved_to, version=self.version, shown=self.shown
@@ -280,8 +355,9 @@ class Round:
         with self.lock:
             known = self.students.get(student)
             seed = known.seed if known is not None else 0
-            if self.ended is not None:
-                return SeatRecord(student, seed, (), None, (), {}, (), 0)
+            removed = known is not None and known.removed
+            if self.ended is not None or removed:
+                return SeatRecord(student, seed, (), None, (), {}, (), 0, removed=removed)
             guessed = self.guesses.by_student.get(student) if self.guesses else None
             drawn = tuple(self.draw.by_student.get(student, ())) if self.draw else ()
             names = {t: self.draw.names[t] for t in drawn}
@@ -297,29 +373,35 @@ class Round:
                 last_serial=self.draw.last_total.get(student, 0) if self.draw else 0,
             )
 
-    def numbers(self) -> dict:
-        """The round as numbers (JSON): every draw's count by token and the probabilities they were drawn from, for a
-        check outside the page (bench/classroom_load.py)."""
+    def numbers(self, key) -> dict:
+        """The round as numbers (JSON), for the teacher's key alone (they hold the answers before the reveal): every
+        draw's count by token and the probabilities they were drawn from, for a check outside the page
+        (bench/classroom_load.py)."""
         with self.lock:
+            self.check(key, "read the numbers of")
+            self._sweep()
+            absent = self._absent
             out = {"code": self.code, "kind": self.kind, "step": len(self.appended), "present": self.present}
-            out["left"] = sum(s.left for s in self.students.values())
+            out |= {"left": len(absent), "locked": self.locked}
             if self.draw is not None:
                 d = self.draw
-                chi = d.chi()
+                chi = d.chi(absent)
+                counts = d.counted(absent)
                 out["draw"] = {
                     "number": d.number,
-                    "total": d.total,
-                    "counts": {str(t): n for t, n in d.counts.items()},
+                    "total": sum(counts.values()),
+                    "made": d.total,
+                    "counts": {str(t): n for t, n in counts.items()},
                     "probs": [[t, p] for t, p in d.probs],
                     "kept": d.kept,
                     "chi": None if chi is None else {"statistic": chi.statistic, "dof": chi.dof, "p": chi.p_value},
                 }
             if self.guesses is not None:
-                g = self.guesses.record()
+                g = self.guesses.record(absent)
                 out["guesses"] = {"guessed": g.guessed, "top1": g.top1.id, "top1_guessed": g.top1_guessed}
                 out["guesses"]["revealed"] = g.revealed
             if self.greedy is not None:
-                g = self.greedy.record(self.texts, None)
+                g = self.greedy.record(self.texts, None, absent)
                 split = None if g.split is None else {"step": g.split.step, "students": [s for s, _ in g.split.others]}
                 out["greedy"] = {"students": len(g.students), "compared": g.compared, "split": split}
                 out["greedy"] |= {"passes": g.passes, "shared": g.shared, "most_rows": g.most_rows}
@@ -345,6 +427,7 @@ class Round:
     def _record(self) -> RoundRecord:
         noise = self.scheduler.noise.value if self.scheduler is not None and self.scheduler.noise else None
         done = self.run.trace.stop_reason if self.run is not None else None
+        absent = self._absent
         return RoundRecord(
             code=self.code,
             kind=self.kind,
@@ -352,16 +435,19 @@ class Round:
             prompt=self.prompt.text,
             appended=tuple(self.appended),
             settings={name: getattr(self.settings, name) for name in ("temperature", "top_k", "top_p", "min_p")},
-            present=self.present,
-            left=sum(s.left for s in self.students.values()),
+            present=len(self.students) - len(absent),
+            left=len(absent),
             version=self.version,
             shown=self.shown,
-            draw=self.draw.record(self.previous) if self.draw is not None else None,
-            guesses=self.guesses.record() if self.guesses is not None else None,
-            greedy=self.greedy.record(self.texts, noise) if self.greedy is not None else None,
+            draw=self.draw.record(self.previous, absent) if self.draw is not None else None,
+            guesses=self.guesses.record(absent) if self.guesses is not None else None,
+            greedy=self.greedy.record(self.texts, noise, absent) if self.greedy is not None else None,
             ended=self.ended,
             moved_to=self.moved_to,
             done=done,
+            prompt_tokens=tuple(self.prompt.tokens),
+            locked=self.locked,
+            seats=tuple(sorted(s for s in self.students if s not in absent)),
         )
 
     def _new_step(self) -> None:
@@ -386,12 +472,15 @@ class Round:
         return GreedyTogether(self.lm, prompt, self.greedy_length, self.scheduler)
 
     def _class_pick(self) -> int:
+        """The class's most common guess, draw or first greedy token, among the seats here."""
+        self._sweep()
+        absent = self._absent
         if self.kind == GUESS:
-            pick, what = self.guesses.most_guessed(), "guesses"
+            pick, what = self.guesses.most_guessed(absent), "guesses"
         elif self.kind == SAMPLE:
-            pick, what = self.draw.most_drawn(), "draws"
+            pick, what = self.draw.most_drawn(absent), "draws"
         else:
-            firsts = [seq[0] for seq in self.greedy.sequences().values() if seq]
+            firsts = [seq[0] for seq in self.greedy.sequences(absent).values() if seq]
             pick, what = (max(set(firsts), key=lambda t: (firsts.count(t), -t)) if firsts else None), "greedy steps"
         if pick is None:
             raise ValueError(f"the class has no {what} at this step yet: wait for them, or append the model's pick")
@@ -409,10 +498,38 @@ class Round:
             )
 
     def _here(self, student: str) -> Student:
+        """The student's seat, heard from now (a click is a sign of life), or why it has none."""
         seat = self.students.get(student)
+        if seat is not None and seat.removed:
+            raise ValueError(f"the teacher removed this page from round {self.code}: ask the teacher")
         if seat is None or seat.left:
             raise ValueError(f"this page is not in round {self.code}: open the round's link, or type its code")
+        seat.heard = self.clock()
+        self._sweep()
         return seat
+
+    def _live(self, seat: Student, now: float) -> bool:
+        return not (seat.left or seat.removed) and now - seat.heard <= GONE_S
+
+    def _sweep(self) -> None:
+        """Recount the seats here (the caller holds the lock); the projector's view changes when they change."""
+        now = self.clock()
+        absent = frozenset(s.id for s in self.students.values() if not self._live(s, now))
+        if absent != self._absent:
+            self._absent = absent
+            self.version += 1  # not an action: a round whose seats go quiet still ends when idle
+
+    def _allow_draw(self, seat: Student) -> None:
+        """A draw within the seat's rate (a token bucket), or a ValueError that says why not; nothing is drawn."""
+        now = self.clock()
+        seat.allowance = min(DRAW_BURST, seat.allowance + (now - seat.checked) * self.draws_per_s)
+        seat.checked = now
+        if seat.allowance < 1 - 1e-9:  # a press exactly on the rate is within it
+            raise ValueError(
+                f"at most {self.draws_per_s:g} draws a second for each page, as fast as a person presses: this one was "
+                "not drawn; press again in a moment"
+            )
+        seat.allowance -= 1
 
     def _kind_is(self, kind: str, what: str) -> None:
         if self.kind != kind:

@@ -74,9 +74,10 @@ def test_a_teacher_and_two_students_run_a_guess_round_and_a_sampling_round_end_t
     # guess, then reveal: the laptop picks one of the ten, the phone types its own
     laptop.locator("#classround-view .classround-choice", has_text="␣Paris").click()
     expect(laptop.locator("#classround-view")).to_contain_text("Your guess: ␣Paris")
-    phone.locator("#classround-guess textarea").fill("London")
-    phone.locator("#classround-guess textarea").press("Enter")
+    phone.locator("#classround-guess :is(textarea, input)").fill("London")
+    phone.locator("#classround-guess :is(textarea, input)").press("Enter")
     expect(phone.locator("#classround-view")).to_contain_text("Your guess: ␣London")
+    phone.screenshot(path=str(ARTIFACTS / "e2e-classround-phone-guess.png"))  # the ten choices above the box
     shows(teacher, r"2 guesses from 2 students here", "the projector to count two guesses, hidden")
     assert "London" not in view(teacher)  # hidden until the reveal
 
@@ -132,6 +133,9 @@ def test_a_teacher_and_two_students_run_a_guess_round_and_a_sampling_round_end_t
     )
     assert re.search(r"Chi-square test: p = [\d.<> ]+, the draws", view(teacher))
     teacher.screenshot(path=str(ARTIFACTS / "e2e-classround-projector.png"))
+    # each student's page shows the 100 drawn for it, without a click of its own
+    expect(laptop.locator("#classround-view")).to_contain_text("the last 40 of 100", timeout=30_000)
+    laptop.screenshot(path=str(ARTIFACTS / "e2e-classround-laptop.png"))
     phone.click("#classround-draw")
     until(phone, lambda: len(drawn_tokens(phone)) == 41 or "the last 40 of 101" in view(phone), 60, "the phone's draw")
     phone.screenshot(path=str(ARTIFACTS / "e2e-classround-phone.png"), full_page=True)
@@ -143,6 +147,7 @@ def test_a_teacher_and_two_students_run_a_guess_round_and_a_sampling_round_end_t
         student.click("#classround-run-greedy")
     for student in (laptop, phone):
         expect(student.locator("#classround-view")).to_contain_text("Your greedy run: 16 of 16 tokens", timeout=300_000)
+        expect(student.locator("#classround-run-greedy")).to_be_hidden()  # nothing left to run
     said = shows(teacher, r"Every token agreed|not every token agreed", "the class's greedy verdict")
     assert "float noise" in said
     teacher.screenshot(path=str(ARTIFACTS / "e2e-classround-projector-greedy.png"))

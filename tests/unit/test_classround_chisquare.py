@@ -73,6 +73,6 @@ def test_draws_from_another_temperature_fail_against_these_probabilities(tiny):
     hot, cool = rounded(tiny, SamplerSettings(top_k=8, temperature=1.5)), rounded(tiny, SamplerSettings(top_k=8))
     hot.join("ada", 7)
     hot.draw_each("k", 1000)  # 2 seats (the projector too) x 1,000
-    counts = {int(t): n for t, n in hot.numbers()["draw"]["counts"].items()}
+    counts = {int(t): n for t, n in hot.numbers("k")["draw"]["counts"].items()}
     chi = chi_square(counts, cool.draw.probs)
     assert chi.p_value < LEVEL, chi  # the test can tell: 2,000 draws at 1.5 are not draws at 1

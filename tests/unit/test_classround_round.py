@@ -12,7 +12,7 @@ from decoding import loop
 from decoding.classround.greedy import first_split
 from decoding.classround.guesses import typed_token
 from decoding.classround.records import CLASS, GREEDY, GUESS, MODEL, PROJECTOR, SAMPLE
-from decoding.classround.round import NotTeacher, Round
+from decoding.classround.round import DRAW_BURST, DRAWS_PER_S, GONE_S, NotTeacher, Round
 from decoding.pipeline import SamplerSettings, process, select
 from decoding.prompts import encode_prompt
 
@@ -21,7 +21,9 @@ TOP8 = SamplerSettings(top_k=8)  # the tiny model's distribution cut to 8 tokens
 
 
 def opened(lm, settings=TOP8, kind=SAMPLE, **options) -> Round:
+    """A round on the tiny model; its draws not limited to a person's rate unless a test says."""
     prompt = encode_prompt(lm.tokenizer, "hello there", chat=False)
+    options = {"draws_per_s": 1e9, **options}
     return Round(lm, prompt, settings, kind, code="K7QF", key=KEY, **options).open()
 
 
@@ -60,7 +62,7 @@ def test_every_draw_is_counted_once_when_many_students_draw_at_once(tiny):
         t.start()
     for t in threads:
         t.join()
-    numbers = r.numbers()["draw"]
+    numbers = r.numbers(KEY)["draw"]
     assert numbers["total"] == students * each
     counted = {}
     for tokens in got.values():
@@ -149,18 +151,109 @@ def test_only_the_teacher_key_advances_changes_or_ends_the_round(tiny, action, c
     call(r, KEY)  # the key does it
 
 
-def test_students_are_counted_as_they_join_and_leave_and_a_leavers_draws_stay_counted(tiny):
+def test_students_are_counted_as_they_join_and_leave_and_a_leavers_draws_leave_with_them(tiny):
     r = opened(tiny)
     for name in ("ada", "bob", "cy"):
         r.join(name, 1)
     r.draw_one("bob")
     r.leave("bob")
     record = r.record()
-    assert (record.present, record.left, record.draw.total) == (2, 1, 1)
+    assert (record.present, record.left, record.draw.total) == (2, 1, 0)
     with pytest.raises(ValueError, match="this page is not in round K7QF"):
         r.draw_one("bob")
-    r.join("bob", 1)  # the same page back: the same student
-    assert (r.record().present, r.record().left) == (3, 0)
+    r.join("bob", 1)  # the same page back: the same student, their draw counted again
+    assert (r.record().present, r.record().left, r.record().draw.total) == (3, 0, 1)
+
+
+def test_a_seat_not_heard_from_is_counted_out_with_its_guesses_and_the_class_pick_ignores_it(tiny):
+    now = [0.0]
+    r = opened(tiny, kind=GUESS, clock=lambda: now[0])
+    top1, other = r.record().guesses.top1.id, 65
+    r.join("ada", 1)
+    r.guess("ada", top1)
+    for k in range(20):  # stuffers: they join, guess, and go quiet
+        r.join(f"bot{k}", k)
+        r.guess(f"bot{k}", other)
+    assert r.record().guesses.guessed == 21
+    for _ in range(3):  # ada's page asks after the round every 3 s; the bots' pages ask nothing
+        now[0] += 3.0
+        r.heard("ada")
+    record = r.record()
+    assert now[0] > GONE_S and (record.present, record.left, record.guesses.guessed) == (1, 20, 1)
+    r.reveal(KEY)
+    assert dict((t.id, n) for t, n in r.record().guesses.counts).get(other, 0) == 0
+    assert r.advance(KEY, CLASS).token.id == top1  # the class's pick: ada's, not the 20 quiet seats'
+    r.heard("bot3")  # a quiet page heard again counts again
+    assert r.record().present == 2
+
+
+def test_a_locked_round_refuses_new_seats_and_tells_them_to_ask_the_teacher(tiny):
+    r = opened(tiny)
+    r.join("ada", 1)
+    r.lock_joining(KEY, True)
+    assert r.record().locked
+    with pytest.raises(ValueError, match="round K7QF is locked: the teacher has closed it to new students; ask the"):
+        r.join("late", 2)
+    r.join("ada", 1)  # a seat already here keeps it
+    with pytest.raises(NotTeacher, match="only the teacher who started round K7QF can lock it"):
+        r.lock_joining("a guess", False)
+    r.lock_joining(KEY, False)
+    r.join("late", 2)
+    assert r.record().present == 2
+
+
+def test_a_removed_seat_is_counted_out_with_its_draws_and_cannot_come_back(tiny):
+    r = opened(tiny)
+    for name in ("ada", "bob"):
+        r.join(name, 1)
+        r.draw_one(name)
+    assert r.record().seats == ("ada", "bob")
+    with pytest.raises(NotTeacher):
+        r.remove("bob's forged key", "ada")
+    r.remove(KEY, "bob")
+    record = r.record()
+    assert (record.present, record.left, record.draw.total, record.seats) == (1, 1, 1, ("ada",))
+    for call in (lambda: r.draw_one("bob"), lambda: r.join("bob", 1)):
+        with pytest.raises(ValueError, match="the teacher removed this page from round K7QF: ask the teacher"):
+            call()
+    assert r.seat("bob").removed
+    with pytest.raises(ValueError, match="round K7QF has no seat 'nobody'"):
+        r.remove(KEY, "nobody")
+
+
+def test_a_seats_draws_above_a_persons_rate_are_refused_and_the_counts_stay_exact(tiny):
+    now = [0.0]
+    r = opened(tiny, clock=lambda: now[0], draws_per_s=DRAWS_PER_S)
+    r.join("ada", 1)
+    drawn = [r.draw_one("ada")[0].id for _ in range(DRAW_BURST)]  # a burst, at one instant
+    with pytest.raises(ValueError, match="at most 3 draws a second for each page, as fast as a person presses"):
+        r.draw_one("ada")
+    assert r.numbers(KEY)["draw"]["total"] == DRAW_BURST  # the refused draw neither drawn nor counted
+    for _ in range(12):  # a person pressing three times a second is never refused
+        now[0] += 1 / DRAWS_PER_S
+        drawn.append(r.draw_one("ada")[0].id)
+    generator = torch.Generator().manual_seed(1)
+    processed = process(r.run.logits, TOP8, r.run.ids, r.run.generated)
+    assert drawn == [select(processed.final, TOP8, generator) for _ in drawn]  # the generator never skipped a draw
+    assert r.numbers(KEY)["draw"]["total"] == len(drawn)
+
+
+def test_the_rounds_numbers_are_the_teachers_alone(tiny):
+    r = opened(tiny, kind=GUESS)
+    for key in (None, "K7QF", "a guess"):
+        with pytest.raises(NotTeacher, match="only the teacher who started round K7QF can read the numbers of it"):
+            r.numbers(key)
+    assert r.numbers(KEY)["guesses"]["top1"] == r.record().guesses.top1.id
+
+
+def test_a_guess_sent_for_a_step_the_teacher_has_left_is_refused_with_why(tiny):
+    r = opened(tiny, kind=GUESS)
+    r.join("ada", 1)
+    r.guess("ada", 65, step=0)
+    r.advance(KEY, MODEL)
+    with pytest.raises(ValueError, match="your guess was for step 1, and the teacher has moved on to step 2: guess"):
+        r.guess("ada", 66, step=0)
+    assert r.record().guesses.guessed == 0
 
 
 def test_draw_n_each_draws_for_every_student_here_and_the_projector(tiny):
@@ -168,7 +261,9 @@ def test_draw_n_each_draws_for_every_student_here_and_the_projector(tiny):
     for name in ("ada", "bob", "cy"):
         r.join(name, 1)
     r.leave("cy")
+    shown = r.shown
     assert r.draw_each(KEY, 7) == 21
+    assert r.shown == shown + 1  # every student's page asks for its view: it shows the draws made for it
     assert {name: len(r.draw.by_student.get(name, [])) for name in ("ada", "bob", "cy", PROJECTOR)} == {
         "ada": 7,
         "bob": 7,
@@ -212,6 +307,9 @@ def test_a_typed_guess_is_one_token_read_with_its_leading_space_first(bundled):
         typed_token(tok, "antidisestablishmentarianism")
     with pytest.raises(ValueError, match="type the token you expect next"):
         typed_token(tok, "  ")
+    with pytest.raises(ValueError, match=r"^a guess is at most 100 characters \(one token\); got 'xxx") as told:
+        typed_token(tok, "x" * 100_000)
+    assert len(str(told.value)) < 120 and "100,002 characters" in str(told.value)  # a short prefix, and its length
 
 
 def test_the_kind_decides_what_a_student_may_do(tiny):

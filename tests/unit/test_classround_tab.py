@@ -4,6 +4,7 @@ the server's one store under its byte cap; a refresh with nothing new sends noth
 class along; a link joins its round."""
 
 import html
+import re
 import subprocess
 
 import gradio as gr
@@ -67,13 +68,13 @@ def test_a_student_page_cannot_advance_change_reveal_draw_for_or_end_the_round_a
     assert r.record().step == 1
 
 
-def test_a_page_that_closes_is_counted_out_and_its_draws_stay_counted(tiny):
+def test_a_page_that_closes_is_counted_out_with_its_draws(tiny):
     _, r = started()
     for page in ("ada-page", "bob-page"):
         h.join(page, r.code)
     h.draw("bob-page")
     h.leave("bob-page")
-    assert (r.record().present, r.record().left, r.record().draw.total) == (1, 1, 1)
+    assert (r.record().present, r.record().left, r.record().draw.total) == (1, 1, 0)
     assert SEATS.get("bob-page") is None
 
 
@@ -173,3 +174,67 @@ def test_a_page_asks_a_plain_route_whose_numbers_change_with_what_the_projector_
     assert shown("ZZZZ") == -1 and shown("not a code") == -1
     # the page that asked and saw a new number asks for its view: its `data-shown` is the new number
     assert ["attr", ".classround-view", "data-shown", str(before + 2)] in h.refresh("ada-page").view["ops"]
+
+
+def test_a_students_page_is_heard_by_its_seats_ping_and_a_page_that_goes_quiet_is_counted_out(tiny):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from decoding.classround.round import GONE_S
+    from ui.classround.shown import ROUTE, routes
+
+    _, r = started()
+    now = [0.0]
+    r.clock = lambda: now[0]
+    ask = TestClient(Starlette(routes=routes(CONFIG)))
+    for page in ("ada-page", "bot-page"):
+        h.join(page, r.code)
+    ping = re.search(r'data-ping="([^"]+)"', h.resend("ada-page").view["html"])[1]
+    assert ping == SEATS.get("ada-page").ping and ping not in h.resend("bot-page").view["html"]
+    version = r.version
+    for _ in range(3):
+        now[0] += GONE_S / 2
+        ask.get(ROUTE, params={"code": r.code, "seat": ping})  # ada's page asks; the bot's asks nothing
+    assert (r.record().present, r.record().left) == (1, 1) and r.version > version  # the projector's view changes
+    ask.get(ROUTE, params={"code": r.code, "seat": "a forged ping"})  # hears no one
+    assert r.record().present == 1
+
+
+def test_a_late_student_is_told_the_round_is_locked_and_a_removed_page_is_told_so(tiny):
+    teacher, r = started()
+    h.join("ada-page", r.code)
+    h.lock("teacher-page", teacher)
+    with pytest.raises(ValueError, match=f"round {r.code} is locked: .* ask the teacher to unlock it"):
+        h.join("late-page", r.code)
+    student, _ = student_of("ada-page")
+    with pytest.raises(ValueError, match="only the teacher who started round .* can remove a seat from it"):
+        h.remove("ada-page", None, student)
+    h.remove("teacher-page", teacher, student)
+    assert "the teacher removed this page from round" in html.unescape(str(h.refresh("ada-page").view))
+
+
+def test_a_tap_on_a_choice_sent_after_the_teacher_moved_on_is_refused_not_counted_for_the_next_step(tiny):
+    teacher, r = started()
+    h.set_kind("teacher-page", teacher, "Guess, then reveal")
+    h.join("ada-page", r.code)
+    token = r.seat(student_of("ada-page")[0]).choices[0].id
+    h.pick("ada-page", f"0:{token}")
+    h.advance("teacher-page", teacher, MODEL)
+    with pytest.raises(ValueError, match="your guess was for step 1, and the teacher has moved on to step 2"):
+        h.pick("ada-page", f"0:{token}")
+    assert r.record().guesses.guessed == 0
+
+
+def test_a_plan_opened_while_the_teachers_round_runs_sets_up_the_next_round_and_does_not_show_the_old(tiny):
+    teacher, r = started()
+    loaded = h.load("teacher-next-plan", teacher, {"tab": "classround", "preset": "capital-of-france"})
+    assert loaded.prompt == "The capital of France is" and f"Your round {r.code} still runs" in loaded.view["html"]
+    assert 'data-role="teacher"' not in loaded.view["html"] and SEATS.get("teacher-next-plan") is None
+
+
+def test_the_rounds_numbers_answer_the_teachers_key_alone(tiny):
+    teacher, r = started()
+    for key in (None, "", "guessed", r.code):
+        with pytest.raises(ValueError, match="can read the numbers of it"):
+            h.numbers(r.code, key)
+    assert h.numbers(r.code.lower(), teacher["key"])["code"] == r.code

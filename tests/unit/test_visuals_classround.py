@@ -22,8 +22,9 @@ from decoding.classround.records import (
 from tests.helpers.charts import read_chart
 from visuals.classround.agreement import passes_html, verdict
 from visuals.classround.histogram import EXPECTED, draws_chart, verdict_html
-from visuals.classround.view import link, projector_parts, student_parts
+from visuals.classround.view import link, projector_parts, prompt_end, student_parts
 from visuals.parts import changes
+from visuals.tokens import visible_text
 
 SETTINGS = {"temperature": 0.7, "top_k": 0, "top_p": 0.9, "min_p": 0.0}
 CAT, DOG = Token(10, " cat", 0.5), Token(11, " dog", 0.3)
@@ -48,7 +49,7 @@ def rounded(kind=SAMPLE, draw=None, **more) -> RoundRecord:
         code="K7QF",
         kind=kind,
         step=0,
-        prompt="The best pet is a",
+        prompt=more.pop("prompt", "The best pet is a"),
         appended=(),
         settings=SETTINGS,
         present=3,
@@ -105,11 +106,11 @@ def test_guesses_stay_hidden_on_the_projector_until_the_reveal():
     assert read_chart(shown).series("the class's guesses").y == pytest.approx([2 / 3, 1 / 3], abs=1e-6)
 
 
-def test_a_students_choices_are_buttons_with_token_ids_and_no_probabilities():
+def test_a_students_choices_are_buttons_with_the_step_and_token_ids_and_no_probabilities():
     seat = SeatRecord("s1", 42, (Token(11, " dog", 0.0), Token(10, " cat", 0.0)), None, (), {}, (), 0)
     html = student_parts(rounded(GUESS), seat).html
     assert 'data-role="student" data-kind="guess"' in html
-    assert re.findall(r'classround-choice" data-key="(\d+)"', html) == ["11", "10"]
+    assert re.findall(r'classround-choice" data-key="(\d+:\d+)"', html) == ["0:11", "0:10"]
     assert "%" not in html.split("classround-v-main")[1]
 
 
@@ -121,3 +122,19 @@ def test_greedy_together_says_every_token_agreed_or_names_the_first_split_and_th
     assert "float noise" in passes_html(greedy()) and "2.0e-05" in passes_html(greedy())
     assert "3 of them shared with other sessions (up to 2 in one)" in passes_html(greedy())
     assert 'data-kind="greedy"' in projector_parts(rounded(GREEDY)).html
+
+
+def test_a_chat_prompt_is_shortened_between_its_tokens_never_inside_a_special_token():
+    tokens = ("<|im_start|>", "user", "\n", "Tell", " me", " a", " story", "<|im_end|>", "\n", "<|im_start|>")
+    tokens += ("assistant", "\n")
+    record = rounded(prompt="".join(tokens), prompt_tokens=tokens)
+    shown = prompt_end(record, chars=40)
+    ends = {"".join(visible_text(t) for t in tokens[k:]) for k in range(1, len(tokens))}
+    assert shown.startswith("…") and shown[1:] in ends  # whole tokens: no "…m_start|>"
+    assert prompt_end(record, chars=1000) == "".join(visible_text(t) for t in tokens)
+
+
+def test_the_projector_lists_the_seats_here_to_remove_and_says_when_the_round_is_locked():
+    parts = projector_parts(rounded(seats=("s1a2b3", "s9f8e7"), locked=True)).html
+    assert re.findall(r'class="classround-seat" data-seat="(\w+)"', parts) == ["s1a2b3", "s9f8e7"]
+    assert "Locked: no new students" in parts and "classround-link" not in parts

@@ -110,12 +110,16 @@ def load(session, teacher, query: dict) -> Loaded:
     setup |= dict(kind=KIND_LABELS[link.kind or DEFAULT_KIND], **knobs)
     own = teacher.get("code") if isinstance(teacher, dict) else None
     shown, message = dict(view=gr.skip(), code=gr.skip()), link.message
+    plan = link.preset is not None or link.kind is not None  # a class plan's link: the next round's setup
     try:
-        if own is not None and link.round in (None, own) and _resumed(session, teacher):
+        if own is not None and link.round in (None, own) and not plan and _resumed(session, teacher):
             seat = SEATS.get(session)
             shown = dict(view=_whole(seat), code=gr.skip())
         elif link.round is not None:
             shown = join(session, link.round)._asdict()
+        elif own is not None and _running(teacher):
+            # a plan opened while the teacher's last round runs: this page is set up for the next one, not showing it
+            shown = dict(view=Patcher().send(blank_parts(_next_plan(own))), code=gr.skip())
     except ValueError as err:
         message = message + error_html(err)
     return Loaded(**setup, **shown, message=message)
@@ -129,6 +133,8 @@ def refresh(session) -> Viewed:
         return Viewed(Patcher().send(blank_parts(gone("class round", EITHER_AGAIN, had=True))))
     try:
         r = rounds.find(seat.code)
+        if seat.student is not None and r.seat(seat.student).removed:
+            raise ValueError(f"the teacher removed this page from round {r.code}: ask the teacher")
         moved = r.ended is not None and r.moved_to and seat.student is not None
         return Viewed(join(session, r.moved_to).view if moved else _send(seat, _parts(r, seat)))
     except ValueError as err:  # the round is gone: said once in the view, and the page stops asking
@@ -181,6 +187,20 @@ def draw_each(session, teacher) -> Viewed:
     return _viewed(session, r)
 
 
+def lock(session, teacher) -> Viewed:
+    """Lock the round to new students, or unlock it (the one button says which it will do)."""
+    r, key = _teacher(session, teacher)
+    r.lock_joining(key, not r.locked)
+    return _viewed(session, r)
+
+
+def remove(session, teacher, student) -> Viewed:
+    """Remove a seat the projector lists (its id, put in a hidden box by the page's script)."""
+    r, key = _teacher(session, teacher)
+    r.remove(key, str(student or ""))
+    return _viewed(session, r)
+
+
 def end(session, teacher) -> Viewed:
     r, key = _teacher(session, teacher)
     r.end(key)
@@ -210,10 +230,13 @@ def set_settings(session, teacher, temperature, top_k, top_p, min_p) -> Viewed:
 # --- a student's buttons ---
 
 
-def pick(session, token) -> Viewed:
-    """A guess clicked among the ten (its token id, put in a hidden box by the page's script)."""
+def pick(session, picked) -> Viewed:
+    """A guess clicked among the ten: "step:token id", put in a hidden box by the page's script (the step the page
+    showed, so a tap that crosses the teacher's Next is refused with why, not counted for the next step)."""
     r, seat = _student(session)
-    r.guess(seat.student, values.whole("Guess (token id)", token, 0, r.lm.vocab_size - 1))
+    step, _, token = str(picked or "").rpartition(":")
+    step = values.whole("Guess (step)", step, 0, r.run.trace.max_new_tokens) if step else None
+    r.guess(seat.student, values.whole("Guess (token id)", token, 0, r.lm.vocab_size - 1), step)
     return _viewed(session, r)
 
 
@@ -240,9 +263,10 @@ def greedy(session, steps: int) -> Viewed:
     return _viewed(session, r)
 
 
-def numbers(code: str) -> dict:
-    """The round's counts and probabilities as JSON (bench/classroom_load.py checks the projector against them)."""
-    return rounds.find(normal_code(code)).numbers()
+def numbers(code: str, key: str) -> dict:
+    """The round's counts and probabilities as JSON, with its teacher key alone (bench/classroom_load.py checks the
+    projector against them): before the reveal they are the answer."""
+    return rounds.find(normal_code(code)).numbers(key)
 
 
 # --- inside ---
@@ -285,9 +309,26 @@ def _resumed(session, teacher) -> bool:
     return True
 
 
+def _running(teacher) -> bool:
+    """Whether the teacher's last round (what their page kept) still runs."""
+    try:
+        return rounds.find(teacher.get("code")).ended is None
+    except ValueError:
+        return False
+
+
+def _next_plan(code: str) -> str:
+    return (
+        f"Your round {code} still runs. Press Start a round for this plan: {code} ends and its class follows you to "
+        "the new round."
+    )
+
+
 def _parts(r, seat: Seat) -> Parts:
     record = r.record()
-    return projector_parts(record) if seat.student is None else student_parts(record, r.seat(seat.student))
+    if seat.student is None:
+        return projector_parts(record)
+    return student_parts(record, r.seat(seat.student), ping=seat.ping)
 
 
 def _viewed(session, r) -> Viewed:

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from decoding.classround.codes import LENGTH as CODE_LENGTH
+from decoding.classround.guesses import GUESS_CHARS
+from decoding.prompts import MAX_PROMPT_CHARS
 from ui.classround.presets import DEFAULT_KIND, DEFAULT_PRESET, PRESETS
 from ui.classround.script import JS
 from ui.events import message_line
@@ -48,6 +51,17 @@ CSS = """
 #classround-buttons { gap: 8px; }
 #classround-actions button { min-height: 44px; }
 @media (max-width: 600px) { #classround-actions { flex-direction: column; } }
+/* a student's message line keeps its one line whether it says something or not: a refusal never moves the page
+   (the projector's stays out of the way of its chart until it has something to say) */
+#classround-page:has(.classround-view:not([data-role=teacher])) #classround-message.lab-message {
+  display: block !important; height: 40px; min-height: 40px; overflow: hidden; padding: 0; }
+#classround-message .lab-error { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 30px;
+  box-sizing: border-box; height: 40px; }
+/* on a phone a student's ten choices come first, then the box to type a guess of their own */
+@media (max-width: 600px) {
+  #classround-page:has(.classround-view[data-role=student][data-kind=guess]) #classround-actions { order: 1; }
+  #classround-page:has(.classround-view[data-role=student][data-kind=guess]) #classround-more { order: 2; }
+}
 """
 
 
@@ -63,6 +77,7 @@ class ClassroundPage:
     class_pick: gr.Button
     reveal: gr.Button
     draw_each: gr.Button
+    lock: gr.Button
     end: gr.Button
     code: gr.Textbox
     join: gr.Button
@@ -73,6 +88,8 @@ class ClassroundPage:
     pick: gr.Textbox  # a clicked token's id, put there by the page's script (ui/classround/script.py)
     pick_btn: gr.Button
     refresh: gr.Button  # pressed by the page's script when its round changed (ui/classround/script.py)
+    seat: gr.Textbox  # a seat's id the teacher clicked to remove, put there by the page's script
+    remove: gr.Button
     step_greedy: gr.Button
     run_greedy: gr.Button
     temperature: gr.Slider
@@ -101,22 +118,30 @@ def layout() -> ClassroundPage:
             draw_each = gr.Button(
                 "Draw 100 each", elem_id="classround-draw-each", elem_classes=[running, "classround-for-sample"]
             )
+
             end = gr.Button("End", variant="stop", elem_id="classround-end", elem_classes=running)
         with gr.Row(equal_height=True, elem_classes="classround-visitor"):
             code = gr.Textbox(
-                label="A student? Type the round's code", placeholder="K7QF", scale=3, elem_id="classround-code"
+                label="A student? Type the round's code",
+                info=f"{CODE_LENGTH} letters and digits, as the projector shows it",
+                placeholder="the code on the projector",
+                max_lines=1,  # a box that never grows with what is typed into it: the page keeps its height
+                scale=3,
+                elem_id="classround-code",
             )
             join = gr.Button("Join", scale=1, elem_id="classround-join")
         message = message_line("classround-message")
         with gr.Row(equal_height=True, elem_id="classround-actions", elem_classes="classround-student"):
             draw = gr.Button("Draw", variant="primary", elem_id="classround-draw", elem_classes="classround-for-sample")
-            guess = gr.Textbox(
-                label="Or type your guess",
-                placeholder="Paris",
-                scale=2,
-                elem_id="classround-guess",
-                elem_classes="classround-for-guess",
-            )
+            # in a column of its own: the style sheet hides the column, and with it the box's grey frame
+            with gr.Column(scale=2, min_width=200, elem_classes="classround-for-guess"):
+                guess = gr.Textbox(
+                    label="Or type your guess",
+                    info=f"one token of the model's; up to {GUESS_CHARS} characters",
+                    placeholder="a word",
+                    max_lines=1,
+                    elem_id="classround-guess",
+                )
             guess_btn = gr.Button("Guess", elem_id="classround-guess-btn", elem_classes="classround-for-guess")
             greedy = "classround-for-greedy"
             step_greedy = gr.Button(
@@ -126,12 +151,20 @@ def layout() -> ClassroundPage:
         pick = gr.Textbox(visible="hidden", elem_id="classround-pick")
         pick_btn = gr.Button(visible="hidden", elem_id="classround-pick-btn")
         refresh = gr.Button(visible="hidden", elem_id="classround-refresh")
+        seat = gr.Textbox(visible="hidden", elem_id="classround-seat")  # a seat the teacher removes, by its id
+        remove = gr.Button(visible="hidden", elem_id="classround-remove")
+        # pressed by the page's script from the projector's own "Lock joining" / "Unlock" (the button row stays one row)
+        lock = gr.Button(visible="hidden", elem_id="classround-lock")
         with gr.Row(equal_height=False):
             # the teacher's setup beside the view: on the projector the round's chart sits right under the buttons
             with gr.Column(scale=1, min_width=280, elem_classes="classround-teacher"):
                 preset = gr.Dropdown(list(PRESETS), value=DEFAULT_PRESET, label="Preset", elem_id="classround-preset")
                 prompt = gr.Textbox(
-                    PRESETS[DEFAULT_PRESET].prompt, label="Prompt", lines=1, elem_id="classround-prompt"
+                    PRESETS[DEFAULT_PRESET].prompt,
+                    label="Prompt",
+                    info=f"up to {MAX_PROMPT_CHARS:,} characters",
+                    lines=1,
+                    elem_id="classround-prompt",
                 )
                 chat = gr.Checkbox(PRESETS[DEFAULT_PRESET].chat, label="Chat template", elem_id="classround-chat")
                 kind = gr.Radio(
@@ -146,7 +179,7 @@ def layout() -> ClassroundPage:
                 ]
             with gr.Column(scale=3, min_width=340):
                 view = patched(blank_parts().html, elem_id="classround-view")
-        with gr.Row(equal_height=False):
+        with gr.Row(equal_height=False, elem_id="classround-more"):
             with gr.Accordion("How a class round works", open=False, elem_id="classround-how"):
                 gr.Markdown(HOW)
             try_this(TRY, 4, "classround-try")
@@ -162,6 +195,7 @@ def layout() -> ClassroundPage:
         class_pick=class_pick,
         reveal=reveal,
         draw_each=draw_each,
+        lock=lock,
         end=end,
         code=code,
         join=join,
@@ -172,6 +206,8 @@ def layout() -> ClassroundPage:
         pick=pick,
         pick_btn=pick_btn,
         refresh=refresh,
+        seat=seat,
+        remove=remove,
         step_greedy=step_greedy,
         run_greedy=run_greedy,
         temperature=temperature,

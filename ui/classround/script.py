@@ -20,6 +20,23 @@ document.addEventListener('click', (ev) => {
 }, true);
 """
 
+# the teacher's click on a seat the projector lists puts its id in a hidden box and presses a hidden button: removed;
+# a click on the projector's Lock joining / Unlock presses the hidden lock button
+REMOVE_ON_CLICK = """
+document.addEventListener('click', (ev) => {
+  if (ev.target.closest && ev.target.closest('#classround-view .classround-lock')) {
+    document.querySelector('#classround-lock').click();
+    return;
+  }
+  const seat = ev.target.closest && ev.target.closest('#classround-view .classround-seat[data-seat]');
+  if (!seat) return;
+  const input = document.querySelector('#classround-seat textarea, #classround-seat input');
+  input.value = seat.dataset.seat;
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+  setTimeout(() => document.querySelector('#classround-remove').click(), 50);
+}, true);
+"""
+
 # the view holds the link relative to the page (the server cannot know the address the class reaches it by): its text
 # becomes the whole address, the one to read out or type
 WHOLE_LINKS = """
@@ -46,24 +63,30 @@ document.addEventListener('keydown', (ev) => {
 
 # the page asks its round whether it changed: the projector every quarter second (anything it shows: a draw, a guess,
 # a join), a student's page every 3 s (what every student sees: the teacher's next step, kind, settings, reveal, end);
-# a plain GET outside gradio's queue (ui/classround/shown.py), only while the page shows the round, one at a time.
-# When the answer differs from what its view shows, it presses the hidden refresh button (one gradio event: the view's
-# changes; pressed again while it runs, gradio keeps the one)
+# a plain GET outside gradio's queue (ui/classround/shown.py), one at a time. The projector asks only while it shows
+# the round; a student's page asks hidden too, with its seat's ping, for that ask is how the round hears the page is
+# open (a page not heard from is counted out). When the answer differs from what its view shows, a page in view
+# presses the hidden refresh button (one gradio event: the view's changes; pressed again while it runs, gradio keeps
+# the one)
 ASKS = f"""
 let asked = 0, asking = false;
 setInterval(() => {{
   const root = document.querySelector('#classround-view .classround-view[data-code]');
-  if (asking || document.visibilityState !== 'visible' || !root || !root.getClientRects().length) return;
+  if (asking || !root) return;
   const teacher = root.dataset.role === 'teacher';
-  if (!teacher && performance.now() - asked < {STUDENT_EVERY_MS}) return;
+  const inView = document.visibilityState === 'visible' && root.getClientRects().length > 0;
+  if ((teacher && !inView) || (!teacher && performance.now() - asked < {STUDENT_EVERY_MS})) return;
   asked = performance.now();
   asking = true;
-  fetch('{ROUTE}?code=' + encodeURIComponent(root.dataset.code))
+  const ping = root.dataset.ping ? '&seat=' + encodeURIComponent(root.dataset.ping) : '';
+  fetch('{ROUTE}?code=' + encodeURIComponent(root.dataset.code) + ping)
     .then(r => (r.ok ? r.json() : null))
     .then(d => {{
       const now = root.isConnected ? root : document.querySelector('#classround-view .classround-view');
       const seen = teacher ? now.dataset.version : now.dataset.shown;
-      if (d && String(teacher ? d.version : d.shown) !== seen) document.querySelector('#classround-refresh').click();
+      const shows = document.visibilityState === 'visible' && now.getClientRects().length > 0;
+      const changed = d && String(teacher ? d.version : d.shown) !== seen;
+      if (changed && shows) document.querySelector('#classround-refresh').click();
     }})
     .catch(() => {{}})
     .finally(() => {{ asking = false; }});
@@ -72,6 +95,6 @@ setInterval(() => {{
 
 JS = (
     "if (!window.__classroundScript) { window.__classroundScript = true; "
-    + "\n".join((PICK_ON_CLICK, WHOLE_LINKS, ENTER_APPLIES, ASKS))
+    + "\n".join((PICK_ON_CLICK, REMOVE_ON_CLICK, WHOLE_LINKS, ENTER_APPLIES, ASKS))
     + " }"
 )

@@ -3,9 +3,13 @@
 A page is one gradio session: its seat is found by the session's hash, so a student's click needs no input of its own
 (Draw sends nothing but the click), and gradio's unload event, which knows only the session, can count the student out
 of their round. A student's id and seed come from the session's hash too: the same page keeps them, and the round
-records the seed beside every draw it makes."""
+records the seed beside every draw it makes.
+
+A student's page also holds its seat's `ping`, a secret the round's plain route is asked with every few seconds
+(ui/classround/shown.py): that ask is how the round hears the page is still open (decoding.classround.round)."""
 
 import hashlib
+import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -22,11 +26,13 @@ class Seat:
     seed: int = 0
     patcher: Patcher = field(default_factory=Patcher)  # what the page's view was last sent
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one view sent at a time
+    ping: str = field(default_factory=lambda: secrets.token_urlsafe(12))  # what its page asks the round with
 
 
 class Seats:
     def __init__(self, limit: int = MAX_SEATS):
         self.limit, self._seats, self._lock = limit, OrderedDict(), threading.Lock()
+        self._pings: dict[str, Seat] = {}
 
     def get(self, session: str | None) -> Seat | None:
         with self._lock:
@@ -34,15 +40,26 @@ class Seats:
 
     def sit(self, session: str, seat: Seat) -> Seat:
         with self._lock:
+            before = self._seats.pop(session, None)
+            if before is not None:
+                self._pings.pop(before.ping, None)
             self._seats[session] = seat
-            self._seats.move_to_end(session)
+            self._pings[seat.ping] = seat
             while len(self._seats) > self.limit:
-                self._seats.popitem(last=False)
+                self._pings.pop(self._seats.popitem(last=False)[1].ping, None)
         return seat
 
     def leave(self, session: str | None) -> Seat | None:
         with self._lock:
-            return self._seats.pop(session, None)
+            seat = self._seats.pop(session, None)
+            if seat is not None:
+                self._pings.pop(seat.ping, None)
+            return seat
+
+    def pinged(self, ping: str | None) -> Seat | None:
+        """The seat whose page asks with `ping`, if it is still seated."""
+        with self._lock:
+            return self._pings.get(ping) if ping else None
 
 
 SEATS = Seats()

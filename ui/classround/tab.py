@@ -15,7 +15,7 @@ from ui.classround import shown
 from ui.classround.page import CSS, ClassroundPage, layout
 from ui.classround.presets import PRESETS
 from ui.context import AppConfig
-from ui.events import error_html, model_event
+from ui.events import error_html, model_event, teach
 from ui.links import query_of
 from ui.opened import FirstOpen
 from ui.tabs import TabSpec
@@ -64,10 +64,17 @@ def wire(c: ClassroundPage, config: AppConfig):
     model_event(
         c.model_pick.click, *named(c, partial(h.advance, how=MODEL), h.Viewed, teacher), api_name="advance", **view
     )
-    model_event(c.class_pick.click, *named(c, partial(h.advance, how=CLASS), h.Viewed, teacher), **view)
+    model_event(
+        c.class_pick.click,
+        *named(c, partial(h.advance, how=CLASS), h.Viewed, teacher),
+        api_name="advance_class",
+        **view,
+    )
     c.reveal.click(*named(c, h.reveal, h.Viewed, teacher), api_name="reveal", **QUIET)
     c.draw_each.click(*named(c, h.draw_each, h.Viewed, teacher), api_name="draw_each", **QUIET)
     c.end.click(*named(c, h.end, h.Viewed, teacher), api_name="end", **QUIET)
+    c.lock.click(*named(c, h.lock, h.Viewed, teacher), api_name="lock", **QUIET)
+    c.remove.click(*named(c, h.remove, h.Viewed, [c.teacher, c.seat]), api_name="remove", **QUIET)
     c.kind.input(*named(c, h.set_kind, h.Viewed, [c.teacher, c.kind]), api_name="kind", **QUIET)
     moves = [knob.release for knob in c.knobs()]
     gr.on(moves, *named(c, h.set_settings, h.Viewed, [c.teacher, *c.knobs()]), api_name="settings", **QUIET)
@@ -81,7 +88,8 @@ def wire(c: ClassroundPage, config: AppConfig):
     # a page told by its script that its round changed, and a patched view that missed a change: the view alone
     c.refresh.click(*named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
     c.view.input(*named(c, h.resend, h.Viewed, message=False), api_name="resend", **QUIET)
-    gr.api(h.numbers, api_name="round_numbers", concurrency_limit=None)
+    # the round's numbers, for its teacher key alone: before the reveal they are the answer
+    gr.api(teach(h.numbers), api_name="round_numbers", concurrency_limit=None)
     return partial(on_page, c)
 
 

@@ -44,16 +44,24 @@ def projector_parts(r: RoundRecord) -> Parts:
     """The teacher's view: the code and link, who is here, the context, and the kind's chart and notes."""
     here = f"{count(r.present, 'student')} here" + (f" ({r.left} left)" if r.left else "")
     address = html.escape(link(r.code))
+    join = (
+        '<span class="classround-locked">Locked: no new students</span> '
+        '<button class="classround-lock" title="let new students join again">Unlock</button>'
+        if r.locked
+        else f'<span class="classround-join">Join: <a class="classround-link" href="{address}">{address}</a></span> '
+        '<button class="classround-lock" title="no new students: once the class is in">Lock joining</button>'
+    )
+    join = "" if r.ended else join
     head = (
         f'<span class="classround-kind">{KIND_LABELS[r.kind]}</span> · Round <b class="classround-code">{r.code}</b> · '
-        f'{here}<br><span class="classround-join">Join: <a class="classround-link" href="{address}">{address}</a>'
-        "</span>"
+        f"{seats_html(r, here)}<br>{join}"
     )
     verdict, main, notes = _kind_parts(r)
     if r.ended:
         verdict, main, notes = "", empty_html(_ended(r), 200), ""
     attrs = {
         (".classround-view", "data-total"): str(r.draw.total if r.draw else 0),
+        (".classround-view", "data-locked"): "1" if r.locked else "",
         # what the page's script asks the server after (ui/classround/script.py): the round, and its every change
         (".classround-view", "data-code"): r.code,
         (".classround-view", "data-version"): str(r.version),
@@ -62,8 +70,24 @@ def projector_parts(r: RoundRecord) -> Parts:
     return _parts(TEACHER, r.kind, slots, attrs)
 
 
-def student_parts(r: RoundRecord, seat: SeatRecord) -> Parts:
-    """A student's view: the round, the context (read-only), and their own part in the kind's task."""
+def seats_html(r: RoundRecord, here: str) -> str:
+    """Who is here, and, opened, each seat by its id with a button that removes it (the page's script sends it)."""
+    if not r.seats or r.ended:
+        return here
+    buttons = "".join(
+        f'<button class="classround-seat" data-seat="{html.escape(s)}" title="remove {html.escape(s)} from the round">'
+        f"{html.escape(s)} ✕</button>"
+        for s in r.seats
+    )
+    return (
+        f'<details class="classround-seats"><summary>{here}</summary><span class="classround-note">Each student\'s '
+        f"page says who it is; remove a seat that is no one's:</span> {buttons}</details>"
+    )
+
+
+def student_parts(r: RoundRecord, seat: SeatRecord, ping: str = "") -> Parts:
+    """A student's view: the round, the context (read-only), and their own part in the kind's task. `ping`: what the
+    page asks the round with, so the round hears it is open (ui/classround/seats.py)."""
     head = (
         f'<span class="classround-kind">{KIND_LABELS[r.kind]}</span> · Round <b>{r.code}</b> · '
         f"step {r.step + 1} · you are {html.escape(seat.student)} (seed {seat.seed})"
@@ -80,14 +104,29 @@ def student_parts(r: RoundRecord, seat: SeatRecord) -> Parts:
         # what the page's script asks the server after (ui/classround/script.py): the round, and what it shows
         (".classround-view", "data-code"): r.code,
         (".classround-view", "data-shown"): str(r.shown),
+        (".classround-view", "data-ping"): ping,
+        # a finished greedy run: its buttons go (the page's style sheet reads it)
+        (".classround-view", "data-greedy"): "done" if r.greedy and len(seat.greedy) >= r.greedy.length else "",
     }
     return _parts(STUDENT, r.kind, {SLOTS[0]: head, SLOTS[1]: context_html(r), SLOTS[3]: task}, attrs)
 
 
+def prompt_end(r: RoundRecord, chars: int = CONTEXT_CHARS) -> str:
+    """The prompt's last tokens that fit in `chars` (whole tokens: a chat template's special tokens are never cut),
+    "…" before them when that is not all of it."""
+    tokens = [visible_text(t) for t in r.prompt_tokens] or [visible_text(r.prompt)]
+    kept, used = [], 0
+    for token in reversed(tokens):
+        if kept and used + len(token) > chars:
+            return "…" + "".join(reversed(kept))
+        kept.append(token)
+        used += len(token)
+    return "".join(reversed(kept))
+
+
 def context_html(r: RoundRecord) -> str:
     """The end of the prompt, then the tokens appended (each marked by who chose it), then the slot of the next."""
-    prompt = visible_text(r.prompt)
-    shown = prompt if len(prompt) <= CONTEXT_CHARS else "…" + prompt[-CONTEXT_CHARS:]
+    shown = prompt_end(r)
     chips = "".join(
         f'<span class="classround-tok {a.how}" title="step {k + 1}: '
         f'{"the model" if a.how == "model" else "the class"} chose it (p = {a.token.p:.3f})">'
@@ -129,7 +168,7 @@ def _guess_task(r: RoundRecord, seat: SeatRecord) -> str:
         return f'<p class="classround-verdict">{top1_line(g)} {yours}</p>{guesses_chart(g, 200)}'
     chips = "".join(
         f'<button class="classround-choice{" picked" if seat.guess and seat.guess.id == t.id else ""}" '
-        f'data-key="{t.id}">{html.escape(visible_token(t.text))}</button>'
+        f'data-key="{r.step}:{t.id}">{html.escape(visible_token(t.text))}</button>'
         for t in seat.choices
     )
     yours = (
@@ -163,9 +202,14 @@ def _greedy_task(r: RoundRecord, seat: SeatRecord) -> str:
         f'<span class="classround-tok">{html.escape(visible_token(names.get(t, "?")))}</span>' for t in seat.greedy
     )
     length = r.greedy.length if r.greedy else 0
+    then = (
+        "Done: the projector compares everyone's."
+        if len(seat.greedy) >= length
+        else "Press <b>Step greedy</b> for one more, or <b>Run greedy</b> for the rest; the projector compares "
+        "everyone's."
+    )
     return (
-        f'<p class="classround-verdict">Your greedy run: {len(seat.greedy)} of {length} tokens. Press <b>Step '
-        "greedy</b> for one more, or <b>Run greedy</b> for the rest; the projector compares everyone's.</p>"
+        f'<p class="classround-verdict">Your greedy run: {len(seat.greedy)} of {length} tokens. {then}</p>'
         f'<div class="classround-drawn">{chips}</div>'
     )
 
@@ -215,6 +259,15 @@ CSS = f"""
 .classround-table {{ border-collapse: collapse; margin-top: 4px; }}
 .classround-table :is(td, th) {{ padding: 1px 10px 1px 0; text-align: left; }}
 .classround-note {{ font-size: 0.9em; }}
+.classround-seats {{ display: inline; }}
+.classround-seats summary {{ display: inline; cursor: pointer; text-decoration: underline dotted; }}
+.classround-seat {{ font-family: ui-monospace, monospace; font-size: 0.85em; margin: 2px; padding: 2px 6px;
+  border: 1px solid rgba(128,128,128,.6); border-radius: 4px; background: transparent; color: inherit;
+  cursor: pointer; }}
+.classround-locked {{ font-size: 0.85em; font-weight: 700; }}
+.classround-lock {{ font-size: 0.8em; margin-left: 6px; padding: 2px 8px; border: 1px solid rgba(128,128,128,.6);
+  border-radius: 4px; background: transparent; color: inherit; cursor: pointer; }}
+#classround-page:has(.classround-view[data-greedy=done]) .classround-for-greedy {{ display: none !important; }}
 #classround-page:has(.classround-view[data-role=student]) .classround-teacher {{ display: none !important; }}
 #classround-page:has(.classround-view:not([data-role=student])) .classround-student {{ display: none !important; }}
 #classround-page:has(.classround-view:not([data-role=visitor])) .classround-visitor {{ display: none !important; }}
