@@ -1,7 +1,7 @@
 """What the page runs before gradio's own scripts: a script placed first in the page's <head>.
 
 gradio 6 lets an app add to the head only through its config, which its scripts read once they run, too late for
-what must be in place before them. `first_in_head(app, html)` wraps gradio's page route so the page it answers
+what must be in place before them. `first_in_head(app, paths, html)` wraps gradio's page routes so the page it answers
 carries `html` first in its head.
 
 TRACKER_FRAMES mends two things in how gradio 6's status tracker asks for frames. The tracker redraws its
@@ -89,8 +89,10 @@ class FirstInHead(BaseRoute):
         await self.page.handle(scope, receive, sending)
 
 
-def first_in_head(app, html: str = TRACKER_FRAMES) -> None:
-    """Wrap `app`'s page route (gradio's "/") so the page carries `html` first in its head."""
+def first_in_head(app, paths: list[str], html: str = TRACKER_FRAMES) -> None:
+    """Wrap `app`'s page routes (gradio's "/" and each page's "/<path>") so each page carries `html` first in its
+    head."""
     routes = app.router.routes
-    at = next(i for i, route in enumerate(routes) if getattr(route, "path", None) == "/")
-    routes[at] = FirstInHead(routes[at], html)
+    for path in paths:
+        at = next(i for i, route in enumerate(routes) if getattr(route, "path", None) == path)
+        routes[at] = FirstInHead(routes[at], html)
