@@ -27,7 +27,8 @@ from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
-from ui.page_start import first_in_head
+from ui.page_start import TRACKER_FRAMES, first_in_head
+from ui.page_start import cached as cached_head
 from ui.patch import CSS as PATCH_CSS
 from ui.queue_wake import wake_on_work
 from ui.skips import leave_skips
@@ -121,7 +122,8 @@ def header(demo: gr.Blocks, config: AppConfig, here: TabSpec) -> None:
     """The top of every page: the app's title, Projector mode, the navigation to every lesson, and the server's note."""
     with gr.Row(elem_id="app-header"):
         gr.Markdown(
-            "# Decoding Lab\nWatch a real language model write one token at a time, and see why. " + weights_note(config),
+            "# Decoding Lab\nWatch a real language model write one token at a time, and see why. "
+            + weights_note(config),
             elem_id="app-title",
         )
         # larger type and charts for a room; a link with ?projector=1 opens in it, and the pages after it too
@@ -244,11 +246,6 @@ if __name__ == "__main__":
         server_port=args.port,
         share=args.share,
         css=CSS,
-        head=CONTAINER_HEAD
-        + projector_mode.HEAD
-        + CHARTS_HEAD
-        + plan_notice.HEAD
-        + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",
         app_kwargs=limits.app_kwargs(),  # each request's body limit, and one log line for a refused request
@@ -256,7 +253,16 @@ if __name__ == "__main__":
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
         prevent_thread_lock=True,
     )
-    first_in_head(app, [f"/{page}" for page, _, _ in demo.pages])  # each page's first script (ui/page_start.py)
+    # each page's first scripts, and the app's head as two files the browser keeps (ui/page_start.py)
+    head_tags, head_routes = cached_head(
+        CONTAINER_HEAD
+        + projector_mode.HEAD
+        + CHARTS_HEAD
+        + plan_notice.HEAD
+        + server_note.head([spec.main for spec in SPECS if spec.main])
+    )
+    first_in_head(app, [f"/{page}" for page, _, _ in demo.pages], TRACKER_FRAMES + head_tags)
+    app.router.routes[0:0] = head_routes
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
     app.router.routes.insert(0, pages.OldLink())  # a link sent before (`/?tab=beams...`): to the lesson's page

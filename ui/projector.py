@@ -8,7 +8,8 @@ text as it was: body text went from 14 to 15.4 px, help text stayed at 12, and t
 one row, shrank to 12.
 
 The class `projector` sits on <html> from the first paint (`HEAD`: a link's ?projector=1 or =0, else what this browser
-chose last, on any page: a link's choice or the checkbox's is kept in localStorage, for the next page) and on <body> once it exists; the checkbox at the top switches it (`SWITCH_JS`).
+chose last, on any page: a link's choice or the checkbox's is kept in localStorage, for the next page) and on <body>
+once it exists; the checkbox at the top switches it (`SWITCH_JS`).
 """
 
 import gradio as gr
