@@ -14,7 +14,11 @@ class gets (`/?tab=step` for the app). Per open:
   page settles (the main thread under 12 ms a 100 ms for 0.5 s, nothing of gradio's in flight);
 - `kb`: every byte the network received for the page (encoded, as sent), `config_kb`: the page's gradio config as
   JSON (`window.gradio_config`), `nodes`: its DOM nodes once settled;
-- `server_cpu_ms`: the server process's CPU (user + system, every thread: /proc/PID/stat) over the open.
+- `server_cpu_ms`: the server process's CPU (user + system, every thread: /proc/PID/stat) over the open, the page's
+  scripts and styles included (each open is a fresh browser context, nothing cached);
+- `page_cpu_ms`: the server's CPU for the page alone (its HTML, which holds its config, the redirect followed), over
+  PAGE_GETS asked one after another: what each student of a class costs once gradio's files are in the browser's
+  cache.
 Then `--students` clients ask for the page at once (plain HTTP GETs of the page a class's link lands on, redirect
 followed: the HTML, which holds the config): `crowd_p50_s`, `crowd_p95_s`, each client's time until its last byte.
 
@@ -68,6 +72,7 @@ WATCH_READY = """selector => {
   }, 50);
 }"""
 QUIET_MS, QUIET_FOR_S, SETTLE_S = 12.0, 0.5, 240.0
+PAGE_GETS = 20  # the page asked for one after another, for the server's CPU per page
 
 
 def open_once(browser, url: str, ready: str, pid: int, viewport: dict, throttle: float) -> dict:
@@ -145,12 +150,17 @@ def measure(kind: str, root: Path, opens: int, students: int, viewport: dict, th
             browser.close()
         crowd(url, students)  # warm
         times = crowd(url, students)
+        cpu0 = server_cpu_s(proc.pid)
+        for _ in range(PAGE_GETS):
+            crowd(url, 1)
+        page_cpu_ms = (server_cpu_s(proc.pid) - cpu0) * 1e3 / PAGE_GETS
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     med = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0] if k != "url"}
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
-    return med | dict(url=runs[0]["url"], crowd_p50_s=round(statistics.median(times), 3), crowd_p95_s=round(p95, 3))
+    crowds = dict(crowd_p50_s=round(statistics.median(times), 3), crowd_p95_s=round(p95, 3))
+    return med | dict(url=runs[0]["url"], page_cpu_ms=round(page_cpu_ms, 1)) | crowds
 
 
 def main(argv=None) -> dict:
