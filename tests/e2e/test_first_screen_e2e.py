@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, new_page
+from tests.helpers.pages import ARTIFACTS, PROJECTOR, go_to, idle, new_page
 from ui.tabs import TabSpec, specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -43,7 +43,7 @@ def inside(box, where) -> bool:
 def first_screen(page, tab: TabSpec) -> dict:
     """Open the tab by its button, scroll to the top; where its lesson line and main control (its spec's `main`: the
     speculative round's button, not Prefill's; Start here's first class plan's first link) are."""
-    page.get_by_role("tab", name=tab.title, exact=True).click()
+    go_to(page, tab.title)
     page.wait_for_function(
         "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
         "b.getAttribute('aria-selected') === 'true')",

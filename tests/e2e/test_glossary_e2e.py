@@ -7,7 +7,7 @@ which does the action once for both."""
 import pytest
 
 from tests.helpers.glossary import open_accordions, unmarked_first_uses, unmarked_on_the_tab
-from tests.helpers.pages import idle, new_page
+from tests.helpers.pages import go_to, idle, new_page
 from ui.tabs import specs
 from visuals.glossary import TERMS, word
 
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
 def open_tab(page, title: str) -> None:
-    page.get_by_role("tab", name=title, exact=True).click()
+    go_to(page, title)
     page.wait_for_function(
         "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
         "b.getAttribute('aria-selected') === 'true')",

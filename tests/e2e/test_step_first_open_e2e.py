@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from bench.page_calls import is_event_post
-from tests.helpers.pages import idle, new_page
+from tests.helpers.pages import go_to, idle, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -16,7 +16,7 @@ def opened(browser, url: str):
     events = []
     page.on("request", lambda r: events.append(r.url) if is_event_post(r.url) else None)
     page.goto(url)
-    page.get_by_role("tab", name="Step by step", exact=True).click()
+    go_to(page, "Step by step")
     page.locator("#step-prefill").wait_for()
     idle(page)
     return page, events

@@ -223,6 +223,14 @@ def listeners(page) -> int:
     return int(next(m["value"] for m in metrics if m["name"] == "JSEventListeners"))
 
 
+NAV_LINKS = "#lab-nav nav a"  # the navigation's links, one a lesson, in teaching order (ui/pages.py)
+
+
+def current_lesson(page):
+    """The navigation's link to the page it is on: its text is the lesson's title."""
+    return page.locator(f"{NAV_LINKS}[aria-current=page]")
+
+
 def go_to(page, title: str) -> None:
     """Open the lesson titled `title` from the navigation, as a person does: on a phone, the Lessons menu first. The
     lesson's page is a new page, its own session."""
