@@ -27,6 +27,7 @@ from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
+from ui.lesson import style
 from ui.page_start import TRACKER_FRAMES, first_in_head
 from ui.page_start import cached as cached_head
 from ui.patch import CSS as PATCH_CSS
@@ -64,11 +65,10 @@ SPECS = specs()
 
 
 def tabs_css(tabs: tuple[TabSpec, ...]) -> str:
-    """The tabs' rules in the page's style sheet: each tab's own, and its row of buttons kept one row in projector
-    mode (each label there is a word or two)."""
+    """The lessons' rules in every page's style sheet: each lesson's row of buttons kept one row in projector mode
+    (each label there is a word or two). A lesson's own rules are on its own page alone (`lesson_page`)."""
     rows = ", ".join(spec.buttons for spec in tabs if spec.buttons)
-    one_row = f".projector :is({rows}) > button {{ min-width: 96px !important; }}" if rows else ""
-    return "\n".join([one_row, *(spec.css for spec in tabs if spec.css)])
+    return f".projector :is({rows}) > button {{ min-width: 96px !important; }}" if rows else ""
 
 
 # the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
@@ -140,6 +140,8 @@ def lesson_page(demo: gr.Blocks, config: AppConfig, spec: TabSpec) -> None:
     """One lesson's page, inside its route's context: the header, the lesson, and its setup's script."""
     header(demo, config, spec)
     with gr.Column(elem_id=f"{spec.id}-page", elem_classes="lab-page"):
+        if spec.css:
+            style(spec.css, f"{spec.id}-spec-css")
         wire = spec.build(config)
     # a lesson may return a function that wires its setup (a shared link's): it runs as the page opens, through a
     # hidden button the page presses (ui/opened.py says why)

@@ -76,10 +76,14 @@ def test_a_tab_with_presets_picks_them_in_its_link_id_preset_dropdown(demo):
             assert choices == list(spec.presets), spec.id
 
 
-def test_projector_mode_keeps_every_row_of_buttons_a_spec_names_on_one_row_and_adds_each_tabs_own_rules():
+def test_projector_mode_keeps_every_row_of_buttons_a_spec_names_on_one_row_and_each_lesson_has_its_own_rules(demo):
     rows = [spec.buttons for spec in specs() if spec.buttons]
     assert rows and f".projector :is({', '.join(rows)}) > button" in CSS
-    assert all(spec.css in CSS for spec in specs())
+    styled = [spec for spec in specs() if spec.css]
+    assert styled and not [spec.id for spec in styled if spec.css in CSS]  # on its own page, not on every page
+    for spec in styled:
+        (block,) = [b for b in demo.blocks.values() if b.elem_id == f"{spec.id}-spec-css"]
+        assert spec.css in block.value and tab_of(block) is spec
 
 
 def test_every_lesson_names_what_its_main_action_draws_and_the_browser_tests_visit_each_one_from_the_specs():
