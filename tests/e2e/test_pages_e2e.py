@@ -28,6 +28,11 @@ NAV_BOXES = """() => ({
 })"""
 
 
+def nav_drawn(page, phone: bool = False) -> None:
+    """Until the navigation is drawn: its links on a wide screen, its Lessons button on a phone."""
+    expect(page.locator("#lab-nav summary" if phone else "#lab-nav nav a").first).to_be_visible()
+
+
 def out_of_view(where: dict) -> list[str]:
     return [
         f"{b['text']!r} at {b['left']:.0f}-{b['right']:.0f} x {b['top']:.0f}-{b['bottom']:.0f}"
@@ -54,6 +59,7 @@ def test_every_lesson_is_one_click_away_on_a_projector_and_the_whole_navigation_
         for mode, projector in (("1280x720", "0"), ("1280x720-projector", "1")):
             page.goto(f"{app_url}?projector={projector}")
             for spec in specs():
+                nav_drawn(page)
                 where = page.evaluate(NAV_BOXES)
                 assert len([b for b in where["boxes"] if b["text"] != "Lessons"]) == len(specs()), where
                 assert not out_of_view(where) and where["overflow"] <= 0, (mode, out_of_view(where), where["overflow"])
@@ -76,6 +82,7 @@ def test_every_lesson_is_two_taps_away_on_a_phone_and_the_navigation_takes_one_r
     try:
         page.goto(f"{app_url}?projector=0")
         for spec in specs():
+            nav_drawn(page, phone=True)
             where = page.evaluate(NAV_BOXES)
             (menu,) = where["boxes"]  # closed: the Lessons button alone, one row
             assert menu["text"].startswith("Lessons") and 44 <= menu["height"] <= 60, menu
@@ -102,6 +109,7 @@ def test_each_lesson_at_800_px(browser, app_url):
         for spec in specs():
             page.goto(f"{app_url}{path_of(spec)}?projector=0")
             landed_on(page, spec)
+            nav_drawn(page)
             where = page.evaluate(NAV_BOXES)
             assert not out_of_view(where) and where["overflow"] <= 0, out_of_view(where)
             shoot(page, spec, "800x720")
