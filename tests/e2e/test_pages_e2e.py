@@ -20,7 +20,7 @@ SHOTS = ARTIFACTS / "pages"
 
 # every box of the navigation's links and its menu button, and how far the page runs past the window's right edge
 NAV_BOXES = """() => ({
-  boxes: [...document.querySelectorAll('#lab-nav summary, #lab-nav nav a')].filter(e => e.getClientRects().length)
+  boxes: [...document.querySelectorAll('#lab-nav summary, #lab-nav nav a')].filter(e => e.checkVisibility())
     .map(e => { const b = e.getBoundingClientRect();
                 return {text: e.textContent.trim(), left: b.left, right: b.right, top: b.top, bottom: b.bottom,
                         height: b.height}; }),
