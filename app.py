@@ -110,7 +110,9 @@ CSS = f"""
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
 # cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
 # scoped inside the container, and cannot reach the container itself
-CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; }</style>"
+# gradio's own navbar band (50 px above every page, a lone "Home" link) stays drawn even with gr.Navbar(visible=False):
+# the app draws its own navigation (ui/pages.py); tests/e2e/test_pages_e2e.py checks no "Home" link shows
+CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; } .nav-holder { display: none; }</style>"
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 # gradio's queue looks for a new event every 1 ms (queueing.Queue.sleep_when_free, on Linux): a thousand wake-ups a
 # second of the server's one event loop, each taking the interpreter lock from the model's thread. ui.queue_wake makes
@@ -158,7 +160,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
     for spec in SPECS:
         path = pages.path_of(spec)
         with demo.route(spec.title, path, show_in_navbar=False) if path else demo:
-            gr.Navbar(visible=False)  # the app draws its own (ui/pages.py); gradio's would wrap onto rows on a phone
+            # the app draws its own (ui/pages.py); gradio's would wrap onto rows on a phone
+            gr.Navbar(visible=False, main_page_name=False)
             lesson_page(demo, config, spec)
     return demo
 

@@ -28,7 +28,8 @@ from ui.charts import NARROW_PX
 from ui.tabs import TabSpec, opened_by
 
 HOME = "start"  # the spec that is the app's first page, at "/"
-MIN_TAP_PX = 44  # every link and the menu's button at least this tall (WCAG 2.5.5)
+MIN_TAP_PX = 44  # on a phone, every link and the menu's button at least this tall (WCAG 2.5.5)
+WIDE_LINK_PX = 36  # on a wider screen, pointed at with a mouse: the lesson's first screen keeps the height
 
 
 def path_of(spec: TabSpec) -> str:
@@ -66,7 +67,7 @@ CSS = f"""
 #lab-nav {{ padding: 0; }}
 #lab-nav nav ul {{ list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 2px 4px; }}
 #lab-nav nav li {{ margin: 0; }}
-#lab-nav nav a {{ display: inline-flex; align-items: center; min-height: {MIN_TAP_PX}px; padding: 0 10px;
+#lab-nav nav a {{ display: inline-flex; align-items: center; min-height: {WIDE_LINK_PX}px; padding: 0 8px;
   border-radius: var(--radius-md); text-decoration: none; color: var(--body-text-color);
   font-size: calc(var(--text-md) - 1px); white-space: nowrap; }}
 #lab-nav nav a:hover {{ background: var(--background-fill-secondary); }}
@@ -84,7 +85,7 @@ CSS = f"""
     flex-direction: column; flex-wrap: nowrap; padding: 6px; background: var(--background-fill-primary);
     border: 1px solid var(--border-color-primary); border-radius: var(--radius-md);
     box-shadow: var(--shadow-drop-lg); max-height: 80vh; overflow-y: auto; }}
-  #lab-nav nav a {{ display: flex; }}
+  #lab-nav nav a {{ display: flex; min-height: {MIN_TAP_PX}px; }}
 }}
 """
 

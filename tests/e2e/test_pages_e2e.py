@@ -45,6 +45,7 @@ def landed_on(page, spec) -> None:
     """The page is the lesson's own: its path, its link marked current, its main control drawn."""
     assert urlparse(page.url).path == f"/{path_of(spec)}", (spec.id, page.url)
     expect(page.locator("#lab-nav a[aria-current=page]")).to_have_text(spec.title)
+    expect(page.get_by_role("link", name="Home", exact=True)).to_be_hidden()  # gradio's own navbar, not drawn
     page.locator(spec.main).first.wait_for()
 
 
