@@ -19,8 +19,8 @@ LESSON = (
     "see why it writes what it does."
 )
 PLANS_LINE = """\
-Each tab is one lesson. A class plan below takes about 50 minutes: each step's link opens its tab, set up
-(copy the link to send it to a class); do what the step says, and look for what it says to notice."""
+Each page is one lesson (the links above). A class plan below takes about 50 minutes: each step's link opens its
+lesson, set up (copy the link to send it to a class); do what the step says, and look for what it says to notice."""
 INTRO = """\
 Two ideas are all you need first:
 - A **token** is a piece of text the model reads and writes: a word, a piece of a word, or a word with its leading
