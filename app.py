@@ -1,12 +1,11 @@
 """Decoding Lab: watch a real language model write one token at a time, and see why.
 
-`python app.py` (or `gradio app.py`) starts the app on the bundled model. Each lesson is one tab,
+`python app.py` (or `gradio app.py`) starts the app on the bundled model. Each lesson is one page (ui/pages.py),
 the `SPEC` of its package in ui/ (ui/tabs.py finds them); this file only assembles them and launches.
 """
 
 import argparse
 import importlib.metadata
-import json
 import os
 import subprocess
 import sys
@@ -21,19 +20,21 @@ import gradio as gr  # noqa: E402
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
-from ui import direct_route, limits, opened, server_note, session_state
+from ui import direct_route, limits, opened, pages, server_note, session_state
 from ui import projector as projector_mode
 from ui.charts import HEAD as CHARTS_HEAD
 from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
-from ui.page_start import first_in_head
+from ui.lesson import style
+from ui.page_start import TRACKER_FRAMES, first_in_head
+from ui.page_start import cached as cached_head
 from ui.patch import CSS as PATCH_CSS
 from ui.queue_wake import wake_on_work
 from ui.skips import leave_skips
 from ui.start import notice as plan_notice
-from ui.tabs import TabSpec, opened_by, specs
+from ui.tabs import TabSpec, specs
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
 from visuals.glossary import CSS as GLOSSARY_CSS
@@ -64,11 +65,10 @@ SPECS = specs()
 
 
 def tabs_css(tabs: tuple[TabSpec, ...]) -> str:
-    """The tabs' rules in the page's style sheet: each tab's own, and its row of buttons kept one row in projector
-    mode (each label there is a word or two)."""
+    """The lessons' rules in every page's style sheet: each lesson's row of buttons kept one row in projector mode
+    (each label there is a word or two). A lesson's own rules are on its own page alone (`lesson_page`)."""
     rows = ", ".join(spec.buttons for spec in tabs if spec.buttons)
-    one_row = f".projector :is({rows}) > button {{ min-width: 96px !important; }}" if rows else ""
-    return "\n".join([one_row, *(spec.css for spec in tabs if spec.css)])
+    return f".projector :is({rows}) > button {{ min-width: 96px !important; }}" if rows else ""
 
 
 # the code view's light syntax colours (nord) are 2-4:1 on white: its tokens take the body text colour;
@@ -88,10 +88,6 @@ CSS = f"""
 /* a table's first column names its row (an engine, a stage): its words stay whole ("transformers", not "transfo" over
    "rmers"), the other columns wrap */
 .prose table :is(td, th):first-child {{ word-break: keep-all; overflow-wrap: normal; }}
-/* every title in one row at 1280 px, with room for a scrollbar: with today's eleven at gradio's 14 px, 5 px each side
-   was 64 px too wide (1,280 px of titles in a 1,216 px row); at 13 px they take 1,197. One px under the body text, so
-   projector mode's larger type (ui/projector.py) grows them too (18.6 px; the row then scrolls) */
-#lab-tabs [role=tab] {{ padding-left: 5px; padding-right: 5px; font-size: calc(var(--text-md) - 1px); }}
 /* gradio's messages (a toast: "Measurement cancelled") at the bottom right: at the top they covered the Projector mode
    box */
 .toast-wrap {{ top: auto !important; bottom: var(--size-3); }}
@@ -103,6 +99,7 @@ CSS = f"""
   .prose table {{ display: block; max-width: 100%; overflow-x: auto; }}
 }}
 {projector_mode.CSS}
+{pages.CSS}
 {tabs_css(SPECS)}
 {LESSON_CSS}
 {CHART_CSS}
@@ -113,7 +110,9 @@ CSS = f"""
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
 # cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
 # scoped inside the container, and cannot reach the container itself
-CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; }</style>"
+# gradio's own navbar band (50 px above every page, a lone "Home" link) stays drawn even with gr.Navbar(visible=False):
+# the app draws its own navigation (ui/pages.py); tests/e2e/test_pages_e2e.py checks no "Home" link shows
+CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; } .nav-holder { display: none; }</style>"
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
 # gradio's queue looks for a new event every 1 ms (queueing.Queue.sleep_when_free, on Linux): a thousand wake-ups a
 # second of the server's one event loop, each taking the interpreter lock from the model's thread. ui.queue_wake makes
@@ -121,59 +120,49 @@ QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks ea
 QUEUE_POLL_S = 0.005
 
 
-def link_titles(tab_specs) -> dict[str, str]:
-    """Each id a shared link's `?tab=` may name (a tab's id, or one it was shared under before: ui.tabs.opened_by)
-    and the title of the tab it opens."""
-    return {link_id: opened_by(link_id).title for spec in tab_specs for link_id in (spec.id, *spec.old_ids)}
+def header(demo: gr.Blocks, config: AppConfig, here: TabSpec) -> None:
+    """The top of every page: the app's title, Projector mode, the navigation to every lesson, and the server's note."""
+    with gr.Row(elem_id="app-header"):
+        gr.Markdown(
+            "# Decoding Lab\nWatch a real language model write one token at a time, and see why. "
+            + weights_note(config),
+            elem_id="app-title",
+        )
+        # larger type and charts for a room; a link with ?projector=1 opens in it, and the pages after it too
+        projector = gr.Checkbox(label="Projector mode", container=False, scale=0, min_width=180, elem_id="projector")
+    projector.change(None, projector, None, js=projector_mode.SWITCH_JS)
+    pages.navigation(SPECS, here)
+    # what the shared model is busy with, when it is busy with something long (a measurement holds it alone):
+    # written by the page's own script (ui/server_note.py)
+    gr.HTML(elem_id="server-note")
+    demo.load(None, None, projector, js=projector_mode.SHOWN_JS)
 
 
-def open_link_js(tab_specs) -> str:
-    """The page opens a shared link's tab itself, by pressing its title (projector mode it reads in ui.projector.HEAD).
-    Done by the server, the gr.Tabs it would set became an output the page's every later event walked whole:
-    gradio 6 copies the props of every component inside an output at each status message (16,000 copies a Step)."""
-    return f"""() => {{
-  const title = {json.dumps(link_titles(tab_specs))}[new URLSearchParams(location.search).get('tab')];
-  if (!title) return;
-  const press = () => {{
-    const tab = [...document.querySelectorAll('#lab-tabs [role=tab]')].find(b => b.textContent.trim() === title);
-    tab ? tab.click() : setTimeout(press, 50);
-  }};
-  press();
-}}"""
+def lesson_page(demo: gr.Blocks, config: AppConfig, spec: TabSpec) -> None:
+    """One lesson's page, inside its route's context: the header, the lesson, and its setup's script."""
+    header(demo, config, spec)
+    with gr.Column(elem_id=f"{spec.id}-page", elem_classes="lab-page"):
+        if spec.css:
+            style(spec.css, f"{spec.id}-spec-css")
+        wire = spec.build(config)
+    # a lesson may return a function that wires its setup (a shared link's): it runs as the page opens, through a
+    # hidden button the page presses (ui/opened.py says why)
+    first_open = opened.FirstOpen(spec.id)
+    if callable(wire):
+        wire(demo, first_open)
+    if (script := opened.script(first_open)) is not None:
+        demo.load(None, None, None, js=script)
 
 
 def build_app(config: AppConfig) -> gr.Blocks:
-    with gr.Blocks(title="Decoding Lab") as demo:
-        with gr.Row(elem_id="app-header"):
-            gr.Markdown(
-                "# Decoding Lab\nWatch a real language model write one token at a time, and see why. "
-                + weights_note(config),
-                elem_id="app-title",
-            )
-            # larger type and charts for a room; a link with ?projector=1 opens in it
-            projector = gr.Checkbox(
-                label="Projector mode", container=False, scale=0, min_width=180, elem_id="projector"
-            )
-        projector.change(None, projector, None, js=projector_mode.SWITCH_JS)
-        # what the shared model is busy with, when it is busy with something long (a measurement holds it alone):
-        # written by the page's own script (ui/server_note.py)
-        gr.HTML(elem_id="server-note")
-        wires = {}
-        # tabs that do not fit wrap onto a second row: in gradio's default "…" menu a narrow screen hides lessons
-        with gr.Tabs(overflow_behavior="wrap", elem_id="lab-tabs"):
-            for spec in SPECS:
-                with gr.Tab(spec.title, id=spec.id):
-                    # a tab may return a function that wires the page's events for it: its setup (a shared link's)
-                    # runs when the tab first opens, not as the page loads (ui/opened.py says why)
-                    wires[spec] = spec.build(config)
-        first_opens = {spec: opened.FirstOpen(spec.id) for spec in SPECS}
-        for spec, wire in wires.items():
-            if callable(wire):
-                wire(demo, first_opens[spec])
-        demo.load(None, None, projector, js=projector_mode.SHOWN_JS)
-        demo.load(None, None, None, js=open_link_js(SPECS))
-        titles = {spec.id: spec.title for spec in SPECS}
-        demo.load(None, None, None, js=opened.script(list(first_opens.values()), titles))
+    """One gr.Blocks, one page per lesson (ui/pages.py): Start here at "/", each lesson at its link id."""
+    demo = gr.Blocks(title="Decoding Lab")
+    for spec in SPECS:
+        path = pages.path_of(spec)
+        with demo.route(spec.title, path, show_in_navbar=False) if path else demo:
+            # the app draws its own (ui/pages.py); gradio's would wrap onto rows on a phone
+            gr.Navbar(visible=False, main_page_name=False)
+            lesson_page(demo, config, spec)
     return demo
 
 
@@ -262,11 +251,6 @@ if __name__ == "__main__":
         server_port=args.port,
         share=args.share,
         css=CSS,
-        head=CONTAINER_HEAD
-        + projector_mode.HEAD
-        + CHARTS_HEAD
-        + plan_notice.HEAD
-        + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",
         app_kwargs=limits.app_kwargs(),  # each request's body limit, and one log line for a refused request
@@ -274,9 +258,19 @@ if __name__ == "__main__":
         max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
         prevent_thread_lock=True,
     )
-    first_in_head(app)  # the page's own first script, before gradio's (ui/page_start.py)
+    # each page's first scripts, and the app's head as two files the browser keeps (ui/page_start.py)
+    head_tags, head_routes = cached_head(
+        CONTAINER_HEAD
+        + projector_mode.HEAD
+        + CHARTS_HEAD
+        + plan_notice.HEAD
+        + server_note.head([spec.main for spec in SPECS if spec.main])
+    )
+    first_in_head(app, [f"/{page}" for page, _, _ in demo.pages], TRACKER_FRAMES + head_tags)
+    app.router.routes[0:0] = head_routes
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
+    app.router.routes.insert(0, pages.OldLink())  # a link sent before (`/?tab=beams...`): to the lesson's page
     if (direct := direct_route.route(app)) is not None:  # the Step tab's clicks, lighter than through FastAPI's
         app.router.routes.insert(0, direct)
     for spec in SPECS:  # a tab's own plain routes (ui/tabs.py, TabSpec.routes), before gradio's too

@@ -68,7 +68,8 @@ class Page:
         self.cdp.on("Network.loadingFailed", self._done)
         self.page.on("request", self._joined)
         self.page.goto(url)
-        self.page.wait_for_function("() => window.gradio_config && document.querySelector('#lab-tabs')")
+        # the app's navigation (or, in a checkout from before the lessons had pages, its tabs) is drawn
+        self.page.wait_for_function("() => window.gradio_config && document.querySelector('#lab-nav, #lab-tabs')")
         self.timers = self._timer_events()
         self.view_idle = 0.0  # ms a second the page spends with nothing happening, on the view (each view measures it)
 
@@ -166,7 +167,13 @@ def measured(page: Page, pid: int, action) -> dict:
 
 
 def open_tab(page: Page, title: str, ready: str) -> None:
-    page.page.get_by_role("tab", name=title, exact=True).click()
+    """The lesson's page, from the navigation (a checkout from before the lessons had pages: its tab)."""
+    nav = page.page.locator("#lab-nav")
+    if nav.count():
+        with page.page.expect_navigation():
+            nav.get_by_role("link", name=title, exact=True).click()
+    else:
+        page.page.get_by_role("tab", name=title, exact=True).click()
     page.page.locator(ready).first.wait_for()
 
 

@@ -1,18 +1,17 @@
-"""A tab's setup (a shared link's preset, what the model reads, a class round to rejoin) runs the first time the
-tab opens, not as every page loads.
+"""A lesson's setup (a shared link's preset, what the model reads, a class round to rejoin) runs as its page opens,
+through a hidden button the page presses, not as a page-load event.
 
 Why: gradio 6's page keeps a loading status for every component that any event of the page has had as an input or
 output (`loading_stati.current`), and at each status message of any later event (pending, started, done: about four
 a click) it rewrites every one of them and hands each to its component again. A page-load event with fifteen outputs
-makes every later click of that page pay for fifteen more components. The tabs' load events put about 45 components
-there as the page opened, on every page, for tabs the student might never open. Measured on the Step tab (2-vCPU AMD
-EPYC, Chromium 156, a Step on a settled page): the page's `update_loading_stati_state` took 68 ms a Step with them, 11
-without.
+makes every later click of that page pay for fifteen more components. When every lesson was a tab of one page, the
+tabs' load events put about 45 components there as the page opened, for tabs the student might never open; a
+lesson's own page still pays for its own. Measured on the Step tab (2-vCPU AMD EPYC, Chromium 156, a Step on a
+settled page): the page's `update_loading_stati_state` took 68 ms a Step with them, 11 without.
 
-How: a tab's wiring gets a `FirstOpen`, whose `click` listens to a hidden button (made on first use, one per tab
-that has a setup) as the tab listened to the page load; the page's script (`script`) presses it once, when the tab
-first shows, however it was opened (its title pressed, a shared link's ?tab=, a Start here plan's link, the
-keyboard). The event still carries the page's address, so a handler reads the link's query as before.
+How: a lesson's wiring gets a `FirstOpen`, whose `click` listens to a hidden button (made on first use, one per
+lesson that has a setup) as it would listen to the page load; the page's script (`script`) presses it once, as the
+lesson's page opens. The event still carries the page's address, so a handler reads the link's query as before.
 
 A setup that only a link changes (`link_only`): a tab whose page is built with what its setup sets for a page with
 no link needs no event on such a page, and the script presses its button only when the page's address asks for more
@@ -46,29 +45,20 @@ class FirstOpen:
 NOT_A_LINK = ("tab", "projector")
 
 
-def script(first_opens: list[FirstOpen], titles: dict[str, str]) -> str:
-    """The page's script (a page-load js): presses `{id}-opened` once for each tab with a setup the first time it
-    is selected (a `link_only` one only when the page's address has a link's query). `titles`: {tab id: its title}.
-    The press waits for the button, should it not be drawn yet (at most 10 s)."""
+def script(first_open: FirstOpen) -> str | None:
+    """The lesson page's script (a page-load js): presses `{id}-opened` once as the page opens (a `link_only` setup
+    only when the page's address has a link's query); None for a lesson without a setup. The press waits for the
+    button, should it not be drawn yet (at most 10 s)."""
+    if first_open.button is None:
+        return None
     query = "[...new URLSearchParams(location.search).keys()]"
-    ids = {titles[first.tab_id]: first.tab_id for first in first_opens if first.button is not None}
-    link_only = [first.tab_id for first in first_opens if first.button is not None and first.link_only]
     return f"""() => {{
   const link = {query}.some(key => !{json.dumps(list(NOT_A_LINK))}.includes(key));
-  const ids = {json.dumps(ids)};
-  const done = new Set({json.dumps(link_only)}.filter(() => !link));
-  const press = (id, tries) => {{
-    const button = document.getElementById(`${{id}}-opened`);
+  if ({json.dumps(first_open.link_only)} && !link) return;
+  const press = tries => {{
+    const button = document.getElementById({json.dumps(f"{first_open.tab_id}-opened")});
     if (button) return button.click();
-    if (tries < 200) setTimeout(() => press(id, tries + 1), 50);
+    if (tries < 200) setTimeout(() => press(tries + 1), 50);
   }};
-  const look = () => {{
-    for (const tab of document.querySelectorAll('#lab-tabs [role=tab][aria-selected=true]')) {{
-      const id = ids[tab.textContent.trim()];
-      if (id && !done.has(id)) {{ done.add(id); press(id, 0); }}
-    }}
-  }};
-  const bar = document.querySelector('#lab-tabs');
-  new MutationObserver(look).observe(bar, {{subtree: true, attributes: true, attributeFilter: ['aria-selected']}});
-  look();
+  press(0);
 }}"""

@@ -8,7 +8,8 @@ text as it was: body text went from 14 to 15.4 px, help text stayed at 12, and t
 one row, shrank to 12.
 
 The class `projector` sits on <html> from the first paint (`HEAD`: a link's ?projector=1 or =0, else what this browser
-chose last) and on <body> once it exists; the checkbox at the top switches it (`SWITCH_JS`).
+chose last, on any page: a link's choice or the checkbox's is kept in localStorage, for the next page) and on <body>
+once it exists; the checkbox at the top switches it (`SWITCH_JS`).
 """
 
 import gradio as gr
@@ -36,6 +37,8 @@ html.projector {{ {TYPE_SIZES}; --lab-type: {TYPE}; }}
 (() => {{
   const asked = new URLSearchParams(location.search).get('projector');
   const on = asked !== null ? ['1', 'true', 'on'].includes(asked) : localStorage.getItem('{STORED}') === '1';
+  // a link's choice is kept, so the pages the navigation opens next open in the same mode
+  if (asked !== null) localStorage.setItem('{STORED}', on ? '1' : '0');
   document.documentElement.classList.toggle('projector', on);
   const mark = () => document.body.classList.toggle('projector', on);
   document.body ? mark() : addEventListener('DOMContentLoaded', mark);
@@ -53,10 +56,7 @@ SWITCH_JS = f"""(on) => {{
   requestAnimationFrame(() => dispatchEvent(new Event('resize')));
 }}"""
 
-# the tab bar stays one row however large its titles: it scrolls sideways, every title whole, none wrapped onto a
-# second row; and the title's one line alone, its subtitle's height going to the lesson
+# the title's one line alone, its subtitle's height going to the lesson
 CSS = """
-.projector #lab-tabs [role=tablist] { flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; }
-.projector #lab-tabs [role=tab] { white-space: nowrap; flex: 0 0 auto; }
 .projector #app-title p { display: none; }
 """

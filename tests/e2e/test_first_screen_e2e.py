@@ -6,8 +6,9 @@ A screenshot of each first screen in each mode goes to artifacts/."""
 import re
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, new_page
+from tests.helpers.pages import ARTIFACTS, PROJECTOR, current_lesson, go_to, idle, new_page
 from ui.tabs import TabSpec, specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -43,12 +44,8 @@ def inside(box, where) -> bool:
 def first_screen(page, tab: TabSpec) -> dict:
     """Open the tab by its button, scroll to the top; where its lesson line and main control (its spec's `main`: the
     speculative round's button, not Prefill's; Start here's first class plan's first link) are."""
-    page.get_by_role("tab", name=tab.title, exact=True).click()
-    page.wait_for_function(
-        "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
-        "b.getAttribute('aria-selected') === 'true')",
-        arg=tab.title,
-    )
+    go_to(page, tab.title)
+    expect(current_lesson(page)).to_have_text(tab.title)
     page.locator(".lab-lesson >> visible=true").first.wait_for()
     page.locator(f"{tab.main} >> visible=true").first.wait_for()
     idle(page)

@@ -5,9 +5,10 @@ after each lesson's main action, is made on the layout test's visit of that less
 which does the action once for both."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.helpers.glossary import open_accordions, unmarked_first_uses, unmarked_on_the_tab
-from tests.helpers.pages import idle, new_page
+from tests.helpers.pages import current_lesson, go_to, idle, new_page
 from ui.tabs import specs
 from visuals.glossary import TERMS, word
 
@@ -15,12 +16,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
 def open_tab(page, title: str) -> None:
-    page.get_by_role("tab", name=title, exact=True).click()
-    page.wait_for_function(
-        "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent === t && "
-        "b.getAttribute('aria-selected') === 'true')",
-        arg=title,
-    )
+    go_to(page, title)
+    expect(current_lesson(page)).to_have_text(title)
     page.locator(".lab-lesson >> visible=true").first.wait_for()
     idle(page)
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.helpers.pages import ARTIFACTS, new_page
+from tests.helpers.pages import ARTIFACTS, go_to, new_page
 from ui.context import MEASURED_ON
 from ui.launch import free_port, start_app
 from ui.start.plans import PICK_A_WORD
@@ -56,12 +56,12 @@ def texts(page) -> dict[str, str]:
     for spec in specs():
         if spec.try_this is None:
             continue
-        page.get_by_role("tab", name=spec.title).click()
+        go_to(page, spec.title)
         accordion = page.locator(spec.try_this)
         accordion.get_by_text(re.compile(r"^Try this \(")).click()
         accordion.locator(".prose li").first.wait_for()
         found[f"{spec.id} Try this"] = accordion.text_content()
-    page.get_by_role("tab", name="Step by step").click()
+    go_to(page, "Step by step")
     found["step preset line"] = page.locator("#step-start").text_content()
     return found
 

@@ -74,7 +74,7 @@ def test_the_app_page_asks_for_no_frames_while_nothing_happens(browser, app_url)
       };
     """)
     page.goto(app_url)
-    page.locator("#lab-tabs").wait_for()
+    page.locator("#lab-nav").wait_for()
     idle(page)
     # the page's own frames as it settles end (gradio waits up to 60 frames for an iframe resizer), then it asks for
     # none: with the loader's loop left running it asked for 60 a second, forever

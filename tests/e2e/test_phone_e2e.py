@@ -6,9 +6,10 @@ temperature starts within one and a half screens of the Step button, and a bad t
 of its box. Full-page screenshots of each tab go to artifacts/."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.helpers.actions import act
-from tests.helpers.pages import ARTIFACTS, idle, new_page, texts_over_texts, until
+from tests.helpers.pages import ARTIFACTS, current_lesson, go_to, idle, new_page, texts_over_texts, until
 from ui.tabs import specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -76,17 +77,9 @@ def problems(page) -> dict:
 
 
 def open_from_the_tab_bar(page, title: str) -> None:
-    """Press the tab's title as a thumb does; gradio puts the titles that do not fit a phone's row in its overflow
-    menu (the "..." button), opened first when the title is there."""
-    tab = page.get_by_role("tab", name=title, exact=True)
-    if not tab.is_visible():
-        page.locator("#lab-tabs .overflow-menu button, #lab-tabs button.overflow-dropdown").first.click()
-    tab.click()
-    page.wait_for_function(
-        "t => [...document.querySelectorAll('[role=tab]')].some(b => b.textContent.trim() === t && "
-        "b.getAttribute('aria-selected') === 'true')",
-        arg=title,
-    )
+    """Open the lesson as a thumb does: the Lessons menu, then its title (tests.helpers.pages.go_to)."""
+    go_to(page, title)
+    expect(current_lesson(page)).to_have_text(title)
     idle(page)
 
 

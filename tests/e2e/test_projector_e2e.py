@@ -14,7 +14,7 @@ LONG = 180_000  # ms: the first Prefill may wait for the model to load
 # each kind of text, by the first element of it on the step tab
 TEXTS = {
     "body text": "#step-top .prose p",
-    "tab label": "#lab-tabs [role=tab]",
+    "lesson link": "#lab-nav nav a",
     "hint": "#step-temperature",  # the innermost element holding the hint's words (HINT)
     "message line": "#step-message .lab-error",
     "chart text": "#step-dist .lc",

@@ -5,18 +5,20 @@ import pytest
 from playwright.sync_api import expect
 
 from bench.page_calls import is_event_post
-from tests.helpers.pages import idle, new_page
+from tests.helpers.pages import go_to, idle, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
 
 def opened(browser, url: str):
-    """The page at `url` on the Step tab, settled, and the gradio events it sent."""
+    """The Step lesson's page, settled, and the gradio events it sent: opened from Start here's navigation when `url`
+    is the app's root, else by the link `url`."""
     page = new_page(browser)
     events = []
     page.on("request", lambda r: events.append(r.url) if is_event_post(r.url) else None)
     page.goto(url)
-    page.get_by_role("tab", name="Step by step", exact=True).click()
+    if "?" not in url:
+        go_to(page, "Step by step")
     page.locator("#step-prefill").wait_for()
     idle(page)
     return page, events

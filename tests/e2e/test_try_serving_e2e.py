@@ -15,6 +15,7 @@ from tests.helpers.pages import (
     ARTIFACTS,
     explained,
     figure,
+    go_to,
     idle,
     pick,
     until,
@@ -28,7 +29,7 @@ TAB = (SPEC.title, None)  # the module's page (tests/e2e/conftest.py)
 
 
 def leave(page) -> None:
-    page.get_by_role("tab", name="Continuous batching").click()
+    go_to(page, "Continuous batching")
     page.get_by_role("button", name="Stop them").click()
 
 
@@ -65,7 +66,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
         explained(page, "#serving-status", "batching noise")
     page.screenshot(path=str(ARTIFACTS / "e2e-serving.png"), full_page=True)
     # 3. on Step by step, a Step says how many other sessions shared its pass (press Step a few times)
-    page.get_by_role("tab", name="Step by step").click()
+    go_to(page, "Step by step")
     page.click("#step-prefill")
     page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)
     step_until(page, "other session", 5)
@@ -95,7 +96,7 @@ def blocks(page, kind: str) -> list[str]:
 
 def test_the_prefix_cache_try_this_steps_show_the_blocks_the_server_shares(page):
     # 5. one prompt for the class: one student computes its blocks, every other copies the same hashes
-    page.get_by_role("tab", name="Continuous batching").click()
+    go_to(page, "Continuous batching")
     page.locator("#serving-students input").fill("4")
     pick(page, "serving-prompts", PROMPTS[2])
     page.get_by_role("button", name="Open simulated students").click()
@@ -111,7 +112,7 @@ def test_the_prefix_cache_try_this_steps_show_the_blocks_the_server_shares(page)
     page.get_by_role("button", name="Open simulated students").click()
     until(page, lambda: blocks(page, "computed by this session") and copied(), 120, "shared and own blocks together")
     # a chat prompt on Step by step starts with the same template: its first Step says where its prompt came from
-    page.get_by_role("tab", name="Step by step").click()
+    go_to(page, "Step by step")
     pick(page, "step-preset", "Open: tell me a story")
     idle(page)  # the preset's own events (a reset, the template applied) have ended before Prefill is pressed
     page.click("#step-prefill")
@@ -126,7 +127,7 @@ def test_the_prefix_cache_try_this_steps_show_the_blocks_the_server_shares(page)
     assert "the start of your prompt came from" in line or "your whole prompt was in" in line
     if "the start" in line:
         assert "float noise" in line  # a partial hit is not bit-exact, and the page says so
-    page.get_by_role("tab", name="Continuous batching").click()
+    go_to(page, "Continuous batching")
     page.get_by_role("button", name="Stop them").click()
 
 
@@ -149,7 +150,7 @@ def said_as_drawn(page) -> bool:
 
 
 def test_a_bad_number_of_students_is_refused_in_the_apps_words_and_stop_says_what_it_stopped(page):
-    page.get_by_role("tab", name="Continuous batching").click()
+    go_to(page, "Continuous batching")
     box = page.locator("#serving-students input")
     box.fill("-5")
     page.get_by_role("button", name="Open simulated students").click()
@@ -194,5 +195,5 @@ def step_until(page, words: str, tries: int) -> None:
 
 
 def test_the_continuous_batching_tab_text_and_charts_meet_wcag_aa_contrast(page):
-    page.get_by_role("tab", name="Continuous batching").click()
+    go_to(page, "Continuous batching")
     assert contrast_problems(page) == []

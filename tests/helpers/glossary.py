@@ -13,7 +13,7 @@ from visuals.glossary import EVERYDAY, TERMS, word
 # a " " between two pieces of text in different blocks, so words of two paragraphs do not run together
 PROSE = """
 () => {
-  const panel = [...document.querySelectorAll('#lab-tabs [role=tabpanel]')].find(p => p.getClientRects().length);
+  const panel = [...document.querySelectorAll('.lab-page')].find(p => p.getClientRects().length);
   // a chart's text (plotly's, or an HTML chart's: visuals.chart) names its parts, the page's prose explains them
   const skip = '.form, button, input, textarea, select, label, svg, .js-plotly-plot, .lc, code, pre, .cm-editor, '
     + 'style, script, [role=listbox]';
@@ -40,13 +40,13 @@ PROSE = """
 
 # every accordion on the open tab that is closed (opened one at a time: one may hold another)
 CLOSED = """
-() => [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
+() => [...document.querySelectorAll('.lab-page .label-wrap:not(.open)')]
   .filter(b => b.getClientRects().length).length
 """
 # opens the first of them, and marks it so that the wait below knows which one it is
 OPEN_ONE = """
 () => {
-  const b = [...document.querySelectorAll('#lab-tabs [role=tabpanel] .label-wrap:not(.open)')]
+  const b = [...document.querySelectorAll('.lab-page .label-wrap:not(.open)')]
     .find(b => b.getClientRects().length);
   b.dataset.opening = '';
   b.click();

@@ -223,12 +223,32 @@ def listeners(page) -> int:
     return int(next(m["value"] for m in metrics if m["name"] == "JSEventListeners"))
 
 
+NAV_LINKS = "#lab-nav nav a"  # the navigation's links, one a lesson, in teaching order (ui/pages.py)
+
+
+def current_lesson(page):
+    """The navigation's link to the page it is on: its text is the lesson's title."""
+    return page.locator(f"{NAV_LINKS}[aria-current=page]")
+
+
+def go_to(page, title: str) -> None:
+    """Open the lesson titled `title` from the navigation, as a person does: on a phone, the Lessons menu first. The
+    lesson's page is a new page, its own session."""
+    menu = page.locator("#lab-nav summary")
+    if menu.is_visible() and not page.locator("#lab-nav details").evaluate("d => d.open"):
+        menu.click()
+    with page.expect_navigation():
+        page.locator("#lab-nav").get_by_role("link", name=title, exact=True).click()
+
+
 def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: float = 60_000):
-    """A fresh page (its own session) at the projector's size, on the tab named `tab`, once `ready` (a selector)
-    is drawn. The caller closes it."""
+    """A fresh page (its own session) at the projector's size, on the lesson titled `tab` (its own page: `url` is
+    the app's root), once `ready` (a selector) is drawn. The caller closes it."""
+    from ui.pages import path_of
+    from ui.tabs import specs
+
     page = new_page(browser)
-    page.goto(url)
-    page.get_by_role("tab", name=tab).click()
+    page.goto(url + path_of(next(spec for spec in specs() if spec.title == tab)))
     if ready:
         page.locator(ready).wait_for(timeout=timeout)
     return page

@@ -2,13 +2,14 @@
 server's runs (a bound method of a store would copy every student's run, model and KV cache with it)."""
 
 import inspect
-import json
 
 import gradio as gr
 from gradio import state_holder
+from starlette.routing import Match
 
-from app import QUEUE_POLL_S, build_app, link_titles, open_link_js, queued, served
+from app import QUEUE_POLL_S, build_app, queued, served
 from ui.context import AppConfig
+from ui.pages import OldLink, lesson_url
 from ui.queue_wake import Idle
 from ui.session_state import LazySessionState
 from ui.tabs import specs
@@ -24,7 +25,6 @@ def test_no_state_deletes_through_a_bound_method():
 
 # every tab's id as shared links have carried it since links were first sent (?tab=beams), and the tab it opens now
 OLD_LINKS = {
-    "start": "start",
     "step": "step",
     "sandbox": "sandbox",
     "timing": "timing",
@@ -37,20 +37,37 @@ OLD_LINKS = {
 }
 
 
-def test_every_shared_link_id_still_opens_its_tab():
-    """A tab may be added or renamed, but a link already sent to a class opens the same tab (a renamed tab keeps its
-    old id in its spec's old_ids); the page presses the tab of that title (app.open_link_js)."""
-    titles = link_titles(specs())
-    by_id = {spec.id: spec.title for spec in specs()}
-    assert {link_id: titles[link_id] for link_id in OLD_LINKS} == {k: by_id[v] for k, v in OLD_LINKS.items()}
-    assert all(titles[spec.id] == spec.title for spec in specs())
-    assert json.dumps(titles) in open_link_js(specs())
+def test_every_shared_link_id_still_opens_its_lesson_on_its_page_with_the_rest_of_its_query():
+    """A lesson may be added or renamed, but a link already sent to a class opens the same lesson: the app's root
+    with `?tab=<id>` answers with its page (ui.pages.OldLink), the query whole, its `tab` the lesson's id now (which
+    the lesson's preset picker reads)."""
+    for link_id, lesson in OLD_LINKS.items():
+        assert lesson_url({"tab": link_id}) == f"{lesson}?tab={lesson}"
+        assert lesson_url({"tab": link_id, "preset": "2-2", "notice": "beams-x"}) == (
+            f"{lesson}?tab={lesson}&preset=2-2&notice=beams-x"
+        )
+    assert all(lesson_url({"tab": spec.id}) for spec in specs() if spec.id != "start")
 
 
-def test_an_unknown_tab_id_selects_no_tab():
-    titles = link_titles(specs())
-    for link_id in ("step_tab", "ui.step.tab", "", None):
-        assert link_id not in titles  # the page's script finds no title: it stays on the tab it opens with
+def test_start_here_or_an_unknown_tab_id_stays_on_the_first_page():
+    for query in ({"tab": "start"}, {"tab": "step_tab"}, {"tab": "ui.step.tab"}, {"tab": ""}, {}, {"projector": "1"}):
+        assert lesson_url(query) is None, query
+
+
+def test_the_old_link_route_answers_only_the_root_with_a_lesson_in_its_query():
+    route = OldLink()
+    scope = lambda path, query, method="GET": {  # noqa: E731
+        "type": "http",
+        "path": path,
+        "query_string": query.encode(),
+        "method": method,
+        "headers": [],
+    }
+    assert route.matches(scope("/", "tab=batching&preset=x"))[0] == Match.FULL
+    assert route.matches(scope("/", "tab=start"))[0] == Match.NONE
+    assert route.matches(scope("/", ""))[0] == Match.NONE
+    assert route.matches(scope("/step", "tab=step"))[0] == Match.NONE
+    assert route.matches(scope("/", "tab=step", "POST"))[0] == Match.NONE
 
 
 def test_the_queue_looks_for_new_events_every_few_milliseconds_not_every_one():

@@ -61,8 +61,9 @@ def test_the_tab_draws_every_step_as_a_plain_link_named_by_its_tabs_title():
     plans = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "start-plans").value
     links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', plans)
     steps = [step for plan in PLANS for step in plan.steps]
-    assert [href for href, _ in links] == [step.link.replace("&", "&amp;") for step in steps]
-    titles = {spec.id: spec.title for spec in specs()}  # the titles on the tab bar (app.py builds one tab per spec)
+    # straight to the lesson's page, with the query a link sent before carries
+    assert [href for href, _ in links] == [f"./{step.tab}{step.link}".replace("&", "&amp;") for step in steps]
+    titles = {spec.id: spec.title for spec in specs()}  # the titles in the navigation (one page per spec)
     assert [html.unescape(words).split(" · ")[0] for _, words in links] == [titles[step.tab] for step in steps]
 
 

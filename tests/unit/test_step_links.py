@@ -53,5 +53,6 @@ def test_the_step_tabs_setup_runs_only_for_a_link():
     with gr.Blocks():
         first.click(lambda: None, None, None, link_only=True)
     assert first.link_only
-    js = script([first], {"step": "Step by step"})
-    assert '"Step by step": "step"' in js and '["step"]' in js and json.dumps(list(NOT_A_LINK)) in js
+    js = script(first)
+    assert '"step-opened"' in js and "if (true && !link) return;" in js and json.dumps(list(NOT_A_LINK)) in js
+    assert script(FirstOpen("timing")) is None  # a lesson without a setup presses nothing

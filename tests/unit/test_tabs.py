@@ -19,16 +19,25 @@ def demo():
 
 
 def tab_of(block):
-    """The gr.Tab a block sits in (None: outside every tab)."""
-    while block is not None and not isinstance(block, gr.Tab):
+    """The lesson a block belongs to, as its spec (None: outside every lesson, in the page's header)."""
+    while block is not None and "lab-page" not in (block.elem_classes or []):
         block = block.parent
-    return block
+    return None if block is None else next(spec for spec in specs() if block.elem_id == f"{spec.id}-page")
 
 
-def test_the_app_builds_one_tab_per_spec_in_teaching_order_with_its_title_and_link_id(demo):
-    tabs = [(block.label, block.id) for block in demo.blocks.values() if isinstance(block, gr.Tab)]
-    assert tabs == [(spec.title, spec.id) for spec in specs()]
-    assert tabs[0] == ("Start here", "start")  # where the app opens
+def test_the_app_builds_one_page_per_spec_in_teaching_order_with_its_title_and_link_id(demo):
+    """Start here at the app's root, each lesson at its link id; each page holds its own lesson alone."""
+    assert [(name, path) for path, name, _ in demo.pages] == [("Home", "")] + [
+        (spec.title, spec.id) for spec in specs()[1:]
+    ]
+    assert specs()[0].id == "start"  # where the app opens
+    lessons = [b.elem_id for b in demo.blocks.values() if "lab-page" in (b.elem_classes or [])]
+    assert lessons == [f"{spec.id}-page" for spec in specs()]
+    pages = {b.elem_id: b.page for b in demo.blocks.values() if "lab-page" in (b.elem_classes or [])}
+    assert pages == {f"{spec.id}-page": "" if spec.id == "start" else spec.id for spec in specs()}
+    for block in demo.blocks.values():
+        if (spec := tab_of(block)) is not None:
+            assert block.page == ("" if spec.id == "start" else spec.id), (spec.id, block.elem_id)
 
 
 def test_every_package_in_ui_with_a_tab_module_is_a_tab_named_as_its_package():
@@ -67,10 +76,14 @@ def test_a_tab_with_presets_picks_them_in_its_link_id_preset_dropdown(demo):
             assert choices == list(spec.presets), spec.id
 
 
-def test_projector_mode_keeps_every_row_of_buttons_a_spec_names_on_one_row_and_adds_each_tabs_own_rules():
+def test_projector_mode_keeps_every_row_of_buttons_a_spec_names_on_one_row_and_each_lesson_has_its_own_rules(demo):
     rows = [spec.buttons for spec in specs() if spec.buttons]
     assert rows and f".projector :is({', '.join(rows)}) > button" in CSS
-    assert all(spec.css in CSS for spec in specs())
+    styled = [spec for spec in specs() if spec.css]
+    assert styled and not [spec.id for spec in styled if spec.css in CSS]  # on its own page, not on every page
+    for spec in styled:
+        (block,) = [b for b in demo.blocks.values() if b.elem_id == f"{spec.id}-spec-css"]
+        assert spec.css in block.value and tab_of(block) is spec
 
 
 def test_every_lesson_names_what_its_main_action_draws_and_the_browser_tests_visit_each_one_from_the_specs():

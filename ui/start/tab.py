@@ -9,6 +9,7 @@ import gradio as gr
 from ui.context import AppConfig, quoting
 from ui.lesson import lesson
 from ui.links import slugs
+from ui.pages import href
 from ui.start.plans import PLANS, Plan, Step
 from ui.tabs import TabSpec, specs
 from visuals.glossary import term
@@ -18,8 +19,8 @@ LESSON = (
     "see why it writes what it does."
 )
 PLANS_LINE = """\
-Each tab is one lesson. A class plan below takes about 50 minutes: each step's link opens its tab, set up
-(copy the link to send it to a class); do what the step says, and look for what it says to notice."""
+Each page is one lesson (the links above). A class plan below takes about 50 minutes: each step's link opens its
+lesson, set up (copy the link to send it to a class); do what the step says, and look for what it says to notice."""
 INTRO = """\
 Two ideas are all you need first:
 - A **token** is a piece of text the model reads and writes: a word, a piece of a word, or a word with its leading
@@ -62,11 +63,17 @@ def where(step: Step) -> str:
     return html.escape(f"{tab.title} · {preset}" if preset else tab.title)
 
 
+def page_link(step: Step) -> str:
+    """The step's link as Start here draws it: straight to its lesson's page (`./step?tab=step&preset=...`), the
+    same page and query a link sent before reaches through a redirect (ui.pages)."""
+    return f"{href(tab_of(step))}{step.link}"
+
+
 def step_html(step: Step, config: AppConfig) -> str:
     """A step, its notice led by the run its numbers were measured on where this run is another."""
     notice = quoting(step.notice, config) if step.quotes else step.notice
     return (
-        f'<li><a href="{html.escape(step.link)}">{where(step)}</a> ({step.minutes} min). {inline(step.do)}'
+        f'<li><a href="{html.escape(page_link(step))}">{where(step)}</a> ({step.minutes} min). {inline(step.do)}'
         f'<span class="notice"><i>Notice:</i> {inline(notice)}</span></li>'
     )
 
