@@ -80,7 +80,8 @@ def test_gradio_names_the_events_request_to_the_thread_that_handles_it():
 
 
 def test_a_run_never_started_released_freed_or_lost_in_a_restart_each_says_its_own_reason():
-    store = Store(max_items=1)
+    now = [0.0]
+    store = Store(max_items=1, clock=lambda: now[0], in_use_s=60)
     with page(alive.BOOT):
         with pytest.raises(ValueError, match="^there is no run in this session yet: press Prefill to start one$"):
             store.get(None)
@@ -89,9 +90,10 @@ def test_a_run_never_started_released_freed_or_lost_in_a_restart_each_says_its_o
         with pytest.raises(ValueError, match="run is no longer on the server .*released.*: press Prefill"):
             store.get(released)
         freed = store.put(entry())
+        now[0] += 61  # idle by now
         store.put(entry())  # a newer session's run frees it
         for _ in range(2):  # a second Step after the eviction: the same reason
-            with pytest.raises(ValueError, match="run was freed to make room for newer sessions"):
+            with pytest.raises(ValueError, match="run was freed after 1 idle minute to make room for other sessions"):
                 store.get(freed)
     with page("0ld"), pytest.raises(ValueError, match=f"^{RESTARTED}.*: press Prefill to start one$"):
         store.get(None)  # a restart empties the page's state: its run id is gone with the run
