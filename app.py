@@ -37,6 +37,7 @@ from ui.tabs import TabSpec, opened_by, specs
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
 from visuals.glossary import CSS as GLOSSARY_CSS
+from visuals.glossary import HEAD as GLOSSARY_HEAD
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
 # the full 700 face (shipped with gradio, so it works offline) keeps every heading in one font
@@ -266,6 +267,7 @@ if __name__ == "__main__":
         + projector_mode.HEAD
         + CHARTS_HEAD
         + plan_notice.HEAD
+        + GLOSSARY_HEAD
         + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",

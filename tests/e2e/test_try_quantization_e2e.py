@@ -55,7 +55,7 @@ def test_the_tab_opens_with_what_the_file_holds_read_from_it(page):
     # the intro's unit, on hover, once its closed section is opened as a student does
     how = page.locator("#quantization-how").get_by_text("How float32 and a rounded copy are compared")
     how.click()
-    until(page, lambda: page.locator("#quantization-how abbr.lab-term").first.is_visible(), 30, "the opened intro")
+    until(page, lambda: page.locator("#quantization-how button.lab-term").first.is_visible(), 30, "the opened intro")
     assert explained(page, "#quantization-how", "nats") == "nats"
     how.click()
     for name in ("GEMV", "fbgemm", "_weight_int8pack_mm", "wikitext-2", "simulated"):

@@ -44,7 +44,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
     # a student following the steps opens them, and the section that explains the terms they use (both start closed)
     for section, label in (("#serving-how", "How this server batches everyone's steps"), ("#serving-try", "Try this")):
         page.locator(section).get_by_text(label).first.click()
-        until(page, lambda s=section: page.locator(f"{s} abbr.lab-term").first.is_visible(), 30, f"{section} open")
+        until(page, lambda s=section: page.locator(f"{s} button.lab-term").first.is_visible(), 30, f"{section} open")
     page.get_by_role("button", name="Open simulated students").click()
     until(page, lambda: page.locator("#serving-live input").is_checked(), 30, "Live ticked")
     for name in ("tick", "chunked prefill", "no padding", "KV cache", "bit-exact with generate()"):

@@ -35,6 +35,7 @@ from ui.step.lessons import PRESETS
 from ui.step.view import TOP_N, Answer, Started, StepRecord, StepView, empty_view, start_line, view
 from visuals import distribution
 from visuals.chart import empty_html
+from visuals.glossary import term
 from visuals.step import sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
@@ -53,7 +54,8 @@ def settings_note(knobs: Mapping) -> str:
     if s.greedy and set_truncations:
         verb = "is" if len(set_truncations) == 1 else "are"
         notes.append(
-            f"Temperature 0 is greedy: it takes the argmax, so {' and '.join(set_truncations)} {verb} skipped "
+            f"Temperature 0 is greedy: it takes the {term('argmax')}, so {' and '.join(set_truncations)} {verb} "
+            "skipped "
             "(as in generate())."
         )
     on = [f"{p.name} {getattr(s, p.field):g}" for p in PENALTIES if p.enabled(getattr(s, p.field))]
