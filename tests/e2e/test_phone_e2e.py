@@ -138,3 +138,37 @@ def test_on_a_phone_the_temperature_is_near_step_and_a_bad_top_k_is_told_beside_
     page.screenshot(path=str(ARTIFACTS / "e2e-phone-step-top-k.png"))
     page.close()
     assert gap <= PHONE["height"], f"the message is {gap:.0f} px from the box"
+
+
+# every control drawn on the page smaller than 24x24 CSS px (WCAG 2.5.8), and the box of each main button: what a
+# thumb must hit. A glossary term and a link inside a sentence are the sentence's words (2.5.8's inline exception)
+TARGETS = """main => {
+  const controls = 'button, input:not([type=hidden]), select, textarea, [role=button], [role=radio], [role=checkbox], '
+    + '[role=switch], summary, .label-wrap';
+  const inline = e => e.matches('.lab-term, .prose a, p a, li a') || e.closest('.lab-term');
+  const small = [];
+  for (const e of document.querySelectorAll(controls)) {
+    if (!e.getClientRects().length || inline(e) || getComputedStyle(e).visibility !== 'visible') continue;
+    const r = e.getBoundingClientRect();
+    const name = (e.id ? '#' + e.id : '') + ' ' + e.tagName.toLowerCase() + (e.type ? `[${e.type}]` : '')
+      + ` "${(e.innerText || e.value || e.ariaLabel || '').trim().slice(0, 20)}"`;
+    if (r.width < 24 - 0.5 || r.height < 24 - 0.5) small.push(`${name} ${Math.round(r.width)}x${Math.round(r.height)}`);
+  }
+  const mains = [...document.querySelectorAll(main)].filter(e => e.getClientRects().length);
+  const heights = mains.map(e => (e.matches('button, a') ? e : e.querySelector('button, input') || e))
+    .map(e => Math.round(e.getBoundingClientRect().height));
+  return {small: [...new Set(small)], heights};
+}"""
+
+
+@pytest.mark.parametrize("tab", specs(), ids=lambda spec: spec.id)
+def test_on_a_phone_no_control_is_under_24px_and_the_main_button_is_44px_tall(browser, app_url, tab):
+    page = new_page(browser, PHONE)
+    page.goto(f"{app_url}?tab={tab.id}&projector=0")
+    page.locator(f"{tab.main} >> visible=true").first.wait_for(timeout=120_000)
+    idle(page)
+    found = page.evaluate(TARGETS, tab.main)
+    page.close()
+    assert found["small"] == [], f"{tab.id}: controls under 24x24 px at 390 px: {found['small']}"
+    if tab.id != "start":  # Start here's main element is a link inside a plan's sentence
+        assert found["heights"] and min(found["heights"]) >= 44, f"{tab.id}: main button heights {found['heights']}"

@@ -17,16 +17,17 @@ from ui.links import picked_on_load
 from ui.tabs import TabSpec
 from ui.validate import knob_slider
 from visuals.beams.search import beams_markdown
+from visuals.glossary import term
 from visuals.theme import empty_figure
 
 LESSON = "Beam search keeps several partial answers and extends the best; greedy keeps one."
-INTRO = """\
-Greedy takes the most probable token at every step, which is only *locally* best: a slightly less likely word now can
-open a much more likely sentence later. **Beam search** keeps several partial sequences (beams). At each step every
-live beam is extended by every token of the vocabulary, each extension is scored by its **cumulative
-log-probability**, and only the best `num_beams` survive. A beam that ends (end-of-turn token, or the length limit)
-is set aside as a finished hypothesis, ranked by its length-penalised score. The steps are exactly those of
-transformers' `generate(num_beams=k, do_sample=False)`: the answer is the same, token for token."""
+INTRO = f"""\
+Greedy takes the most probable token (the {term("argmax")}) at every step, which is only *locally* best: a slightly
+less likely word now can open a much more likely sentence later. **Beam search** keeps several partial sequences
+(beams). At each step every live beam is extended by every token of the vocabulary, each extension is scored by
+its **cumulative log-probability**, and only the best `num_beams` survive. A beam that ends (end-of-turn token, or
+the length limit) is set aside as a finished hypothesis, ranked by its length-penalised score. The steps are exactly
+those of transformers' `generate(num_beams=k, do_sample=False)`: the answer is the same, token for token."""
 TRY_THIS = """\
 1. Pick the preset **2 + 2: a more probable answer**, press **Step** a few times: blue paths are live beams, grey dots
    candidates that were scored and pruned. Hover a node for its log-probabilities.
@@ -61,8 +62,9 @@ PRESETS = {
         length_penalty=1.0,
         early_stopping="false",
         max_new_tokens=20,
-        note="Greedy opens with the likeliest word and is stuck with a long sentence; a beam that began less likely "
-        "ends with a whole answer 100× more probable.",
+        # no number here: a class plan asks the class to guess how much more probable before Run
+        note="Greedy opens with the likeliest word and is stuck with a long sentence. Can a beam that began with a "
+        "less likely word end with a more probable whole answer? Press Run to end.",
     ),
     "open-ended story: the cliché": Preset(
         prompt="Tell me a story.",
