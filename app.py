@@ -34,6 +34,8 @@ from ui.queue_wake import wake_on_work
 from ui.skips import leave_skips
 from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, opened_by, specs
+from ui.validate import CSS as VALIDATE_CSS
+from ui.validate import HEAD as VALIDATE_HEAD
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
 from visuals.glossary import CSS as GLOSSARY_CSS
@@ -109,7 +111,8 @@ CSS = f"""
 {CHART_CSS}
 {server_note.CSS}
 {PATCH_CSS}
-{GLOSSARY_CSS}"""
+{GLOSSARY_CSS}
+{VALIDATE_CSS}"""
 # gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
 # cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
@@ -268,6 +271,7 @@ if __name__ == "__main__":
         + CHARTS_HEAD
         + plan_notice.HEAD
         + GLOSSARY_HEAD
+        + VALIDATE_HEAD
         + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",

@@ -162,6 +162,8 @@ class Store:
     def get(self, run_id: str | None) -> Entry:
         """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why when the store knows."""
         entry = self.runs.get(run_id)
+        if entry is None and run_id is None:  # the page never started one: not a run that expired
+            raise ValueError("Press Prefill first: there is no run in this session yet")
         if entry is None:
             raise ValueError(
                 "there is no run in this session (it may have expired after "

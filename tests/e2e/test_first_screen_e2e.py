@@ -87,3 +87,43 @@ def test_every_tab_opens_with_its_lesson_line_and_main_button_on_one_screen_in_b
         t: 0 if t == "start" else 2 if t == "beams" else 1 for t in tries
     }
     assert [t for t in on_load + [t for found in tries.values() for t in found] if t["open"]] == []
+
+
+LAPTOP = {"width": 1366, "height": 768}
+# the controls a person sees on the first screen, each counted once: a slider with its number box and ↺ is one, a
+# radio or a checkbox is one each, a button, a box, a dropdown, a panel's title one each; a glossary term and a link
+# inside a sentence are words, not controls. The page's own header (projector mode) is not the lesson's
+FIRST_SCREEN_CONTROLS = """() => {
+  const seen = new Set(), out = [];
+  const controls = 'button, input:not([type=hidden]), select, textarea, .label-wrap, [role=radio], [role=checkbox]';
+  for (const e of document.querySelectorAll(controls)) {
+    if (!e.getClientRects().length || getComputedStyle(e).visibility !== 'visible') continue;
+    if (e.matches('.lab-term, .label-wrap *') || e.closest('#app-header, footer, .lab-term')) continue;
+    const r = e.getBoundingClientRect();
+    if (r.bottom <= 0 || r.top >= innerHeight || r.right <= 0 || r.left >= innerWidth) continue;
+    const block = e.closest('div.block');
+    const slider = block && block.querySelector('input[type=range]')
+      && !e.matches('input[type=radio], input[type=checkbox]');
+    const key = slider ? block : e;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const label = slider ? (block.querySelector('[data-testid=block-info]') || block).textContent
+      : (e.innerText || e.value || e.ariaLabel || e.type || '');
+    out.push(`${e.tagName.toLowerCase()} ${label.trim().slice(0, 24)}`);
+  }
+  return out;
+}"""
+
+
+def test_each_lessons_first_screen_at_1366x768_shows_at_most_12_controls(browser, app_url):
+    page = new_page(browser, LAPTOP)
+    counted = {}
+    for tab in specs():
+        page.goto(f"{app_url}?tab={tab.id}&projector=0")
+        page.locator(f"{tab.main} >> visible=true").first.wait_for(timeout=120_000)
+        idle(page)
+        page.evaluate("scrollTo(0, 0)")
+        counted[tab.id] = page.evaluate(FIRST_SCREEN_CONTROLS)
+    page.close()
+    over = {t: (len(c), c) for t, c in counted.items() if len(c) > 12}
+    assert over == {}, "\n".join(f"{t}: {n} controls: {c}" for t, (n, c) in over.items())

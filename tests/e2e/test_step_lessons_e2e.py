@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.pages import ARTIFACTS, figure, idle, new_page, pick, set_number, until
+from tests.helpers.step import more_settings
 from ui.step.lessons import PRESETS, SLUGS, WALKTHROUGH
 from visuals.step.timeline import COPIED_NAME, PREFILL_NAME
 
@@ -79,7 +80,7 @@ def run_to_end(page) -> None:
 
 
 def open_advanced(page) -> None:
-    page.get_by_role("button", name=re.compile("^Penalties, seed, length")).click()
+    more_settings(page)
 
 
 def pick_preset(page, name: str) -> None:
@@ -201,6 +202,7 @@ def test_preset_high_temperature_draws_unlikely_tokens_until_min_p(page):
     prefill(page)
     run_to_end(page)
     assert len(chips(page)) == 40 and unlikely() > 20  # "most of the 40 tokens"
+    more_settings(page)
     set_number(page, "step-min-p", "0.1")
     prefill(page)
     run_to_end(page)

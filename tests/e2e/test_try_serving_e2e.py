@@ -19,6 +19,7 @@ from tests.helpers.pages import (
     pick,
     until,
 )
+from tests.helpers.step import more_settings
 from ui.serving.tab import SPEC, TRY
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -71,6 +72,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
     step_until(page, "other session", 5)
     assert re.search(r"computed with \d+ other sessions?: batch \d+", pass_line(page))
     # 4. Run my steps alone: from the next step on (the tick reaches the server beside the click), passes of its own
+    more_settings(page)
     page.locator("#step-alone input").check()
     idle(page)  # the tick is its own event: the Step after it lands is the one that must run alone
     step_until(page, "computed alone, as you asked", 1)  # the very next Step

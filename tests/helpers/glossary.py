@@ -15,8 +15,8 @@ PROSE = """
 () => {
   const panel = [...document.querySelectorAll('#lab-tabs [role=tabpanel]')].find(p => p.getClientRects().length);
   // a chart's text (plotly's, or an HTML chart's: visuals.chart) names its parts, the page's prose explains them
-  const skip = '.form, button:not(.lab-term), input, textarea, select, label, svg, .js-plotly-plot, .lc, code, pre, .cm-editor, '
-    + 'style, script, [role=listbox]';
+  const skip = '.form, button:not(.lab-term), input, textarea, select, label, svg, .js-plotly-plot, .lc, code, pre, '
+    + '.cm-editor, style, script, [role=listbox]';
   const block = e => { while (e && getComputedStyle(e).display.startsWith('inline')) e = e.parentElement; return e; };
   const walker = document.createTreeWalker(panel, NodeFilter.SHOW_TEXT);
   const pieces = [];

@@ -316,3 +316,8 @@ def test_a_knob_slider_lets_an_out_of_range_typed_value_reach_the_check_that_nam
         gr.Slider(0.01, 1, 1.0).preprocess(5)
     assert validate.knob_slider(0.01, 1, 1.0).preprocess(5) == 5
     assert_teaches(lambda: teach(settings_from)(knobs(top_p=5)), "Top-p", "got 5")
+
+
+def test_step_back_or_run_before_any_prefill_say_press_prefill_first(tiny):
+    for call in (lambda: step(None), lambda: teach(h.back)(None, page(knobs()))):
+        assert_teaches(call, "Press Prefill first")

@@ -30,7 +30,7 @@ from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.sessions import STORE, Entry
 from ui.step import lens, page_state
 from ui.step import view as shown_view
-from ui.step.controls import PATH_CHOICES, Reads, Setup
+from ui.step.controls import PATH_CHOICES, Reads, Setup, opens_more
 from ui.step.lessons import PRESETS
 from ui.step.view import TOP_N, Answer, Started, StepRecord, StepView, empty_view, start_line, view
 from visuals import distribution
@@ -79,6 +79,7 @@ def apply_preset(config: AppConfig, name) -> Setup | dict:
         repetition_penalty=p.repetition,
         max_new=p.max_new_tokens,
         start=start_line(name, config),
+        more=opens_more(p.min_p, p.repetition),
     )
 
 

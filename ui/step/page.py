@@ -81,6 +81,7 @@ class StepPage:
     message: gr.HTML  # the one line where a bad value is said (ui.events.teach)
     knobs: Knobs
     why: gr.Markdown
+    more: gr.Accordion  # "More settings": every knob and switch the lesson is not about
     seed: gr.Number
     max_new: gr.Number
     stops: gr.Textbox
@@ -129,6 +130,7 @@ class StepPage:
             repetition_penalty=k.repetition_penalty,
             max_new=self.max_new,
             start=self.start,
+            more=self.more,
         )
 
 
