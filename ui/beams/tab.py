@@ -170,13 +170,7 @@ def layout(config: AppConfig) -> BeamPage:
             )
             preset_note = gr.Markdown(note(first, config))
             prompt = gr.Textbox(first.prompt, label="Prompt", lines=2)
-            template = gr.Radio(
-                [RAW, CHAT],
-                value=CHAT,
-                label="Prompt format",
-                info="raw: the text as typed; chat: one user turn in the model's chat template",
-            )
-            knobs = _knobs()
+            template, knobs = _knobs()
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="beams-buttons"):
                 step_btn = gr.Button("Step", variant="primary", elem_id="beams-step")
@@ -205,21 +199,30 @@ def layout(config: AppConfig) -> BeamPage:
     )
 
 
-def _knobs() -> BeamKnobs:
+def _knobs() -> tuple[gr.Radio, BeamKnobs]:
+    """The number of beams, the knob the lesson is about; then, in "More settings" (closed), the prompt's format,
+    the length penalty, early stopping and the length."""
     # knob sliders: a typed value out of range reaches the handler's check, which names the control
     low, high = h.PENALTY_RANGE
-    return BeamKnobs(
-        num_beams=knob_slider(
-            1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beams-k"
-        ),
-        length_penalty=knob_slider(
-            low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beams-penalty"
-        ),
-        early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beams-early"),
-        max_new_tokens=knob_slider(
-            1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beams-max-new"
-        ),
-    )
+    num_beams = knob_slider(1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beams-k")
+    with gr.Accordion("More settings", open=False, elem_id="beams-more"):
+        template = gr.Radio(
+            [RAW, CHAT],
+            value=CHAT,
+            label="Prompt format",
+            info="raw: the text as typed; chat: one user turn in the model's chat template",
+        )
+        knobs = BeamKnobs(
+            num_beams=num_beams,
+            length_penalty=knob_slider(
+                low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beams-penalty"
+            ),
+            early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beams-early"),
+            max_new_tokens=knob_slider(
+                1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beams-max-new"
+            ),
+        )
+    return template, knobs
 
 
 def wire(c: BeamPage, config: AppConfig) -> None:

@@ -86,13 +86,6 @@ def layout(config: AppConfig) -> BatchingPage:
             prompt = gr.Textbox(
                 DEFAULTS["prompt"], label="Prompt", lines=1, info="row 0 of every batch; the solo run decodes it alone"
             )
-            condition = gr.Radio(
-                CONDITION_CHOICES,
-                value=DEFAULTS["condition"],
-                label="Batchmates (condition)",
-                elem_id="nondeterminism-condition",
-                info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
-            )
             with gr.Row():
                 run_btn = gr.Button("Run", variant="primary", elem_id="nondeterminism-run")
                 many_btn = gr.Button("Many runs", elem_id="nondeterminism-many")
@@ -104,7 +97,7 @@ def layout(config: AppConfig) -> BatchingPage:
                 elem_classes="hint",
             )
         with gr.Column(scale=2):
-            sizes, dtype, new_tokens, invariant = _settings()
+            sizes, condition, dtype, new_tokens, invariant = _settings()
     controls = Controls(prompt=prompt, condition=condition, dtype=dtype, sizes=sizes, new_tokens=new_tokens)
     return BatchingPage(
         controls=controls,
@@ -118,14 +111,28 @@ def layout(config: AppConfig) -> BatchingPage:
     )
 
 
-def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
-    """The right-hand column: batch sizes, precision, new tokens, and whether to run the fix too."""
+def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Radio, gr.Slider, gr.Checkbox]:
+    """The right-hand column: the batch sizes, the knob the lesson is about; then, in "More settings", the batchmates,
+    precision, new tokens, and whether to run the fix too."""
     sizes = gr.CheckboxGroup(
         h.BATCH_CHOICES,
         label="Batch sizes",
         elem_id="nondeterminism-sizes",
         value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
         info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
+    )
+    with gr.Accordion("More settings", open=False, elem_id="nondeterminism-more"):
+        condition, dtype, new_tokens, invariant = _more_settings()
+    return sizes, condition, dtype, new_tokens, invariant
+
+
+def _more_settings() -> tuple[gr.Radio, gr.Radio, gr.Slider, gr.Checkbox]:
+    condition = gr.Radio(
+        CONDITION_CHOICES,
+        value=DEFAULTS["condition"],
+        label="Batchmates (condition)",
+        elem_id="nondeterminism-condition",
+        info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
     )
     dtype = gr.Radio(
         list(DTYPE_NAMES),
@@ -151,7 +158,7 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
         label="Batch-invariant mode too",
         info="also run every batch with batch-1 shapes: the fix, and what it costs",
     )
-    return sizes, dtype, new_tokens, invariant
+    return condition, dtype, new_tokens, invariant
 
 
 def _views() -> h.LabView:
