@@ -92,8 +92,8 @@ JS = """
     for (const n of block ? block.querySelectorAll(`:scope > .${NOTE}`) : [])
       if (!from || n.dataset.from === from) n.remove();
   };
-  const say = (block, text, from) => {
-    clear(block);
+  const say = (block, text, from) => {  // one note per source: the slider's own, or a message line's
+    clear(block, from);
     const note = document.createElement('div');
     note.className = `lab-error ${NOTE}`;
     note.setAttribute('role', 'alert');

@@ -25,8 +25,7 @@ SLIDERS = """() => [...document.querySelectorAll('input[type=number]')]
 
 
 def said_beside(page, block_id: str) -> str:
-    note = page.locator(f"#{block_id} > .lab-beside")
-    return note.inner_text() if note.count() else ""
+    return "\n".join(page.locator(f"#{block_id} > .lab-beside").all_inner_texts())
 
 
 def typed(page, block_id: str, value: str) -> None:
