@@ -148,6 +148,7 @@ def test_the_speculative_speed_up_is_measured_in_a_worker(browser, space):
     url, log = space
     before = len(calls(log))
     page = opened(browser, url, "speculative", "#speculative-end")
+    more_settings(page, "speculative")
     set_number(page, "speculative-max-new", 8)
     page.click("#speculative-end")
     expect(page.locator("#speculative-speed")).to_contain_text("Plain decoding", timeout=300_000)
