@@ -98,35 +98,37 @@ class ConstrainedPage:
 
 
 def _controls() -> dict:
-    """The left column: the preset, the prompt, the grammar and the samplers."""
+    """The left column: the preset, the prompt and the grammar, the lesson's knobs; then, in "More settings" (closed),
+    the engine order, the samplers, the seed, the length and fast-forward."""
     first = PRESETS[DEFAULT]
     preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="constrained-preset")
     note = gr.Markdown(f"*What to watch:* {first.watch}")
     prompt = gr.Textbox(first.prompt, label="Prompt (one chat turn)", lines=2, elem_id="constrained-prompt")
     kind = gr.Radio(list(h.KINDS), value=first.constraint.label, label="Constraint", elem_id="constrained-kind")
     text = gr.Code(first.constraint.text, label="Grammar", lines=6, elem_id="constrained-text")
-    with gr.Row():
-        order = gr.Radio(
-            list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="constrained-order"
-        )
-    with gr.Row():
-        temperature = knob(TEMPERATURE.field, TEMPERATURE.neutral, "0 = greedy")
-        top_k = whole_number_box(
-            TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="constrained-topk"
-        )
-        top_p = knob(TOP_P.field, TOP_P.neutral, "1 = off")
-    with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
-        seed = whole_number_box(0, label="Seed", elem_id="constrained-seed", scale=1)
-        max_new = knob_slider(
-            1,
-            h.MAX_NEW_UI,
-            first.max_new_tokens,
-            step=1,
-            label="Max new tokens",
-            scale=2,
-            elem_id="constrained-max-new",
-        )
-    fast_forward = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
+    with gr.Accordion("More settings", open=False, elem_id="constrained-more"):
+        with gr.Row():
+            order = gr.Radio(
+                list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="constrained-order"
+            )
+        with gr.Row():
+            temperature = knob(TEMPERATURE.field, TEMPERATURE.neutral, "0 = greedy")
+            top_k = whole_number_box(
+                TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="constrained-topk"
+            )
+            top_p = knob(TOP_P.field, TOP_P.neutral, "1 = off")
+        with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
+            seed = whole_number_box(0, label="Seed", elem_id="constrained-seed", scale=1)
+            max_new = knob_slider(
+                1,
+                h.MAX_NEW_UI,
+                first.max_new_tokens,
+                step=1,
+                label="Max new tokens",
+                scale=2,
+                elem_id="constrained-max-new",
+            )
+        fast_forward = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
     return dict(
         preset=preset,
