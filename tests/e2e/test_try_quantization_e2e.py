@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.helpers.pages import explained, idle, pick, set_number, tick, until
+from tests.helpers.step import more_settings
 from ui.quantization.handlers import RUN_N
 from ui.quantization.tab import SPEC, TRY_THIS
 
@@ -68,6 +69,7 @@ def test_the_tab_opens_with_what_the_file_holds_read_from_it(page):
 
 def test_the_run_button_says_the_steps_it_takes(page):
     assert page.locator("#quantization-run").inner_text() == f"Run {RUN_N}"
+    more_settings(page, "quantization")
     set_number(page, "quantization-steps", 5)
     until(page, lambda: page.locator("#quantization-run").inner_text() == "Run 5", 30, "Run 5 on the button")
     set_number(page, "quantization-steps", RUN_N)
@@ -127,6 +129,7 @@ def test_an_empty_prompt_says_what_to_type_and_no_preset_this_tab_lacks(page):
 
 
 def test_raw_text_that_ends_at_once_points_to_the_chat_template(page):
+    more_settings(page, "quantization")
     tick(page, "quantization-template", "raw text")
     run(page, "int8", "quantization-step", 1)
     shown = status(page)  # the chat model ends its turn at step 1 on raw text
