@@ -31,11 +31,11 @@ CSS = f"""
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
-def lesson(line: str, heading: str | None = None, elem_id: str | None = None) -> gr.Markdown:
+def lesson(line: str, heading: str | None = None, elem_id: str | None = None, first: str = "") -> gr.Markdown:
     """The tab's heading (if any) and the one sentence it teaches, marked `lab-lesson` (the class the first-screen
-    test finds)."""
+    test finds), then the beginner's line: what to press first (`first`, Markdown)."""
     text = f"## {heading}\n{line}" if heading else line
-    return gr.Markdown(text, elem_classes="lab-lesson", elem_id=elem_id)
+    return gr.Markdown(f"{text}\n\n{first}" if first else text, elem_classes="lab-lesson", elem_id=elem_id)
 
 
 def try_this(steps_markdown: str, n: int, elem_id: str | None = None, **markdown) -> gr.Accordion:

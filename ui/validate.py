@@ -1,6 +1,9 @@
 """The browser's side of checking values: controls that let any typed value reach the handler's check (gradio's own
-range checks name no control), and stop strings as typed in a box. The checks themselves (a number in its range, a
-choice among the allowed) are `decoding.values`; the sampler knobs' ranges are `decoding.knobs`.
+range checks name no control), stop strings as typed in a box, and the page's script (`JS`, `CSS`) that keeps the one
+rule for a bad value on every tab: its message beside the control that caused it, naming the value and the range, and
+the box showing the value in effect (a slider's typed value out of range is set to the range's end and said so, never
+clamped silently). The checks themselves (a number in its range, a choice among the allowed) are `decoding.values`;
+the sampler knobs' ranges are `decoding.knobs`.
 """
 
 import re

@@ -156,7 +156,11 @@ def layout(config: AppConfig) -> BeamPage:
     """The beam search's components, inside the caller's gr.Tab. `config` names the run the lesson's numbers were
     measured on where this run is another: nothing runs at layout."""
     style(CSS, "beams-css")
-    lesson(LESSON, "Beam search, step by step")
+    lesson(
+        LESSON,
+        "Beam search, step by step",
+        first="**Start here:** press **Step** to grow the beams one token at a time.",
+    )
     with gr.Row(equal_height=False):
         with gr.Accordion("How beam search scores a hypothesis", open=False, elem_id="beams-how"):
             gr.Markdown(INTRO)

@@ -165,7 +165,11 @@ def _run_panel() -> tuple[dict, gr.HTML]:
 
 
 def layout(config: AppConfig) -> ConstrainedPage:
-    lesson(LESSON, "Constrained decoding: a grammar as one more mask")
+    lesson(
+        LESSON,
+        "Constrained decoding: a grammar as one more mask",
+        first="**Start here:** press **Step**: the chart shows the bars the grammar removes.",
+    )
     run_id = gr.State(None, delete_callback=release_run)
     with gr.Row():
         with gr.Column(scale=2, min_width=320):

@@ -75,7 +75,11 @@ class BatchingPage:
 def layout(config: AppConfig) -> BatchingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
     style(vis.CSS, "nondeterminism-css")
-    lesson(LESSON, "Temperature 0 & batching")
+    lesson(
+        LESSON,
+        "Temperature 0 & batching",
+        first="**Start here:** press **Run**: the same prompt alone and in batches, side by side.",
+    )
     with gr.Row(equal_height=False):
         with gr.Accordion("Why a batch changes greedy's text", open=False, elem_id="nondeterminism-how"):
             gr.Markdown(INTRO)

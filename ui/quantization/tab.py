@@ -93,7 +93,11 @@ def layout(config: AppConfig) -> QuantPage:
     """One screen at 1280x720: the controls on the left, the buttons, both streams and both charts on the right;
     what the file holds and the measurements below."""
     style(CSS + files.CSS, "quantization-css")
-    lesson(LESSON, "Quantization: which tensors you round matters more than the bit width")
+    lesson(
+        LESSON,
+        "Quantization: which tensors you round matters more than the bit width",
+        first="**Start here:** press **Step**: float32 and the rounded format pick the next token side by side.",
+    )
     with gr.Accordion("How float32 and a rounded copy are compared", open=False, elem_id="quantization-how"):
         gr.Markdown(INTRO)
     blank = h.blank()

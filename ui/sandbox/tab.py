@@ -146,7 +146,11 @@ def _knobs() -> SandboxKnobs:
 def layout(config) -> SandboxPage:
     """The sandbox's components, inside the caller's gr.Tab. `config` is unused: no model."""
     first = sandbox_view(PRESETS[DEFAULTS["preset"]], {f.name: DEFAULTS[f.name] for f in fields(SandboxKnobs)})
-    lesson(LESSON, "Sampler sandbox")
+    lesson(
+        LESSON,
+        "Sampler sandbox",
+        first="**Start here:** move **Temperature**, then top-p: the panels redraw as you move them.",
+    )
     try_this(TRY_THIS, 5, "sandbox-try")
     with gr.Row(equal_height=True):
         logits = gr.Textbox(

@@ -195,7 +195,11 @@ class ServingPage:
 def layout(config: AppConfig) -> ServingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing is read at layout."""
     style(CSS, "serving-css")
-    lesson(LESSON, "Continuous batching")
+    lesson(
+        LESSON,
+        "Continuous batching",
+        first="**Start here:** press **Open simulated students** and watch them share each pass.",
+    )
     with gr.Row(equal_height=False):
         with gr.Accordion("How this server batches everyone's steps", open=False, elem_id="serving-how"):
             gr.Markdown(INTRO)

@@ -150,7 +150,11 @@ def layout(config: AppConfig) -> SpecPage:
     round down; the buttons, the round's chips and its verify chart together, the round's words under them; then
     the whole run, its tokens per pass beside its timing."""
     style(CSS, "speculative-css")
-    lesson(LESSON, "Speculative decoding: guess several tokens, check them in one pass")
+    lesson(
+        LESSON,
+        "Speculative decoding: guess several tokens, check them in one pass",
+        first="**Start here:** press **Round**: the draft guesses, the model checks every guess in one pass.",
+    )
     sid = gr.State(None, delete_callback=h.release_spec)
     blank = h.blank()
     with gr.Row():

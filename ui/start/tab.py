@@ -88,8 +88,13 @@ def plans_html(config: AppConfig) -> str:
 def build(config: AppConfig) -> None:
     """The tab (inside the caller's gr.Tab): words and links only, no events; `config` names the run the notices'
     numbers were measured on where this run is another."""
-    lesson(LESSON, "Start here")
-    with gr.Accordion("Two ideas to know first: tokens and probabilities", open=False, elem_id="start-ideas"):
+    lesson(
+        LESSON,
+        "Start here",
+        first="**New to this?** Read the two ideas below, then open **Step by step** and press **Prefill**.",
+    )
+    # open: the one text written for a beginner, not for the teacher
+    with gr.Accordion("Two ideas to know first: tokens and probabilities", open=True, elem_id="start-ideas"):
         gr.Markdown(INTRO, elem_id="start-intro")
     gr.Markdown(PLANS_LINE, elem_id="start-how")
     gr.HTML(plans_html(config), elem_id="start-plans")
