@@ -115,15 +115,36 @@ FIRST_SCREEN_CONTROLS = """() => {
 }"""
 
 
+# the sizes each lesson's first screen is photographed at (artifacts/first-<lesson>-<size>.png), besides 1366x768
+SHOTS = {
+    "1280x720": (PROJECTOR, 0),
+    "1280x720-projector": (PROJECTOR, 1),
+    "800px": ({"width": 800, "height": 720}, 0),
+    "390x844": ({"width": 390, "height": 844}, 0),
+}
+
+
 def test_each_lessons_first_screen_at_1366x768_shows_at_most_12_controls(browser, app_url):
+    """Counted on each lesson as its link opens it; then its first screen photographed at a projector's, a narrow
+    laptop window's and a phone's size, its lesson line on screen in each."""
+    ARTIFACTS.mkdir(exist_ok=True)
     page = new_page(browser, LAPTOP)
-    counted = {}
+    counted, unseen = {}, []
     for tab in specs():
-        page.goto(f"{app_url}?tab={tab.id}&projector=0")
-        page.locator(f"{tab.main} >> visible=true").first.wait_for(timeout=120_000)
-        idle(page)
-        page.evaluate("scrollTo(0, 0)")
-        counted[tab.id] = page.evaluate(FIRST_SCREEN_CONTROLS)
+        for size, (viewport, projector) in [("1366x768", (LAPTOP, 0)), *SHOTS.items()]:
+            page.set_viewport_size(viewport)
+            page.goto(f"{app_url}?tab={tab.id}&projector={projector}")
+            page.locator(f"{tab.main} >> visible=true").first.wait_for(timeout=120_000)
+            idle(page)
+            page.evaluate("scrollTo(0, 0)")
+            if size == "1366x768":
+                counted[tab.id] = page.evaluate(FIRST_SCREEN_CONTROLS)
+                continue
+            page.screenshot(path=str(ARTIFACTS / f"first-{tab.id}-{size}.png"))
+            where = page.evaluate(WHERE, [".lab-lesson", tab.main])
+            if not inside(where["lesson"], where):
+                unseen.append(f"{tab.id} at {size}: the lesson line at {where['lesson']}")
     page.close()
     over = {t: (len(c), c) for t, c in counted.items() if len(c) > 12}
     assert over == {}, "\n".join(f"{t}: {n} controls: {c}" for t, (n, c) in over.items())
+    assert unseen == []
