@@ -160,20 +160,26 @@ JS = """
         [best, bestLen, bestDepth] = [block, label.length, d];
     }
     if (!best) { delete error.dataset.beside; return; }
-    if (!best.getClientRects().length) {  // in a closed panel: opened, so the control and its message show
-      const wrap = best.closest('.block.accordion, [class*=accordion]');
-      const button = wrap && wrap.querySelector('.label-wrap:not(.open)');
-      if (button) button.click();
+    // in a closed panel ("More settings"): each panel around it opened, so the control and its message show
+    for (let p = best.parentElement; p; p = p.parentElement) {
+      const title = p.matches('div.block') && p.querySelector(':scope > .label-wrap:not(.open)');
+      if (title) title.click();
     }
-    error.dataset.beside = '';
     say(best, error.textContent.trim(), from);
+    // the line under the buttons hidden only once the message shows beside its control
+    const shown = tries => {
+      if (!error.isConnected) return;
+      if (best.getClientRects().length) error.dataset.beside = '';
+      else if (tries) setTimeout(() => shown(tries - 1), 50);
+    };
+    shown(20);
   };
   let asked = false;
   const seen = new WeakMap();
   const look = () => {
     asked = false;
     for (const line of document.querySelectorAll('.lab-message')) {
-      const now = line.innerHTML;
+      const now = line.textContent;  // its words: the mark this script sets on it is no change
       if (seen.get(line) !== now) { seen.set(line, now); place(line); }
     }
   };
