@@ -2,6 +2,8 @@
 gr.Error whose message names the value and the allowed range, and the session is still usable afterwards (the
 next good step works and the run's bookkeeping still has one record per step)."""
 
+from pathlib import Path
+
 import gradio as gr
 import pytest
 
@@ -321,3 +323,11 @@ def test_a_knob_slider_lets_an_out_of_range_typed_value_reach_the_check_that_nam
 def test_step_back_or_run_before_any_prefill_say_press_prefill_first(tiny):
     for call in (lambda: step(None), lambda: teach(h.back)(None, page(knobs()))):
         assert_teaches(call, "Press Prefill first")
+
+
+def test_the_pages_rule_for_a_bad_value_is_one_script_in_the_head_of_the_app():
+    # the browser test (tests/e2e/test_bad_input_e2e.py) checks what it does; here, that the app carries it once
+    source = (Path(__file__).parents[2] / "app.py").read_text()
+    assert source.count("VALIDATE_HEAD") == 2 and source.count("VALIDATE_CSS") == 2
+    assert f"<script>{validate.JS}</script>" == validate.HEAD and validate.BESIDE in validate.JS
+    assert "is above its largest value" in validate.JS and "is below its smallest value" in validate.JS
