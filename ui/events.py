@@ -18,7 +18,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from decoding.watch import Watch
+from decoding.watch import Deadline, Watch
 from ui.running import REDRAW_EVERY_S, Pace
 
 PROGRESS = gr.Progress()  # the default of a handler's `progress` argument: gradio fills it in for that handler
@@ -37,6 +37,14 @@ MODEL_EVENT = {"concurrency_id": MODEL_QUEUE, "concurrency_limit": CONCURRENT_MO
 # (docs/measurements/serving.md). An API client (gradio_client) still posts it to the queue, where it waits in the
 # model's queue as before. Without batching the queue stays, as its limit of 1 is what runs them one at a time.
 DIRECT_EVENT = {**MODEL_EVENT, "queue": not BATCHING}
+# The longest one request may run the model for (Run to end, Run N, Sample N times, a beam or repetition run): past
+# it the work stops between two passes, keeps what it did, and says why. A teacher with a quiet server raises it.
+REQUEST_S = float(os.environ.get("DECODING_LAB_REQUEST_S", "300"))
+
+
+def deadline() -> Deadline:
+    """The time limit of a request that starts now (`REQUEST_S`, named in the message that stops it)."""
+    return Deadline(REQUEST_S, why="one request on this server (DECODING_LAB_REQUEST_S)")
 
 
 def teach(fn, message=None):
@@ -134,7 +142,7 @@ class CancelFlags:
         forward passes it calls `between_passes` (to let other sessions use the model)."""
         flag = self._flag(request)
         flag.clear()
-        return Watch(paced(progress), flag.is_set, between_passes or (lambda: None))
+        return Watch(paced(progress), flag.is_set, between_passes or (lambda: None), deadline())
 
     def file_for(self, request: gr.Request | None) -> str:
         """The path of this session's flag file for a new measurement (cleared): it exists once Cancel is pressed."""

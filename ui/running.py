@@ -76,7 +76,12 @@ class Running:
         pace, unsent = Pace(every_s, clock), _ENDED
         while True:
             with self._held:
-                item = _ENDED if self.stopped else next(steps, _ENDED)
+                try:
+                    item = _ENDED if self.stopped else next(steps, _ENDED)
+                except ValueError:  # the run refused its next step (a limit): show how far it got, then say why
+                    if unsent is not _ENDED:
+                        yield draw(unsent)
+                    raise
                 if self.stopped:  # stopped while this step ran: its view would come after the answer
                     break
                 if item is _ENDED:

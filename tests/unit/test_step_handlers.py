@@ -9,6 +9,7 @@ import pytest
 from decoding.models import TINY
 from decoding.passes import Pass
 from decoding.recent import Recent
+from decoding.watch import OverLimit
 from tests.helpers.step_knobs import CONFIG, KNOBS, page
 from tests.helpers.step_view import changed, ops
 from ui.context import RAW
@@ -253,3 +254,20 @@ def test_the_static_path_writes_eagers_tokens_and_its_steps_say_which_step_ran(t
 def test_an_unknown_decode_step_is_refused_naming_the_choices(tiny):
     with pytest.raises(gr.Error, match=r"Decode step must be one of 'eager', 'static', got 'graph'"):
         teach(h.prefill)(CONFIG, None, TINY, "hello", RAW, 0, 6, "", page(KNOBS), path="graph")
+
+
+def test_run_to_end_past_the_request_limit_says_so_and_keeps_its_steps(tiny, monkeypatch):
+    from ui import events
+
+    run_id = start(max_new=6)
+    monkeypatch.setattr(events, "REQUEST_S", 0.0)
+    shown = []
+    with pytest.raises(OverLimit, match=r"may run for at most 0 s.*DECODING_LAB_REQUEST_S|DECODING_LAB_REQUEST_S"):
+        for answer in h.run_to_end(run_id, page(KNOBS)):
+            shown.append(answer)
+    assert shown  # the view of the steps taken was sent before the message
+    taken = len(STORE.get(run_id).trace.steps)
+    assert 1 <= taken < 6
+    monkeypatch.setattr(events, "REQUEST_S", 300.0)
+    h.step(run_id, page(KNOBS))  # the run is whole: the next Step goes on from there
+    assert len(STORE.get(run_id).trace.steps) == taken + 1

@@ -36,7 +36,7 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     chips, orders = shown["step-chips"], shown["step-orders"]
     assert chips.count('class="tok prompt"') == 5 and 'class="tok gen' not in chips
     assert f"prefill: one {term('forward pass')} over the whole prompt (5 tokens)" in shown["step-loop"]
-    assert "<b>waiting</b>: not stopped; press Step" in shown["step-stop"]  # idle, not "running"
+    assert "<b>waiting for you</b>: no stop condition met yet; press Step" in shown["step-stop"]  # idle, not "running"
     chart = shown["step-dist"]
     assert bars(chart).keys() == {"kept"} and len(bars(chart)["kept"]) == step_view.TOP_N  # a preview: none chosen
     assert shown["step-force-row"].count("<option value=") == step_view.TOP_N + 1  # and "pick a candidate"
@@ -121,3 +121,19 @@ def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
     assert good[c.message] == "" and 'class="tok gen"' in str(good[c.stage]["ops"])  # the good step clears it
     assert set(good) == {*c.answer, c.message}
     STORE.release(run_id)
+
+
+def test_after_stop_the_stop_line_says_you_stopped_it_and_how_to_go_on(tiny):
+    run_id = h.prefill(CONFIG, None, TINY, "stopped here", RAW, 0, 8, "", page(GREEDY)).run_id
+    h.step(run_id, page(GREEDY))
+    h.halted(run_id, page(GREEDY))
+    assert "<b>stopped by you</b>: press Step or Run to end to go on" in sent(run_id)["step-stop"]
+    h.stopped(run_id, page(GREEDY))  # "Bars show" changed: a redraw, not a Stop
+    assert "<b>waiting for you</b>" in sent(run_id)["step-stop"]
+
+
+def test_on_a_replica_of_a_lecture_hall_the_pass_line_names_the_server(tiny, monkeypatch):
+    monkeypatch.setattr(step_view, "this_server", lambda: "this server, 2 of 4")
+    run_id = h.prefill(CONFIG, None, TINY, "which server", RAW, 0, 4, "", page(GREEDY)).run_id
+    h.step(run_id, page(GREEDY))
+    assert "· on this server, 2 of 4" in sent(run_id)["step-orders"]

@@ -269,3 +269,14 @@ def test_prefix_html_says_what_was_not_computed_and_what_the_copies_cost():
     assert "holds 10.0 MiB, against 8.0 MiB without prefix caching" in text and "would hold 3.0 MiB" in text
     assert "0.3 ms" in text and "0.00003" in text
     assert "no prompt has asked it yet" in vis.prefix_html(None, None)
+
+
+def test_a_replica_of_a_lecture_hall_names_itself_in_its_traffic_and_under_each_step():
+    from ui.context import this_server
+
+    assert this_server("") == "" and this_server("2/4") == "this server, 2 of 4"
+    said = vis.traffic_html({"window_s": 60, "ticks": 0}, None, server=this_server("2/4"))
+    assert said.startswith("<p><b>This server, 2 of 4</b>: its own traffic")
+    assert "No forward passes" in vis.traffic_html({"window_s": 60, "ticks": 0}, None)  # one process: as before
+    caption = vis.pass_caption(1, 12.0, "solo", None, server="this server, 2 of 4")
+    assert caption.endswith(" · on this server, 2 of 4") and caption.startswith("computed alone")

@@ -16,7 +16,7 @@ from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
 from ui.context import CHAT, AppConfig, get_model, model_turn
-from ui.events import PROGRESS, paced
+from ui.events import PROGRESS, deadline, paced
 from ui.sessions import STORE, beam_search_bytes
 from visuals.beams.search import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
@@ -141,10 +141,12 @@ def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) ->
 
 def run_to_end(config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS) -> BeamView:
     sid, search = _search(config, sid, text, template, knobs)
-    max_new, report = search.settings.max_new_tokens, paced(progress)
+    max_new, report, limit = search.settings.max_new_tokens, paced(progress), deadline()
     while search.result is None:
         report((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
         _advance(config, search)
+        if search.result is None:
+            limit.check()
     return view(sid, search)
 
 

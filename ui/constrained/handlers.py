@@ -24,7 +24,7 @@ from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, encode_prompt
 from ui.context import AppConfig, get_model, scheduler_for
-from ui.events import PROGRESS, paced
+from ui.events import PROGRESS, deadline, paced
 from ui.patch import Patcher
 from ui.sessions import STORE, Entry
 from visuals.chart import empty_html
@@ -148,7 +148,7 @@ def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS)
     settings = sampler_settings(config, controls)
     run_id, run = _run(config, run_id, controls)
     report = paced(progress)
-    for _ in drive(run, advance=lambda: _advance(run, settings)):
+    for _ in drive(run, advance=lambda: _advance(run, settings), deadline=deadline()):
         report((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
     return view(run_id, run, settings)
 

@@ -12,7 +12,7 @@ import gradio as gr
 from decoding import values
 from decoding.serving.students import MAX_STUDENTS, PROMPTS
 from decoding.serving.traffic import summary
-from ui.context import AppConfig, get_model, scheduler_for, simulated_class
+from ui.context import AppConfig, get_model, scheduler_for, simulated_class, this_server
 from ui.events import message_line, teach
 from ui.lesson import lesson, style, try_this
 from ui.patch import Patcher, patched
@@ -112,7 +112,7 @@ def view(config: AppConfig, frozen_at: float | None = None):
         else None
     )
     return traffic_view(
-        serving.traffic_html(s, scheduler.noise, extra, frozen=frozen_at is not None),
+        serving.traffic_html(s, scheduler.noise, extra, frozen=frozen_at is not None, server=this_server()),
         ticks,
         now,
         cost.tick_time_figure(s),

@@ -22,7 +22,7 @@ from decoding.speculative.run import SpecRun
 from decoding.watch import Watch
 from ui import gpu
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
-from ui.events import PROGRESS, paced
+from ui.events import PROGRESS, deadline, paced
 from ui.patch import Patcher
 from ui.sessions import STORE, spec_run_bytes
 from ui.speculative import lens
@@ -170,7 +170,7 @@ def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS) ->
     the timing is a GPU call of its own: the whole run again, and plain decoding, on the GPU (`race`)."""
     sid, spec = _current(config, sid, controls)
     run, lm, report = spec.run, get_model(config), paced(progress)
-    for _ in drive(run, advance=lambda: _round(config, spec)):
+    for _ in drive(run, advance=lambda: _round(config, spec), deadline=deadline()):
         report((len(run.generated), run.max_new), desc=f"round {len(run.rounds) + 1}")
     progress(0.99, desc="plain decoding, for comparison")
     if gpu.ZEROGPU:

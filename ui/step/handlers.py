@@ -27,6 +27,7 @@ from decoding.static import static_kind
 from decoding.trace import Trace
 from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
+from ui.events import deadline
 from ui.sessions import STORE, Entry
 from ui.step import lens, page_state
 from ui.step import view as shown_view
@@ -205,7 +206,7 @@ def run_steps(run_id, n, page):
         return
     first = entry.view.cursor
     if entry.run is not None:
-        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, state.knobs))
+        steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, state.knobs), deadline=deadline())
     else:  # a replay moves through its steps
         steps = (_taken(entry, state.knobs) for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
 
@@ -291,7 +292,16 @@ def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
 
 
 def stopped(run_id, page) -> Answer | dict:
-    """After Stop, or a new mode for the bars: the run as it stands (no longer said to be running)."""
+    """A new mode for the bars: the run as it stands (no longer said to be running)."""
+    return _as_it_stands(run_id, page)
+
+
+def halted(run_id, page) -> Answer | dict:
+    """After Stop: the run as it stands, its stop line saying you stopped it and how to go on."""
+    return _as_it_stands(run_id, page, halted=True)
+
+
+def _as_it_stands(run_id, page, halted: bool = False) -> Answer | dict:
     state = page_state.read(page)
     try:
         entry = STORE.get(run_id)
@@ -300,7 +310,7 @@ def stopped(run_id, page) -> Answer | dict:
     with entry.lock:
         live = entry.run is not None and not entry.run.done
         settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if live else None
-        return view(entry, state, settings)
+        return view(entry, state, settings, halted=halted)
 
 
 def strategies_drawn(run_id, page):

@@ -100,7 +100,7 @@ def wire(c: StepPage, config: AppConfig):
     run_n = on_step(b.run_n.click, named(h.run_steps, c.answer, run_id=c.run_id, n=b.n_steps, **page))
     run_end = on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
     # Stop cancels the run, then says where it stopped (its last view said "running")
-    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.stopped, c.answer, **live), **h.QUIET)
+    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.halted, c.answer, **live), **h.QUIET)
     c.redraw.click(*saying(h.stopped, c.answer, **live), **h.QUIET)  # "Bars show" changed: the same run, redrawn
     b.reset.click(*saying(h.reset, c.started, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]

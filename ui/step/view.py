@@ -26,7 +26,7 @@ from decoding.inspector import Inspection, strategies_alone
 from decoding.pipeline import SamplerSettings
 from decoding.stages import TEMPERATURE
 from decoding.trace import Step
-from ui.context import AppConfig, quoting
+from ui.context import AppConfig, quoting, this_server
 from ui.markup import html_of
 from ui.patch import Patcher
 from ui.sessions import Entry
@@ -134,9 +134,10 @@ def view(
     settings: SamplerSettings | None,
     started: float | None = None,
     running: bool = False,
+    halted: bool = False,
 ) -> Answer:
     """The whole answer for `entry` as it stands; `started` (a new step's start) adds its drawing and server time;
-    `running`: a Run N is under way (the stop line says so)."""
+    `running`: a Run N is under way, `halted`: the person pressed Stop (the stop line says so)."""
     start = time.perf_counter()
     v: StepView = entry.view
     trace, steps = entry.trace, entry.trace.steps[: v.cursor]
@@ -153,7 +154,7 @@ def view(
             "step-loop": sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
             "step-chips": sequence.chips_parts(trace.prompt_tokens, trace.prompt_ids, steps, held),
             "step-stop": sequence.stop_html(
-                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running
+                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running, halted
             ),
             "step-force-row": force_row(v.shown, page.mode),
             "step-orders": html_of(_orders(entry, settings)),
@@ -232,7 +233,9 @@ def _numbers(entry: Entry, steps: list[Step], started: float | None) -> str:
 def _pass_line(step) -> str:
     """How the pass behind `step` ran: alone, or with whom; and whether a batchmate could have flipped its pick."""
     gap = step.top[0].logit - step.top[1].logit if len(step.top) > 1 else None
-    return serving.pass_caption(step.rows, step.forward_ms, step.pass_mode, step.noise, gap, kind=step.pass_kind)
+    return serving.pass_caption(
+        step.rows, step.forward_ms, step.pass_mode, step.noise, gap, kind=step.pass_kind, server=this_server()
+    )
 
 
 def _penalties(entry: Entry) -> str:

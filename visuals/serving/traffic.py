@@ -32,12 +32,17 @@ STATIC_STEPS = {"static": "uncaptured", "captured": f"replayed as a {term('CUDA 
 NO_TRAFFIC = "No traffic yet: open simulated students above, or press Step in another tab"
 
 
-def traffic_html(summary: dict, noise: Noise | None, holder_text: str | None = None, frozen: bool = False) -> str:
+def traffic_html(
+    summary: dict, noise: Noise | None, holder_text: str | None = None, frozen: bool = False, server: str = ""
+) -> str:
     """What the numbers say, in a few sentences; `holder_text` (who has the model now, HTML) is shown as given.
     `frozen`: the window ends when the class was stopped, and the page no longer refreshes it (a teacher reading
-    the numbers out has them hold still), which the words say first."""
+    the numbers out has them hold still), which the words say first. `server`: which replica of a lecture hall
+    these numbers are from ("this server, 2 of 4"), said first: the class's other students step on the others."""
     window = f"{summary.get('window_s', 0):.0f}"
     lines = []
+    if server:
+        lines.append(f"<b>{server.capitalize()}</b>: its own traffic (the class's other students step on the others).")
     if frozen:
         lines.append(f"<b>Frozen at Stop:</b> the {window} s before it (tick Live to follow the traffic again).")
     which = f"those {window} s" if frozen else f"the last {window} s"
@@ -76,10 +81,22 @@ def traffic_html(summary: dict, noise: Noise | None, holder_text: str | None = N
 
 
 def pass_caption(
-    rows: int, ms: float, mode: str, noise: float | None, gap: float | None = None, kind: str = "eager"
+    rows: int,
+    ms: float,
+    mode: str,
+    noise: float | None,
+    gap: float | None = None,
+    kind: str = "eager",
+    server: str = "",
 ) -> str:
     """The note under one step: how its forward pass ran (`mode`, what batched it; `kind`, what ran: the words of
-    decoding.passes), and whether a batchmate could have flipped its pick."""
+    decoding.passes), and whether a batchmate could have flipped its pick; `server` (a lecture hall's replica, in
+    words) ends it."""
+    caption = _pass_caption(rows, ms, mode, noise, gap, kind)
+    return f"{caption} · on {server}" if server else caption
+
+
+def _pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: float | None, kind: str) -> str:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if kind not in KINDS:

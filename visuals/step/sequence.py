@@ -112,9 +112,11 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
     return f'{loop}<div class="loop-caption">{caption}</div>'
 
 
-def stop_html(stop_reason: str | None, held_text: str, text: str, live: bool = True, running: bool = False) -> str:
+def stop_html(
+    stop_reason: str | None, held_text: str, text: str, live: bool = True, running: bool = False, halted: bool = False
+) -> str:
     """Why the run stopped, in words, and what to press next; while it has not stopped, whether it is running (a Run N
-    under way) or waiting for the next press. Held-back text shown as such."""
+    under way), stopped by the person (`halted`: Stop) or waiting for the next press. Held-back text shown as such."""
     reasons = {
         "eos": "the model chose its end-of-sequence token",
         "max_new_tokens": "it reached max new tokens",
@@ -122,9 +124,11 @@ def stop_html(stop_reason: str | None, held_text: str, text: str, live: bool = T
     }
     if stop_reason is None:
         head = (
-            "<b>running</b>: not stopped yet"
+            "<b>running</b>: no stop condition met yet"
             if running
-            else "<b>waiting</b>: not stopped; press Step for the next token"
+            else "<b>stopped by you</b>: press Step or Run to end to go on"
+            if halted
+            else "<b>waiting for you</b>: no stop condition met yet; press Step for the next token"
         )
     else:
         again = "press Prefill to run again with the new settings" if live else "press Prefill to run it live"
