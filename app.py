@@ -28,6 +28,7 @@ from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
+from ui.lesson import TAP_HEAD
 from ui.page_start import first_in_head
 from ui.patch import CSS as PATCH_CSS
 from ui.queue_wake import wake_on_work
@@ -272,6 +273,7 @@ if __name__ == "__main__":
         + plan_notice.HEAD
         + GLOSSARY_HEAD
         + VALIDATE_HEAD
+        + TAP_HEAD
         + server_note.head([spec.main for spec in SPECS if spec.main]),
         theme=THEME,
         max_file_size="5mb",

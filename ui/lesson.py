@@ -10,6 +10,10 @@ import gradio as gr
 from ui.charts import NARROW_PX
 
 # the one line a tab teaches, the first thing on its screen, read from the back of a room; its heading above it
+# gradio's footer (its API and Settings links) sits outside the container the app's CSS is scoped to: in the head
+TAP_HEAD = f"""<style>
+@media (max-width: {NARROW_PX - 0.02}px) {{ footer button, footer a {{ min-height: 24px; min-width: 24px; }} }}
+</style>"""
 CSS = f"""
 .lab-lesson h2 {{ margin: 0 0 2px 0; font-size: 1.25em; }}
 .lab-lesson p {{ margin: 0; font-size: 1.1em; }}
@@ -19,7 +23,7 @@ CSS = f"""
 @media (max-width: {NARROW_PX - 0.02}px) {{
   button.lg, button.md, button.primary, button.secondary, button.stop {{ min-height: 44px; }}
   input[type=radio], input[type=checkbox] {{ width: 24px; height: 24px; flex: 0 0 24px; }}
-  input[type=number], input[type=text]:not(.lab-term) {{ min-height: 32px; }}
+  input[type=number], input[type=text], input:not([type]) {{ min-height: 32px !important; }}
   input[type=range] {{ min-height: 24px; }}
   button.reset-button {{ min-width: 32px; min-height: 32px; }}
   .label-wrap {{ min-height: 32px; }}

@@ -178,7 +178,9 @@ JS = """
   const seen = new WeakMap();
   const look = () => {
     asked = false;
+    // gradio puts a component's classes on its block and on the element inside it: the outer one is the line
     for (const line of document.querySelectorAll('.lab-message')) {
+      if (line.parentElement && line.parentElement.closest('.lab-message')) continue;
       const now = line.textContent;  // its words: the mark this script sets on it is no change
       if (seen.get(line) !== now) { seen.set(line, now); place(line); }
     }

@@ -1,8 +1,9 @@
 """One rule for a bad value, on every lesson (ui/validate.py), in headless Chromium on the bundled model: every
-slider's number box on each lesson's first screen is sent a value below its range, one above it and an empty box;
-each time a message beside the slider (inside its block) names the value and the range, and the box shows the value
-in effect (the end of the range, or the value it had). On Step by step, a handler's message (top-k 2.5) sits beside
-the box it names, not in the line under the buttons, and Step before any Prefill says "Press Prefill first"."""
+slider's number box of each lesson (its first screen and its "More settings") is sent a value below its range, one
+above it and an empty box; each time a message beside the slider (inside its block) names the value and the range,
+and the box shows the value in effect (the end of the range, or for an emptied box the value it had). On Step by step,
+a handler's message (top-k 2.5) sits beside the box it names, not in the line under the buttons, and Step before any
+Prefill says "Press Prefill first"."""
 
 import pytest
 from playwright.sync_api import expect
@@ -36,16 +37,21 @@ def typed(page, block_id: str, value: str) -> None:
 
 def slider_problems(page, lesson: str) -> list[str]:
     problems = []
+    more = page.locator(f"#{lesson}-more .label-wrap")
+    if more.count() and "open" not in (more.first.get_attribute("class") or ""):
+        more.first.click()  # every slider of the lesson, "More settings" included
+        page.locator(f"#{lesson}-more .label-wrap.open").first.wait_for()
     sliders = page.evaluate(SLIDERS)
     if lesson not in ("start", "timing", "serving", "quantization") and not sliders:
-        problems.append(f"{lesson}: no slider on its first screen")
+        problems.append(f"{lesson}: no slider, its panels open")
     for s in sliders:
         lo, hi, box = float(s["lo"]), float(s["hi"]), f"#{s['id']} input[type=number]"
         below, above = f"{lo - 1:g}", f"{hi * 10 + 7:g}"
         for value, words, shown in (
             (below, f"{below} is below its smallest value", s["lo"]),
             (above, f"{above} is above its largest value", s["hi"]),
-            ("", f"an empty box is not a number from {lo:g} to {hi:g}: kept", s["value"]),
+            # emptied after the value above: the box gets back the value in effect then, its largest
+            ("", f"an empty box is not a number from {lo:g} to {hi:g}: kept", s["hi"]),
         ):
             typed(page, s["id"], value)
             try:

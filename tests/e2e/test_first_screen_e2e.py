@@ -92,13 +92,15 @@ def test_every_tab_opens_with_its_lesson_line_and_main_button_on_one_screen_in_b
 LAPTOP = {"width": 1366, "height": 768}
 # the controls a person sees on the first screen, each counted once: a slider with its number box and ↺ is one, a
 # radio or a checkbox is one each, a button, a box, a dropdown, a panel's title one each; a glossary term and a link
-# inside a sentence are words, not controls. The page's own header (projector mode) is not the lesson's
+# inside a sentence are words, not controls. The page's own header (projector mode) and its navigation (the lessons'
+# titles) are not the lesson's, nor plotly's toolbar (drawn on a chart's hover)
 FIRST_SCREEN_CONTROLS = """() => {
   const seen = new Set(), out = [];
   const controls = 'button, input:not([type=hidden]), select, textarea, .label-wrap, [role=radio], [role=checkbox]';
   for (const e of document.querySelectorAll(controls)) {
     if (!e.getClientRects().length || getComputedStyle(e).visibility !== 'visible') continue;
-    if (e.matches('.lab-term, .label-wrap *') || e.closest('#app-header, footer, .lab-term')) continue;
+    if (e.matches('.lab-term, .label-wrap *, [role=tab]') || e.closest('#app-header, footer, .lab-term, nav, .modebar'))
+      continue;
     const r = e.getBoundingClientRect();
     if (r.bottom <= 0 || r.top >= innerHeight || r.right <= 0 || r.left >= innerWidth) continue;
     const block = e.closest('div.block');

@@ -82,18 +82,26 @@ def lesson_controls():
     return preset, prompt
 
 
-def buttons() -> Buttons:
+def buttons() -> dict:
+    """The row under the prompt: the lesson's buttons (Run N and its box wait in "More settings", `run_n_row`)."""
     with gr.Row(elem_id="step-buttons"):
-        return Buttons(
+        return dict(
             prefill=gr.Button("Prefill", variant="primary", elem_id="step-prefill"),
             step=gr.Button("Step", variant="primary", elem_id="step-step"),
             back=gr.Button("Back", elem_id="step-back"),
-            run_n=gr.Button("Run N", elem_id="step-run-n"),
-            # wide enough for the largest N it takes (4096) and more digits, which a 64 px box cut to "1000"
-            n_steps=validate.whole_number_box(5, container=False, min_width=96, scale=0, elem_id="step-n-steps"),
             run_end=gr.Button("Run to end", elem_id="step-run-end"),
             stop=gr.Button("Stop", variant="stop", elem_id="step-stop-button"),
             reset=gr.Button("Reset", elem_id="step-reset"),
+        )
+
+
+def run_n_row() -> dict:
+    """Run N steps at once, and N: in "More settings" (Step and Run to end are the lesson's)."""
+    with gr.Row(elem_id="step-run-n-row"):
+        return dict(
+            run_n=gr.Button("Run N", elem_id="step-run-n"),
+            # wide enough for the largest N it takes (4096) and more digits, which a 64 px box cut to "1000"
+            n_steps=validate.whole_number_box(5, container=False, min_width=96, scale=0, elem_id="step-n-steps"),
         )
 
 
@@ -108,7 +116,7 @@ def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
     """The column beside the chart: the lesson's three knobs (temperature, then why a setting is skipped, `note`
     first, and Try this; top-k, top-p), then "More settings", closed: min-p, the penalties, seed, length, stop strings,
     the engine order, the model and what it reads (`reads` first), the pass mode, and the link to this setup. Returns
-    its controls by their `StepPage` names."""
+    its controls by their `StepPage` names, and Run N's (`run_n`: its button and box) for the page's `Buttons`."""
     preset = PRESETS[DEFAULT_PRESET]
     temperature = knob(
         TEMPERATURE.field,
@@ -127,6 +135,7 @@ def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
     )
     # the lesson is the three knobs above; the rest waits here, for a preset or link that sets it, or the curious
     with gr.Accordion("More settings", open=False, elem_id="step-more") as more:
+        run_n = run_n_row()
         min_p = knob(
             MIN_P.field,
             MIN_P.neutral,
@@ -140,7 +149,7 @@ def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
     knobs = Knobs(
         temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, **penalties, order=advanced.pop("order")
     )
-    return dict(knobs=knobs, why=why, more=more, **advanced, **details, **linked)
+    return dict(knobs=knobs, why=why, more=more, run_n=run_n, **advanced, **details, **linked)
 
 
 def advanced_controls() -> dict:

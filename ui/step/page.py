@@ -151,6 +151,7 @@ def layout(config: AppConfig, opened: Opened) -> StepPage:
             left = knob_column(config, opened.note, opened.reads)
         with gr.Column(scale=2, min_width=520, elem_id="step-chart-col"):
             right = chart_column(run_id)
+    row = Buttons(**row, **left.pop("run_n"))  # Run N and its box are in "More settings"
     return StepPage(
         start=start, run_id=run_id, preset=preset, prompt=prompt, buttons=row, message=message, **left, **right
     )
