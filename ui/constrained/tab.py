@@ -48,7 +48,7 @@ TRY_THIS = """\
    **Back**: the forced tokens and the last sampled one go, and the grammar's state rolls back with them.
 5. Set **top-k** back to 0, press **Sample 20 times**: the free answers rarely parse; the constrained ones always
    do, and the chart shows how much less likely the model found some of them. Below it, the mask's cost beside one
-   forward pass.
+   """ + term("forward pass") + """.
 """
 ORDER_HINT = "where the grammar runs: transformers and vLLM before the truncations, llama.cpp after (then resamples)"
 

@@ -23,7 +23,7 @@ from visuals.nondeterminism.tally import tally_figure
 
 LESSON = (
     "Temperature 0 can still write another text: batched with others, a prompt's sums round differently, and a "
-    "near-tie's argmax flips."
+    f"near-tie's {term('argmax')} flips."
 )
 INTRO = """\
 Greedy decoding takes the argmax, so the same prompt "should" always give the same text. It does not once requests

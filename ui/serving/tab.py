@@ -27,7 +27,8 @@ from visuals.words import count
 WINDOW_S = 60.0
 SECONDS_RANGE = (5, 300)  # how long a simulated class steps
 LESSON = (
-    "Continuous batching runs every student's next token in one shared forward pass: the weights are read once for "
+    f"Continuous batching runs every student's next token in one shared {term('forward pass')}: the weights are read "
+    "once for "
     "everyone, and students join and leave at every pass."
 )
 INTRO = f"""

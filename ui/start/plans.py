@@ -170,8 +170,8 @@ CLASS = Plan(
             "serving",
             "",
             "Press **Open simulated students**, watch a minute, then **Stop them**.",
-            "One forward pass serves several students at once, and the line above the charts compares its time with "
-            "theirs one after another.",
+            "One [[forward pass]] serves several students at once, and the line above the charts compares its time "
+            "with theirs one after another.",
             15,
             ("#serving-open",),
             "#serving-status",
