@@ -16,8 +16,8 @@ EXACTNESS = f"""**When is the output exactly what the model alone would write?**
   matters only for a near-tie; the tests find none on the prompts here.)
 - **Sampling, any temperature, top-k/top-p/min-p/typical/epsilon/eta, penalties, any {term("engine order")}:** every
   emitted token is distributed exactly as p, the target's distribution after that same pipeline, because the rule
-  keeps a guess with probability min(1, p/q) and otherwise draws from max(0, p − q). The *draws* differ from a plain seeded
-  run (a different use of the random numbers), so the text is a different sample from the same distribution.
+  keeps a guess with probability min(1, p/q) and otherwise draws from max(0, p − q). The *draws* differ from a plain
+  seeded run (a different use of the random numbers), so the text is a different sample from the same distribution.
 - **Not exact:** an accept rule that is looser than min(1, p/q) (accepting any guess in the target's top-k, "typical
   acceptance", ensemble weights), or p computed without the guesses in the penalty context. This lab does neither."""
 
