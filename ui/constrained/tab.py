@@ -34,9 +34,8 @@ To get an answer a program can read (JSON, a date, *yes* or *no*), mask out ever
 piece of the grammar before sampling: the model can only pick among legal tokens, so the answer always parses.
 The grammar (compiled by [llguidance](https://github.com/guidance-ai/llguidance) from a JSON schema, a regex, a list
 of choices or a Lark grammar) is one more row beside top-k, top-p and min-p. Where only one continuation is legal,
-the tokens are **forced**: nothing to sample, and no forward pass of their own (*{term("fast-forward")}*)."""
-TRY_THIS = (
-    """\
+the tokens are **forced**: nothing to sample, and no {term("forward pass")} of their own (*{term("fast-forward")}*)."""
+TRY_THIS = """\
 1. Preset **extract name and age as JSON**, press **Step**: `{"name":` arrives at once, forced by the grammar
    (dashed wine chips, no model call). Step on: the model only writes the name and the age.
 2. Preset **answer yes or no**, press **Step**: the model's favourites, *No* and *Yes* with capitals, are removed by
@@ -49,11 +48,8 @@ TRY_THIS = (
    **Back**: the forced tokens and the last sampled one go, and the grammar's state rolls back with them.
 5. Set **top-k** back to 0, press **Sample 20 times**: the free answers rarely parse; the constrained ones always
    do, and the chart shows how much less likely the model found some of them. Below it, the mask's cost beside one
-   """
-    + term("forward pass")
-    + """.
+   forward pass.
 """
-)
 ORDER_HINT = "where the grammar runs: transformers and vLLM before the truncations, llama.cpp after (then resamples)"
 
 

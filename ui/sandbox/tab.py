@@ -35,19 +35,15 @@ LESSON = (
     f"Top-k, top-p and min-p each cut the same {term('logit', 'logits')} differently, and temperature changes what "
     "they keep (no model here: logits you type)."
 )
-TRY_THIS = (
-    """No model here: these are logits you type, one per token of a made-up vocabulary.
+TRY_THIS = f"""No model here: these are logits you type, one per token of a made-up vocabulary.
 1. The **reference exercise** is loaded: logits 10, 9.9, 9.8, 5, 4 and 31,995 more at 0. Before you look: how many
    tokens does top-p 0.9 keep? Now read the **top-p** panel's title, and its **rest** bar.
 2. Compare the **min-p** panel: its floor is 10% of the top token's probability, so it keeps only the top three.
 3. In the logits box change `31995` to `95` and press Enter: with a short tail, top-p keeps 3 as well.
 4. Pick the exercise again and read the **sweep**: as temperature rises, top-p's count climbs; min-p's stays small.
-5. Pick **two-way tie**, temperature 1.5: the **"""
-    + term("engine order", "engine orders")
-    + """** table shows
-   transformers and vLLM keep different tokens.
+5. Pick **two-way tie**, temperature 1.5: the **{term("engine order", "engine orders")}** table shows transformers and
+   vLLM keep different tokens.
 """
-)
 REFERENCE = """**What the references say.** "Top-p degrades silently at high temperatures. As temperature increases,
 token probabilities become more uniform, so top-p admits increasingly many low-quality tokens. Min-p adapts its
 threshold to the top token's probability, fixing this." One of them poses the exercise: top five logits
