@@ -304,6 +304,7 @@ def test_reset_or_prefill_during_run_to_end_stops_it_and_its_views_stay_stopped(
     page = new_page(browser)
     page.goto(f"{app_url}?tab=step&preset=open")
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("story"), timeout=LONG)
+    more_settings(page)  # Reset waits there
     chips = page.locator("#step-chips")
     for then in ("#step-reset", "#step-prefill"):
         page.click("#step-prefill")

@@ -83,7 +83,7 @@ def lesson_controls():
 
 
 def buttons() -> dict:
-    """The row under the prompt: the lesson's buttons (Run N and its box wait in "More settings", `run_n_row`)."""
+    """The row under the prompt: the lesson's buttons (Run N, its box and Reset wait in "More settings")."""
     with gr.Row(elem_id="step-buttons"):
         return dict(
             prefill=gr.Button("Prefill", variant="primary", elem_id="step-prefill"),
@@ -91,17 +91,18 @@ def buttons() -> dict:
             back=gr.Button("Back", elem_id="step-back"),
             run_end=gr.Button("Run to end", elem_id="step-run-end"),
             stop=gr.Button("Stop", variant="stop", elem_id="step-stop-button"),
-            reset=gr.Button("Reset", elem_id="step-reset"),
         )
 
 
 def run_n_row() -> dict:
-    """Run N steps at once, and N: in "More settings" (Step and Run to end are the lesson's)."""
+    """Run N steps at once, and N, and Reset: in "More settings" (Step and Run to end are the lesson's; a Prefill
+    starts afresh as Reset does)."""
     with gr.Row(elem_id="step-run-n-row"):
         return dict(
             run_n=gr.Button("Run N", elem_id="step-run-n"),
             # wide enough for the largest N it takes (4096) and more digits, which a 64 px box cut to "1000"
             n_steps=validate.whole_number_box(5, container=False, min_width=96, scale=0, elem_id="step-n-steps"),
+            reset=gr.Button("Reset", elem_id="step-reset"),
         )
 
 
