@@ -45,6 +45,9 @@ CSS = """
   #step-main > .column:first-child { order: -1; }
   #step-message:has(.lab-error) { position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary); }
   #step-main .cm-line { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  /* a button's words on one line: "Run to end" took three lines in a fifth of a phone; the row wraps instead */
+  #step-buttons { flex-wrap: wrap; }
+  #step-buttons button { white-space: nowrap; flex: 1 1 auto; }
 }
 /* the stage's pieces (ui/step/view.py), a line's gap apart, as gradio's blocks were */
 #step-stage .patched > div + div { margin-top: 10px; }
