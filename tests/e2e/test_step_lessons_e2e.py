@@ -154,7 +154,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     idle(page)  # the press's event has ended: what it drew is all it will draw
     assert "".join(chips(page)).replace("␣", " ") == looped
     assert page.locator("#step-dist .lc-bar").count() > 0
-    # "Open Penalties, seed, length… below these steps, set Repetition penalty to 1.3, press Prefill"
+    # "Open More settings below the knobs, set Repetition penalty to 1.3, press Prefill"
     assert "set **Repetition penalty** to 1.3, press **Prefill**" in WALKTHROUGH
     open_advanced(page)
     set_number(page, "step-rep", "1.3")

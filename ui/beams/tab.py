@@ -33,8 +33,9 @@ TRY_THIS = """\
    candidates that were scored and pruned. Hover a node for its log-probabilities.
 2. Press **Run to end**. Below the tree: greedy's *The answer to this classic math problem is 4.* has total log p
    −9.25, beam search's *2 + 2 = 4* −4.60, about 100× more probable, though greedy took the likeliest token each time.
-3. Set **length penalty** to 2 and run again: longer hypotheses now score better, and the answer is a 20-token text
-   *less* probable than greedy's. Back at 1, set **early stopping** to True: the same answer, three steps sooner.
+3. Open **More settings**, set **length penalty** to 2 and run again: longer hypotheses now score better, and the
+   answer is a 20-token text *less* probable than greedy's. Back at 1, set **early stopping** to True: the same
+   answer, three steps sooner.
 4. Pick **open-ended story**, press **Run to end**, then the same with **name a color**: beam search returns the
    model's most generic text, a fairy-tale cliché and a stock "as an AI" refusal, far more probable and far blander
    than greedy's.

@@ -40,10 +40,11 @@ TRY_THIS = """\
    (dashed wine chips, no model call). Step on: the model only writes the name and the age.
 2. Preset **answer yes or no**, press **Step**: the model's favourites, *No* and *Yes* with capitals, are removed by
    the grammar (wine bars); the grammar's row says how much probability the model had put on illegal tokens.
-3. Preset **a date as YYYY-MM-DD**, set **top-k** to 1 and the **order** to *llama.cpp*, press **Step**: the chip
-   has ↺. top-k 1 kept only the model's favourite, `Ap` (for *Apollo*), which is illegal; llama.cpp drew it, threw it
-   away and redid the step with the grammar first (the *Chosen* line says so). Press **Back**, pick *transformers*,
-   **Step**: the grammar runs before top-k, so top-k keeps the best legal digit and nothing is redrawn.
+3. Preset **a date as YYYY-MM-DD**, under **More settings** set **top-k** to 1 and the **order** to *llama.cpp*,
+   press **Step**: the chip has ↺. top-k 1 kept only the model's favourite, `Ap` (for *Apollo*), which is illegal;
+   llama.cpp drew it, threw it away and redid the step with the grammar first (the *Chosen* line says so). Press
+   **Back**, pick *transformers*, **Step**: the grammar runs before top-k, so top-k keeps the best legal digit and
+   nothing is redrawn.
 4. Type `x` in **Force a token** and press **Force**: refused, and the message names the legal tokens. Press
    **Back**: the forced tokens and the last sampled one go, and the grammar's state rolls back with them.
 5. Set **top-k** back to 0, press **Sample 20 times**: the free answers rarely parse; the constrained ones always

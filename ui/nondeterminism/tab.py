@@ -38,8 +38,9 @@ TRY_THIS = f"""\
    struck = what solo wrote. Where none did, every {term("top-1")}/top-2 gap stayed wider than twice the noise.
 3. On the **gap vs noise** scatter, a ★ marks a flip: its top-1/top-2 gap was under twice the noise (below the line).
 4. In **The fix**, batch-invariant mode gives the solo text everywhere with noise exactly 0; read what it cost.
-5. Switch to **same-length** and Run: nothing to pad, only the batch size changes the kernels. Where is the noise
-   exactly 0, and does a token still flip? Then pick **float32** and Run: the noise falls to about 1e-4 or less.
+5. Under **More settings**, switch to **same-length** and Run: nothing to pad, only the batch size changes the
+   kernels. Where is the noise exactly 0, and does a token still flip? Then pick **float32** and Run: the noise falls
+   to about 1e-4 or less.
 6. Press **Many runs**: three prompts, each alone and with batchmates; how many different texts did greedy write?
 """
 CONDITION_CHOICES = [
