@@ -267,6 +267,7 @@ def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url)
     expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[GREEDY].prompt, timeout=LONG)
     assert page.locator("#step-temperature input[type=number]").input_value() == "0.7"
     assert page.evaluate("document.body.classList.contains('projector')")
+    more_settings(page)  # the link's box is there
     page.click("#step-copy-link")
     expect(page.locator("#step-link textarea")).to_have_value(re.compile("preset=greedy-loop"), timeout=LONG)
     link = page.locator("#step-link textarea").input_value()
@@ -288,6 +289,8 @@ def test_clicking_a_bar_forces_its_token_even_in_projector_mode(browser, app_url
     """Try this, step 3's "(or click the bar)": the second bar, clicked, becomes the forced token."""
     page = new_page(browser, {"width": 1920, "height": 1080})
     page.goto(f"{app_url}{query}")
+    page.locator("#step-prefill").wait_for(timeout=LONG)
+    more_settings(page)
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
     prefill(page)
     # the second bar's column (tokens in order of the model's probability), clicked above its short bar
@@ -303,8 +306,9 @@ def test_reset_or_prefill_during_run_to_end_stops_it_and_its_views_stay_stopped(
     tokens gone. (A run's last view must not arrive after either answer: ui.running.)"""
     page = new_page(browser)
     page.goto(f"{app_url}?tab=step&preset=open")
+    page.locator("#step-prefill").wait_for(timeout=LONG)
+    more_settings(page)  # Reset and what the model reads wait there
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("story"), timeout=LONG)
-    more_settings(page)  # Reset waits there
     chips = page.locator("#step-chips")
     for then in ("#step-reset", "#step-prefill"):
         page.click("#step-prefill")
