@@ -91,10 +91,10 @@ def build(config: AppConfig) -> None:
     lesson(
         LESSON,
         "Start here",
-        first="**New to this?** Read the two ideas below, then open **Step by step** and press **Prefill**.",
+        first="**New to this?** Open **Two ideas to know first** below, then **Step by step**, and press **Prefill**.",
     )
-    # open: the one text written for a beginner, not for the teacher
-    with gr.Accordion("Two ideas to know first: tokens and probabilities", open=True, elem_id="start-ideas"):
+    # closed, so the plans' first link stays on a projector's first screen: the beginner's line points to it
+    with gr.Accordion("Two ideas to know first: tokens and probabilities", open=False, elem_id="start-ideas"):
         gr.Markdown(INTRO, elem_id="start-intro")
     gr.Markdown(PLANS_LINE, elem_id="start-how")
     gr.HTML(plans_html(config), elem_id="start-plans")
