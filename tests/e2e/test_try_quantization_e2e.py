@@ -166,7 +166,9 @@ def test_step_5_score_per_part_with_its_own_formats_and_its_messages_beside_it(p
     page.click("#quantization-score")
     until(page, lambda: page.evaluate(PROGRESS_SHOWN, ["#quantization-quality"]), 60, "Score at work")
     page.click("#quantization-score-cancel")
-    until(page, lambda: "scoring cancelled" in message.inner_text(), RUN_S, "the cancel said")
+    # a message that names no control stays in the line under Score
+    line = page.locator("#quantization-score-message")
+    until(page, lambda: "scoring cancelled" in line.inner_text(), RUN_S, "the cancel said")
     idle(page, RUN_S)
     for name in ("as stored", "int4"):
         page.locator("#quantization-score-formats").get_by_label(name, exact=True).uncheck()
