@@ -27,7 +27,7 @@ from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
-from ui.lesson import style
+from ui.lesson import TAP_HEAD, style
 from ui.page_start import TRACKER_FRAMES, first_in_head
 from ui.page_start import cached as cached_head
 from ui.patch import CSS as PATCH_CSS
@@ -35,9 +35,12 @@ from ui.queue_wake import wake_on_work
 from ui.skips import leave_skips
 from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, specs
+from ui.validate import CSS as VALIDATE_CSS
+from ui.validate import HEAD as VALIDATE_HEAD
 from visuals import theme
 from visuals.chart import CSS as CHART_CSS
 from visuals.glossary import CSS as GLOSSARY_CSS
+from visuals.glossary import HEAD as GLOSSARY_HEAD
 
 # gradio's Source Sans Pro at weight 600 is a few-glyph subset, so bold text mixed two fonts letter by letter;
 # the full 700 face (shipped with gradio, so it works offline) keeps every heading in one font
@@ -105,7 +108,8 @@ CSS = f"""
 {CHART_CSS}
 {server_note.CSS}
 {PATCH_CSS}
-{GLOSSARY_CSS}"""
+{GLOSSARY_CSS}
+{VALIDATE_CSS}"""
 # gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
 # cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
@@ -264,6 +268,9 @@ if __name__ == "__main__":
         + projector_mode.HEAD
         + CHARTS_HEAD
         + plan_notice.HEAD
+        + GLOSSARY_HEAD
+        + VALIDATE_HEAD
+        + TAP_HEAD
         + server_note.head([spec.main for spec in SPECS if spec.main])
     )
     first_in_head(app, [f"/{page}" for page, _, _ in demo.pages], TRACKER_FRAMES + head_tags)

@@ -71,6 +71,18 @@ class _Preview(NamedTuple):
     processed: Processed
 
 
+def check_fits(lm: LoadedModel, prompt_tokens: int, max_new_tokens) -> None:
+    """A run's length rule, before any work for it: max new tokens in range, and the prompt plus them in the model's
+    context window (a ValueError naming both)."""
+    if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
+        raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
+    if prompt_tokens + max_new_tokens > lm.context_length:
+        raise ValueError(
+            f"prompt ({prompt_tokens} tokens) + max_new_tokens ({max_new_tokens}) exceeds "
+            f"the context window of {lm.context_length} tokens"
+        )
+
+
 class Run:
     """One decoding run, stepped by the caller; it holds the KV cache, so it lives on the server. With a `scheduler`
     (decoding.serving) its forward passes ride in the scheduler's ticks with other sessions' steps; `alone` asks for
@@ -94,13 +106,7 @@ class Run:
         alone: bool = False,
         path: str = "eager",
     ):
-        if not (isinstance(max_new_tokens, int) and 1 <= max_new_tokens <= MAX_NEW_TOKENS_CAP):
-            raise ValueError(f"max_new_tokens must be an integer in [1, {MAX_NEW_TOKENS_CAP}], got {max_new_tokens!r}")
-        if len(prompt.ids) + max_new_tokens > lm.context_length:
-            raise ValueError(
-                f"prompt ({len(prompt.ids)} tokens) + max_new_tokens ({max_new_tokens}) exceeds "
-                f"the context window of {lm.context_length} tokens"
-            )
+        check_fits(lm, len(prompt.ids), max_new_tokens)
         if not (isinstance(top_n, int) and 1 <= top_n <= 100):
             raise ValueError(f"top_n must be an integer in [1, 100], got {top_n!r}")
         if path not in KINDS:

@@ -42,7 +42,7 @@ from decoding.speculative.run import SpecRun
 from decoding.timing.roofline import kv_bytes_for
 from decoding.timing.shape import model_shape
 from decoding.trace import Trace
-from ui.alive import gone
+from ui.alive import gone, page_restarted
 from ui.running import Running
 
 # a teacher with a bigger class or server raises these through the environment
@@ -251,6 +251,8 @@ class Store:
         """The session's run, its idle clock reset. Raises ValueError if it is gone, saying why: freed or expired (the
         store's own words, at every ask while the page holds its id), else by `gone`'s rule."""
         entry = self.runs.get(run_id)
+        if entry is None and run_id is None and not page_restarted():  # the page never started one
+            raise ValueError("Press Prefill first: there is no run in this session yet")
         if entry is None:
             raise ValueError(gone(self.runs.what, f"{self.runs.again} to start one", had=run_id is not None))
         return entry
@@ -369,7 +371,7 @@ class Store:
             del self._held[key]
             used, count = used - held.nbytes, count - 1
             idle = round((self.clock() - held.used) / 60)
-            minutes = "1 idle minute" if idle == 1 else f"{idle} idle minutes"
+            minutes = "under a minute idle" if idle < 1 else "1 idle minute" if idle == 1 else f"{idle} idle minutes"
             self._tell(key, held, f"was freed after {minutes} to make room for other sessions")
 
     def _make_round_room(self, kind: "Kind", nbytes: int, mine: set) -> None:

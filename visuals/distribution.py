@@ -14,7 +14,8 @@ import math
 
 from decoding.stages import MIN_P, TEMPERATURE, TOP_K, TOP_P
 from decoding.trace import Step
-from visuals.chart import Axis, Bar, Chart, Column, Curve, Key, Mark, Rule, figure_html, nice_axis
+from visuals.chart import Axis, Bar, Chart, Column, Curve, Html, Key, Mark, Rule, figure_html, nice_axis
+from visuals.glossary import term
 from visuals.theme import CHOSEN, FORCED, KEPT, REMOVED, STAGE_LABELS, TEXT, fate_colour
 from visuals.tokens import visible_token
 
@@ -180,13 +181,15 @@ def _title(step: Step, chosen: bool) -> tuple[str, str]:
     gap, tie = near_tie(step)
     head = f"step {step.index + 1}" if chosen else f"next token (step {step.index + 1}, not chosen yet)"
     # the model's own distribution, before temperature and the filters: a knob moved leaves it as it is
-    entropy = f"model's entropy {step.entropy_bits:.2f} bits" if math.isfinite(step.entropy_bits) else "entropy n/a"
+    bits = f"{step.entropy_bits:.2f} bits" if math.isfinite(step.entropy_bits) else "n/a"
+    entropy = f"model's {term('entropy')} {bits}"
     fork = " ⚠ near-tie: runs fork here" if tie else ""
     pick = ""
     if chosen:
         how = "forced" if step.forced else "chosen"
         pick = f"{how}: {visible_token(step.token_text)} (model p = {probability(step.prob_before)}, rank {step.rank})"
-    return f"{head} · {entropy} · top-1 − top-2 gap {gap:.3f}{fork}", pick
+    # the two numbers a beginner meets first, their words glossary terms that open on a tap
+    return Html(f"{head} · {entropy} · {term('top-1 − top-2 gap')} {gap:.3f}{fork}"), pick
 
 
 def candidate_choices(step: Step, n: int = 20) -> list[tuple[str, int]]:

@@ -1,6 +1,7 @@
 """The lessons' terms, each explained in one line for a student who knows tokens and probabilities, and the one way a
-page shows a term: underlined with its explanation on hover and on keyboard focus (`term`), or as a "what is this" line
-(`explain`). No tab keeps a list of its own: a term a student may not know is an entry here.
+page shows a term: a dotted-underlined button that opens its explanation under it on a click, a tap or Enter and
+closes it the same way (or on Escape, or a click elsewhere), with the explanation on hover too (`term`), or as a "what
+is this" line (`explain`). No tab keeps a list of its own: a term a student may not know is an entry here.
 
 The rule the pages keep (tests/e2e/test_glossary_e2e.py reads every tab for it): the FIRST time a tab shows a term, in
 its prose (not in a control's label, a button, a chart or code), that use is `term(...)`; later uses are plain words.
@@ -18,6 +19,19 @@ import re
 
 TERMS = {
     # what one step computes
+    "forward pass": "one run of the model over its input, every layer once, ending in one logit per vocabulary "
+    "token for the next position",
+    "argmax": "the token with the largest logit, so the highest probability: greedy decoding takes it, with no "
+    "randomness at all",
+    "top-1 − top-2 gap": "the likeliest token's probability minus the second's: near 0 the two are almost tied, and "
+    "a tiny change can swap them",
+    "engine order": "the order in which an engine (transformers, vLLM, llama.cpp) applies the sampler stages: the "
+    "same settings in another order can keep different tokens",
+    "eager": "the model run as plain PyTorch, one operation after another, its KV cache growing by a token each step",
+    "static cache": "a KV cache allocated once for the whole run, so every step has the same shapes and can be "
+    "recorded once and replayed",
+    "CUDA graph": "a GPU step recorded once and replayed as one launch, which saves the CPU the time to start each "
+    "of its thousands of small kernels",
     "logit": "the model's raw score for one token, before softmax: a higher logit means a likelier token, and only "
     "the differences between logits matter",
     "softmax": "turns the logits into probabilities: exp of each logit divided by the sum over the whole vocabulary, "
@@ -109,9 +123,15 @@ EVERYDAY = frozenset({"kept", "points", "group", "simulated", "tick"})
 
 
 def term(name: str, shown: str | None = None) -> str:
-    """`shown` (default: the term itself), dotted-underlined, with the term's one-line explanation on hover and, since
-    it takes keyboard focus (tabindex 0), shown under it on focus too (CSS)."""
-    return f'<abbr class="lab-term" tabindex="0" title="{html.escape(TERMS[name])}">{html.escape(shown or name)}</abbr>'
+    """`shown` (default: the term itself) as a button, dotted-underlined like a word, that opens the term's one-line
+    explanation under it on a click, a tap or Enter and closes it the same way (`JS`, `CSS`); its title is the same
+    explanation, shown on hover. A button, not an `abbr` that shows its title on hover alone: a phone and a projector's
+    remote have no hover. gr.Markdown's sanitizer keeps a button's class and title (not its aria attributes, which the
+    page's script sets as it opens)."""
+    return (
+        f'<button type="button" class="lab-term" title="{html.escape(TERMS[name])}">'
+        f"{html.escape(shown or name)}</button>"
+    )
 
 
 def word(name: str) -> re.Pattern:
@@ -148,19 +168,46 @@ def stop_reason(reason: str) -> str:
     return term("stopped: eos", reason) if reason == "eos" else html.escape(reason)
 
 
-# a term's explanation shown under it while it has keyboard focus (a title shows on hover only): fixed, so a block
-# that clips its overflow (a heading's, a table cell's) does not cut it off, at the place the text leaves it (after
-# the term) and a line lower; the focused term shaded, not outlined (that block would cut an outline off too); the
-# browser's own dotted underline for abbr[title], kept where a theme resets it. A term that takes the focus on the
-# window's last lines is scrolled up first (its scroll margin), so the explanation under it is not cut off by the
-# window's edge: nine lines of 1em hold the 1.7em gap and the longest explanation's five lines.
+# a term's explanation shown under it while it is open: fixed, so a block that clips its overflow (a heading's, a table
+# cell's) does not cut it off, at the place the text leaves it (after the term) and a line lower; the open term shaded;
+# on a phone the explanation spans the window less a margin, so a term near the right edge does not push it past the
+# edge. A term opened on the window's last lines is scrolled up first (its scroll margin), so the explanation under it
+# is not cut off by the window's edge: nine lines of 1em hold the 1.7em gap and the longest explanation's five lines.
+# The button is drawn as the word it is (the sentence's font, colour and line), and its explanation in the page's
+# type size (projector mode's 1.4x included)
 CSS = """
-abbr.lab-term { text-decoration: underline dotted; cursor: help; scroll-margin-bottom: 9em; }
-abbr.lab-term:focus-visible { outline: none; background: rgba(128, 128, 128, 0.3); border-radius: 2px; }
-abbr.lab-term:focus-visible::after {
+button.lab-term {
+  display: inline; font: inherit; color: inherit; background: none; border: 0; padding: 0; margin: 0;
+  line-height: inherit; text-align: inherit; box-shadow: none; min-width: 0; min-height: 0;
+  text-decoration: underline dotted; text-underline-offset: 2px; cursor: help; scroll-margin-bottom: 9em;
+}
+button.lab-term:focus-visible { outline: 2px solid currentColor; outline-offset: 1px; border-radius: 2px; }
+button.lab-term[aria-expanded="true"] { background: rgba(128, 128, 128, 0.3); border-radius: 2px; }
+button.lab-term[aria-expanded="true"]::after {
   content: attr(title); position: fixed; z-index: 1000; margin-top: 1.7em; max-width: 24em;
   padding: 4px 8px; border-radius: 4px; background: #262626; color: #fff;
   font-size: calc(14px * var(--lab-type, 1)); font-weight: 400; font-style: normal; line-height: 1.35;
-    white-space: normal; text-align: left;
+  white-space: normal; text-align: left; text-decoration: none; text-transform: none; letter-spacing: normal;
+}
+@media (max-width: 640px) {
+  button.lab-term[aria-expanded="true"]::after { left: 8px; right: 8px; max-width: none; }
 }
 """
+
+# the one script every page with terms needs: a click on a term (a tap, or Enter or Space on it, which a button turns
+# into a click) opens it and closes any other; a second click on it, a click elsewhere or Escape closes it. Delegated
+# from the document, so a term in HTML an answer drew later works as one drawn with the page
+JS = """
+(() => {
+  const open = () => document.querySelectorAll('button.lab-term[aria-expanded="true"]');
+  document.addEventListener('click', e => {
+    const t = e.target instanceof Element ? e.target.closest('button.lab-term') : null;
+    for (const o of open()) if (o !== t) o.setAttribute('aria-expanded', 'false');
+    if (t) t.setAttribute('aria-expanded', t.getAttribute('aria-expanded') === 'true' ? 'false' : 'true');
+  }, true);
+  document.addEventListener('keydown', e => {
+    if (e.key === 'Escape') for (const o of open()) o.setAttribute('aria-expanded', 'false');
+  });
+})();
+"""
+HEAD = f"<script>{JS}</script>"

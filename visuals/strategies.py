@@ -49,7 +49,8 @@ def panel_title(r: Alone) -> list[str]:
 def _fate_name(r: Alone, keep: bool) -> str:
     if keep:
         return "chosen by greedy" if r.name == "greedy" else "kept"
-    return "not the argmax" if r.name == "greedy" else f"removed by {NAMES.get(r.name, r.name)}"
+    # plain words in a legend (a chart's words hold no glossary button)
+    return "not greedy's pick" if r.name == "greedy" else f"removed by {NAMES.get(r.name, r.name)}"
 
 
 def _colour(r: Alone, keep: bool) -> str:

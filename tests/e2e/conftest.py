@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.helpers.pages import ACTION_MS, ARTIFACTS, new_page, open_tab
+from tests.helpers.step import more_settings
 from ui.launch import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_app
 
 # an `expect` waits for its state as long as a page action may (playwright's own default is 5 s, which a loaded
@@ -57,11 +58,14 @@ def page(request, browser, app_url):
 
 @pytest.fixture
 def step_page(browser, app_url):
-    """A fresh page (its own session) at 1280x720, the projector's size, on the step tab's first screen: the chat
-    template has been applied to the default prompt."""
+    """A fresh page (its own session) at 1280x720, the projector's size, on the step tab, its "More settings" open
+    (gradio draws a closed panel's controls only once it opens): the chat template has been applied to the default
+    prompt."""
     ARTIFACTS.mkdir(exist_ok=True)
     page = new_page(browser)
     page.goto(f"{app_url}?tab=step")  # the app opens on Start here
+    page.locator("#step-prefill").wait_for(timeout=180_000)
+    more_settings(page)
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=180_000)
     yield page
     page.close()

@@ -109,6 +109,8 @@ def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(br
             page.click(press)
             idle(page, ACTION_S)
         until(page, lambda s=step: says(page, s), ACTION_S, f"step {k}: {step.notice}")
+        if step.guess and not step.presses:  # the class guesses first: covered until the teacher presses it
+            uncover(page, step)
         name = f"e2e-start-{plan.title.replace(' ', '-').lower()}-{k}"
         for projector in (first_mode, not first_mode):
             if projector != first_mode:
@@ -121,6 +123,39 @@ def test_a_class_plan_followed_end_to_end_shows_what_each_step_says_to_notice(br
         if tab_of(step).stop:  # what the step left running, stopped once its notice is checked (as its words say)
             page.click(tab_of(step).stop)
             idle(page)
+    page.close()
+
+
+def uncover(page, step, key: str | None = None) -> None:
+    """A guess step's notice, covered as its link lands (its numbers blurred under "Guess first..."), shown by a press
+    on it (a click, or `key` with the focus on it); its text says the notice all along."""
+    covered = page.locator(f"{step.shows}[data-lab-guess]")
+    covered.wait_for(timeout=ACTION_S * 1000)
+    blur = page.evaluate("s => getComputedStyle(document.querySelector(s).firstElementChild).filter", step.shows)
+    assert blur.startswith("blur("), blur
+    if key:
+        covered.focus()
+        page.keyboard.press(key)
+    else:
+        covered.click()
+    expect(covered).to_have_count(0)
+    assert page.evaluate("s => getComputedStyle(document.querySelector(s).firstElementChild).filter", step.shows) in (
+        "none",
+        "",
+    )
+
+
+def test_a_guess_steps_notice_is_covered_until_the_teacher_presses_it(browser, app_url):
+    step = next(step for plan in PLANS for step in plan.steps if step.guess and not step.presses)
+    page = new_page(browser, {"width": 390, "height": 844})
+    for key in (None, "Enter"):
+        page.goto(f"{app_url}{step.link}&projector=0")
+        until(page, lambda: says(page, step), ACTION_S, step.notice)
+        uncover(page, step, key)
+    page.goto(f"{app_url}{step.link.replace('guess=1', 'guess=0')}")  # a link without guess: shown as it lands
+    until(page, lambda: says(page, step), ACTION_S, step.notice)
+    lands(page, step, 1, "phone")
+    assert page.locator(f"{step.shows}[data-lab-guess]").count() == 0
     page.close()
 
 

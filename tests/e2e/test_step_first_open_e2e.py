@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 
 from bench.page_calls import is_event_post
 from tests.helpers.pages import go_to, idle, new_page
+from tests.helpers.step import more_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -21,6 +22,7 @@ def opened(browser, url: str):
         go_to(page, "Step by step")
     page.locator("#step-prefill").wait_for()
     idle(page)
+    more_settings(page)  # what the model reads is there, drawn once it opens (opening asks the server nothing)
     return page, events
 
 

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.pages import ARTIFACTS, current_lesson, figure, idle, new_page, pick, set_number, until
+from tests.helpers.step import more_settings
 from ui.step.lessons import PRESETS, SLUGS, WALKTHROUGH
 from visuals.step.timeline import COPIED_NAME, PREFILL_NAME
 
@@ -79,7 +80,7 @@ def run_to_end(page) -> None:
 
 
 def open_advanced(page) -> None:
-    page.get_by_role("button", name=re.compile("^Penalties, seed, length")).click()
+    more_settings(page)
 
 
 def pick_preset(page, name: str) -> None:
@@ -153,7 +154,7 @@ def test_try_this_4_greedy_loops_and_repetition_penalty_breaks_it(page):
     idle(page)  # the press's event has ended: what it drew is all it will draw
     assert "".join(chips(page)).replace("␣", " ") == looped
     assert page.locator("#step-dist .lc-bar").count() > 0
-    # "Open Penalties, seed, length… below these steps, set Repetition penalty to 1.3, press Prefill"
+    # "Open More settings below the knobs, set Repetition penalty to 1.3, press Prefill"
     assert "set **Repetition penalty** to 1.3, press **Prefill**" in WALKTHROUGH
     open_advanced(page)
     set_number(page, "step-rep", "1.3")
@@ -201,6 +202,7 @@ def test_preset_high_temperature_draws_unlikely_tokens_until_min_p(page):
     prefill(page)
     run_to_end(page)
     assert len(chips(page)) == 40 and unlikely() > 20  # "most of the 40 tokens"
+    more_settings(page)
     set_number(page, "step-min-p", "0.1")
     prefill(page)
     run_to_end(page)
@@ -223,9 +225,10 @@ def test_an_error_is_one_message_in_the_words_of_the_page(page):
     expect(page.locator("#step-message")).to_contain_text("the prompt is empty", timeout=LONG)
     assert page.locator(".error, .toast-body").count() == 0  # no "Error" stamped on the panels, no toast
     set_number(page, "step-top-p", "5", holds=False)
-    expect(page.locator("#step-message")).to_contain_text(
-        "Top-p must be between 0.01 and 1 (1 = off), got 5", timeout=LONG
-    )
+    # out of the slider's range: set to its end and said beside it (ui/validate.py), never gradio's own words
+    beside = page.locator("#step-top-p > .lab-beside")
+    expect(beside.first).to_contain_text("Top-p: 5 is above its largest value, 1: set to 1", timeout=LONG)
+    assert page.locator("#step-top-p input[type=number]").input_value() == "1"
     assert "greater than maximum" not in page.content()
 
 
@@ -265,6 +268,7 @@ def test_a_shared_link_opens_its_setup_and_copy_link_writes_it(browser, app_url)
     expect(page.locator("#step-prompt textarea")).to_have_value(PRESETS[GREEDY].prompt, timeout=LONG)
     assert page.locator("#step-temperature input[type=number]").input_value() == "0.7"
     assert page.evaluate("document.body.classList.contains('projector')")
+    more_settings(page)  # the link's box is there
     page.click("#step-copy-link")
     expect(page.locator("#step-link textarea")).to_have_value(re.compile("preset=greedy-loop"), timeout=LONG)
     link = page.locator("#step-link textarea").input_value()
@@ -285,6 +289,8 @@ def test_clicking_a_bar_forces_its_token_even_in_projector_mode(browser, app_url
     """Try this, step 3's "(or click the bar)": the second bar, clicked, becomes the forced token."""
     page = new_page(browser, {"width": 1920, "height": 1080})
     page.goto(f"{app_url}{query}")
+    page.locator("#step-prefill").wait_for(timeout=LONG)
+    more_settings(page)
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=LONG)
     prefill(page)
     # the second bar's column (tokens in order of the model's probability), clicked above its short bar
@@ -300,6 +306,8 @@ def test_reset_or_prefill_during_run_to_end_stops_it_and_its_views_stay_stopped(
     tokens gone. (A run's last view must not arrive after either answer: ui.running.)"""
     page = new_page(browser)
     page.goto(f"{app_url}?tab=step&preset=open")
+    page.locator("#step-prefill").wait_for(timeout=LONG)
+    more_settings(page)  # Reset and what the model reads wait there
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("story"), timeout=LONG)
     chips = page.locator("#step-chips")
     for then in ("#step-reset", "#step-prefill"):

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from tests.helpers.pages import idle, new_page
+from tests.helpers.step import more_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -18,6 +19,7 @@ def test_the_static_decode_step_runs_from_the_next_prefill_and_the_step_line_nam
     page.goto(f"{app_url}?tab=step&projector=0")
     page.locator("#step-prefill").wait_for()
     idle(page)
+    more_settings(page)
     page.locator("#step-path").get_by_label("static cache (captured on a GPU)").check()
     page.click("#step-prefill")
     page.wait_for_selector("#step-chips .tok.prompt", timeout=60_000)

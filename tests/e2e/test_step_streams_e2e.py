@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.pages import idle, new_page
+from tests.helpers.step import more_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -36,6 +37,7 @@ def test_the_time_chart_grows_while_run_n_streams(browser, app_url):
     )
     idle(page)
     page.evaluate(RECORD)
+    more_settings(page)  # Run N and its box wait there
     box = page.locator("#step-n-steps input")
     box.fill("12")
     box.press("Enter")

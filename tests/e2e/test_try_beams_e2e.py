@@ -8,6 +8,7 @@ import pytest
 
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import ARTIFACTS, choose_preset, figure, idle, set_number, until
+from tests.helpers.step import more_settings
 from ui.beams.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -69,6 +70,7 @@ def test_the_beam_search_try_this_steps_do_what_they_say(page):
     answer, full_steps = c["beam"]["text"], steps_taken(page)
     # 3. length penalty 2: a 20-token answer, less probable than greedy's; back at 1 with early stopping True: the
     #    same answer as in step 2, three steps sooner
+    more_settings(page, "beams")
     set_number(page, "beams-penalty", 2)
     c = run_to_end(page, "length penalty 2 ·")
     assert c["beam"]["tokens"] == 20 and c["beam"]["logp"] < c["greedy"]["logp"]

@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import ARTIFACTS, choose_preset, explained, figure, idle, until
+from tests.helpers.step import more_settings
 from ui.constrained.handlers import ALL_FORCED
 from ui.constrained.tab import SPEC, TRY_THIS
 
@@ -64,6 +65,7 @@ def test_step_2_the_capitalised_favourites_are_removed_by_the_grammar(page):
 
 def test_step_3_llama_cpp_resamples_an_illegal_pick_and_transformers_never_draws_one(page):
     choose_preset(page, "constrained-preset", "a date as YYYY-MM-DD", "constrained-status")
+    more_settings(page, "constrained")
     box = page.locator("#constrained-topk input")
     box.fill("1")
     box.press("Tab")
@@ -105,14 +107,14 @@ def test_a_token_typed_with_force_is_counted_as_yours_not_as_sampled(page):
     page.locator("#constrained-token input, #constrained-token textarea").first.fill("yes")
     status = press(page, "constrained-force", "typed by you")
     assert "0 sampled" in status and "1 typed by you (Force)" in status and "1 sampled" not in status
-    assert "end-of-sequence" in page.locator("#constrained-status abbr[title*='end-of-sequence']").get_attribute(
-        "title"
-    )
+    eos = page.locator("#constrained-status button.lab-term[title*='end-of-sequence']")
+    assert "end-of-sequence" in eos.get_attribute("title")
     choose_preset(page, "constrained-preset", "a date as YYYY-MM-DD", "constrained-status")
 
 
 def test_step_5_twenty_samples_without_the_constraint_rarely_parse_and_with_it_always_do(page):
     assert "Set **top-k** back to 0, press **Sample 20 times**" in TRY_THIS
+    more_settings(page, "constrained")
     box = page.locator("#constrained-topk input")
     box.fill("0")
     box.press("Tab")
@@ -158,6 +160,7 @@ def test_cancel_stops_the_samples_within_one_and_says_how_far_they_got(page):
     ],
 )
 def test_a_value_out_of_range_is_refused_in_the_apps_words_and_kept_as_typed(page, box, value, said):
+    more_settings(page, "constrained")
     field = page.locator(f"#{box} input")
     before = field.input_value()
     field.fill(value)

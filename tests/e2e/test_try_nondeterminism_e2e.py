@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers.contrast import contrast_problems
 from tests.helpers.pages import ARTIFACTS, figure, idle, set_number, until
+from tests.helpers.step import more_settings
 from ui.nondeterminism.tab import SPEC
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -57,6 +58,7 @@ def test_the_batching_try_this_steps_do_what_they_say(page):
     assert "3 of 3 batch sizes wrote the solo text" in fix and "exactly 0 at every step" in fix and "tok/s" in fix
     # 5. same-length copies: only the batch size changes the kernels; then float32: the noise falls to 1e-4 or less
     # (what steps 5 and 6 claim holds at any length: 4 new tokens instead of 12 keep the suite quick)
+    more_settings(page, "nondeterminism")
     set_number(page, "nondeterminism-new-tokens", 4)
     page.locator("#nondeterminism-condition").get_by_text("same-length").click()
     run(page, "bfloat16 · same-length")

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.helpers.pages import explained, idle, pick, set_number, tick, until
+from tests.helpers.step import more_settings
 from ui.quantization.handlers import RUN_N
 from ui.quantization.tab import SPEC, TRY_THIS
 
@@ -55,7 +56,7 @@ def test_the_tab_opens_with_what_the_file_holds_read_from_it(page):
     # the intro's unit, on hover, once its closed section is opened as a student does
     how = page.locator("#quantization-how").get_by_text("How float32 and a rounded copy are compared")
     how.click()
-    until(page, lambda: page.locator("#quantization-how abbr.lab-term").first.is_visible(), 30, "the opened intro")
+    until(page, lambda: page.locator("#quantization-how button.lab-term").first.is_visible(), 30, "the opened intro")
     assert explained(page, "#quantization-how", "nats") == "nats"
     how.click()
     for name in ("GEMV", "fbgemm", "_weight_int8pack_mm", "wikitext-2", "simulated"):
@@ -68,6 +69,7 @@ def test_the_tab_opens_with_what_the_file_holds_read_from_it(page):
 
 def test_the_run_button_says_the_steps_it_takes(page):
     assert page.locator("#quantization-run").inner_text() == f"Run {RUN_N}"
+    more_settings(page, "quantization")
     set_number(page, "quantization-steps", 5)
     until(page, lambda: page.locator("#quantization-run").inner_text() == "Run 5", 30, "Run 5 on the button")
     set_number(page, "quantization-steps", RUN_N)
@@ -127,6 +129,7 @@ def test_an_empty_prompt_says_what_to_type_and_no_preset_this_tab_lacks(page):
 
 
 def test_raw_text_that_ends_at_once_points_to_the_chat_template(page):
+    more_settings(page, "quantization")
     tick(page, "quantization-template", "raw text")
     run(page, "int8", "quantization-step", 1)
     shown = status(page)  # the chat model ends its turn at step 1 on raw text
@@ -139,15 +142,16 @@ def test_raw_text_that_ends_at_once_points_to_the_chat_template(page):
 
 def test_step_5_score_per_part_with_its_own_formats_and_its_messages_beside_it(page):
     box = page.locator("#quantization-tokens input[type=number]")
-    message = page.locator("#quantization-score-message")
+    # said beside the box that caused it (ui/validate.py), where the person looks
+    message = page.locator("#quantization-tokens > .lab-beside")
     for bad in ("-5", "0", "100000"):
         box.fill(bad)
         page.click("#quantization-score")
         said = f"got {bad}"
-        until(page, lambda said=said: said in message.inner_text(), 60, f"{bad} said")
-        assert "Held-out tokens to score" in message.inner_text()
-        # said under Score, where the person looks (both read on the same scroll)
-        assert 0 < message.bounding_box()["y"] - page.locator("#quantization-score").bounding_box()["y"] < 150
+        until(page, lambda said=said: said in " ".join(message.all_inner_texts()), 60, f"{bad} said")
+        assert "Held-out tokens to score" in " ".join(message.all_inner_texts())
+        below = message.first.bounding_box()["y"] - box.bounding_box()["y"]
+        assert 0 < below < 150, below
     box.fill("128")
     page.click("#quantization-score")
     quality = page.locator("#quantization-quality")
@@ -162,7 +166,9 @@ def test_step_5_score_per_part_with_its_own_formats_and_its_messages_beside_it(p
     page.click("#quantization-score")
     until(page, lambda: page.evaluate(PROGRESS_SHOWN, ["#quantization-quality"]), 60, "Score at work")
     page.click("#quantization-score-cancel")
-    until(page, lambda: "scoring cancelled" in message.inner_text(), RUN_S, "the cancel said")
+    # a message that names no control stays in the line under Score
+    line = page.locator("#quantization-score-message")
+    until(page, lambda: "scoring cancelled" in line.inner_text(), RUN_S, "the cancel said")
     idle(page, RUN_S)
     for name in ("as stored", "int4"):
         page.locator("#quantization-score-formats").get_by_label(name, exact=True).uncheck()

@@ -83,7 +83,7 @@ def test_each_sandbox_preset_draws_what_its_name_says(page, preset, claim):
 def _greedy_probs(fig: dict) -> list[float]:
     """The greedy panel's top-20 probabilities, largest first (its last removed bar is the rest)."""
     bars = {t["name"]: t["y"] for t in fig["data"] if t["xaxis"] == "x"}
-    return sorted(bars["chosen by greedy"] + bars["not the argmax"][:-1], reverse=True)
+    return sorted(bars["chosen by greedy"] + bars["not greedy's pick"][:-1], reverse=True)
 
 
 CLAIMS = {

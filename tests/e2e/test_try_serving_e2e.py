@@ -20,6 +20,7 @@ from tests.helpers.pages import (
     pick,
     until,
 )
+from tests.helpers.step import more_settings
 from ui.serving.tab import SPEC, TRY
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -45,7 +46,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
     # a student following the steps opens them, and the section that explains the terms they use (both start closed)
     for section, label in (("#serving-how", "How this server batches everyone's steps"), ("#serving-try", "Try this")):
         page.locator(section).get_by_text(label).first.click()
-        until(page, lambda s=section: page.locator(f"{s} abbr.lab-term").first.is_visible(), 30, f"{section} open")
+        until(page, lambda s=section: page.locator(f"{s} button.lab-term").first.is_visible(), 30, f"{section} open")
     page.get_by_role("button", name="Open simulated students").click()
     until(page, lambda: page.locator("#serving-live input").is_checked(), 30, "Live ticked")
     for name in ("tick", "chunked prefill", "no padding", "KV cache", "bit-exact with generate()"):
@@ -72,6 +73,7 @@ def test_the_continuous_batching_try_this_steps_do_what_they_say(page):
     step_until(page, "other session", 5)
     assert re.search(r"computed with \d+ other sessions?: batch \d+", pass_line(page))
     # 4. Run my steps alone: from the next step on (the tick reaches the server beside the click), passes of its own
+    more_settings(page)
     page.locator("#step-alone input").check()
     idle(page)  # the tick is its own event: the Step after it lands is the one that must run alone
     step_until(page, "computed alone, as you asked", 1)  # the very next Step

@@ -18,6 +18,7 @@ from tests.helpers.pages import (
     set_number,
     until,
 )
+from tests.helpers.step import more_settings
 from ui.speculative.tab import SPEC, TRY_THIS
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -80,10 +81,9 @@ def apart(page, a: str, b: str) -> bool:
 
 
 def samplers(page) -> None:
-    """Open the Samplers accordion (closed by default), where the seed and the knobs are."""
-    if not page.locator("#speculative-seed input").is_visible():
-        page.get_by_text("Samplers (as in Step by step)").click()
-        page.locator("#speculative-seed input").wait_for()
+    """Open "More settings" (closed by default; a sampling preset opens it), where the seed and the knobs are."""
+    more_settings(page, "speculative")
+    page.locator("#speculative-seed input").wait_for()
 
 
 def test_steps_1_and_2_rounds_copy_the_prompt_and_back_replays_the_last(page):
@@ -174,6 +174,7 @@ def test_step_5_early_exit_guesses_badly(page):
     assert kept < 10 and per_pass(caption) < 1.2
     assert "no earlier occurrence" not in status(page)  # that is prompt lookup's reason, never early exit's
     # a round with nothing to guess gives early exit's own reason: one token left, the target writes it alone
+    samplers(page)
     set_number(page, "speculative-max-new", 1)
     page.click("#speculative-prefill")
     until(page, lambda: "Prefilled" in status(page), 120, "the prefill")

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from tests.helpers.actions import act
 from tests.helpers.pages import idle, new_page, set_number, until
+from tests.helpers.step import more_settings
 from ui.launch import ROOT, free_port, start_app
 from ui.tabs import specs
 
@@ -111,6 +112,7 @@ def test_the_measurements_run_in_a_worker_as_plain_data(browser, space):
     page = opened(browser, url, "nondeterminism", "#nondeterminism-run")
     for size in ("4", "8"):
         page.locator("#nondeterminism-sizes").get_by_label(size, exact=True).uncheck()
+    more_settings(page, "nondeterminism")
     set_number(page, "nondeterminism-new-tokens", 3)
     page.click("#nondeterminism-run")
     drawn(page, "#nondeterminism-noise", "the temperature-0 run")
@@ -146,6 +148,7 @@ def test_the_speculative_speed_up_is_measured_in_a_worker(browser, space):
     url, log = space
     before = len(calls(log))
     page = opened(browser, url, "speculative", "#speculative-end")
+    more_settings(page, "speculative")
     set_number(page, "speculative-max-new", 8)
     page.click("#speculative-end")
     expect(page.locator("#speculative-speed")).to_contain_text("Plain decoding", timeout=300_000)

@@ -1,6 +1,6 @@
 """Reading a tab's prose for the glossary, as a student meets it: the FIRST visible use of each glossary term (found
 as visuals.glossary.word finds it: its key as a whole word, a plural "s" and a capital first letter allowed; the
-EVERYDAY words left out) must be marked, inside an `abbr.lab-term` whose hover text is that term's explanation.
+EVERYDAY words left out) must be marked, inside a `button.lab-term` whose title is that term's explanation.
 
 What is read is the open tab's prose: its visible text outside the controls (a label or a hint of a control cannot
 hold a marked term), buttons, charts and code. Later uses of a term may be plain words. The glossary test reads every
@@ -15,8 +15,8 @@ PROSE = """
 () => {
   const panel = [...document.querySelectorAll('.lab-page')].find(p => p.getClientRects().length);
   // a chart's text (plotly's, or an HTML chart's: visuals.chart) names its parts, the page's prose explains them
-  const skip = '.form, button, input, textarea, select, label, svg, .js-plotly-plot, .lc, code, pre, .cm-editor, '
-    + 'style, script, [role=listbox]';
+  const skip = '.form, button:not(.lab-term), input, textarea, select, label, svg, .js-plotly-plot, .lc, code, pre, '
+    + '.cm-editor, style, script, [role=listbox]';
   const block = e => { while (e && getComputedStyle(e).display.startsWith('inline')) e = e.parentElement; return e; };
   const walker = document.createTreeWalker(panel, NodeFilter.SHOW_TEXT);
   const pieces = [];
@@ -31,7 +31,7 @@ PROSE = """
     }
     if (last && block(e) !== last) pieces.push([' ', null]);
     last = block(e);
-    const marked = e.closest('abbr.lab-term');
+    const marked = e.closest('button.lab-term');
     pieces.push([n.textContent, marked ? marked.title : null]);
   }
   return pieces;

@@ -256,7 +256,7 @@ def open_tab(browser, url: str, tab: str, ready: str | None = None, timeout: flo
 
 # the glossary's terms on screen inside an element, each as shown and with the explanation its hover gives
 TERMS_IN = """
-selector => [...document.querySelectorAll(`${selector} abbr.lab-term`)].filter(a => a.getClientRects().length)
+selector => [...document.querySelectorAll(`${selector} button.lab-term`)].filter(a => a.getClientRects().length)
   .map(a => ({shown: a.innerText, title: a.title, underlined: getComputedStyle(a).textDecorationLine}))
 """
 

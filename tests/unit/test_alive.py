@@ -83,7 +83,7 @@ def test_a_run_never_started_released_freed_or_lost_in_a_restart_each_says_its_o
     now = [0.0]
     store = Store(max_items=1, clock=lambda: now[0], in_use_s=60)
     with page(alive.BOOT):
-        with pytest.raises(ValueError, match="^there is no run in this session yet: press Prefill to start one$"):
+        with pytest.raises(ValueError, match="^Press Prefill first: there is no run in this session yet$"):
             store.get(None)
         released = store.put(entry())
         store.release(released)

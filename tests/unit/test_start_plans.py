@@ -7,6 +7,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from ui.beams.tab import DEFAULT as BEAM_DEFAULT
+from ui.beams.tab import PRESETS as BEAM_PRESETS
 from ui.context import AppConfig
 from ui.links import preset_in_link, slugs
 from ui.start.plans import PLANS
@@ -78,3 +80,13 @@ def test_the_timing_steps_patterns_match_the_sentence_the_tab_writes_for_a_measu
     roofline, *_ = captions(measured(**dict(FULL, batch=[Sample(1, [20.0]), Sample(64, [80.0])])))
     timing = [step for plan in PLANS for step in plan.steps if step.shows == "#timing-roofline-note"]
     assert timing and all(re.search(step.pattern, roofline) for step in timing), roofline
+
+
+def test_a_step_that_asks_the_class_to_guess_hides_its_answer_until_the_action_or_a_show():
+    guesses = [step for plan in PLANS for step in plan.steps if step.do.startswith("Guess")]
+    assert guesses and all(step.guess for step in guesses)
+    for step in guesses:
+        # no action on the page brings the numbers: the link covers them until the teacher presses them
+        assert ("guess=1" in step.link) == (not step.presses), step.link
+    # the beam preset's note, shown before Run, gives the class no number to copy
+    assert not re.search(r"\d", BEAM_PRESETS[BEAM_DEFAULT].note), BEAM_PRESETS[BEAM_DEFAULT].note

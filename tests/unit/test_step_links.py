@@ -2,12 +2,15 @@
 out and named in the words of the page, never a blank or a crash."""
 
 import json
+from types import SimpleNamespace
 
 import gradio as gr
 import pytest
 
+from decoding.stages import MIN_P, REPETITION
 from ui.context import AppConfig
 from ui.opened import NOT_A_LINK, FirstOpen, script
+from ui.step.controls import opens_more
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
 from ui.step.links import open_link, settings_from_link
 from ui.step.page import layout
@@ -42,9 +45,13 @@ def test_a_page_with_no_link_starts_with_what_the_links_setup_sets_for_it():
     opened = open_link(config, None)
     with gr.Blocks():
         c = layout(config, opened)
-    built = [component.value for component in setup_outputs(c)]
+    # "More settings" is built closed, and a page with no link leaves it so
+    built = [component.open if component is c.more else component.value for component in setup_outputs(c)]
     assert opened.reads.text and opened.reads.chips  # what the model reads, for the default prompt, from the start
     for component, was, now in zip(setup_outputs(c), built, opened.values()):
+        if component is c.more:
+            assert was is False and now == gr.skip(), now
+            continue
         assert was == now or (was in (None, "") and now == ""), component.elem_id
 
 
@@ -56,3 +63,12 @@ def test_the_step_tabs_setup_runs_only_for_a_link():
     js = script(first)
     assert '"step-opened"' in js and "if (true && !link) return;" in js and json.dumps(list(NOT_A_LINK)) in js
     assert script(FirstOpen("timing")) is None  # a lesson without a setup presses nothing
+
+
+def test_a_link_that_sets_a_knob_in_more_settings_opens_it_and_a_plain_one_leaves_it_closed():
+    assert opens_more(MIN_P.neutral, REPETITION.neutral) == gr.skip()
+    assert opens_more(0.1, REPETITION.neutral).open is True and opens_more(MIN_P.neutral, 1.3).open is True
+    config = AppConfig()
+    for query, opened in (({"preset": "confident"}, False), ({"min_p": "0.1"}, True), ({"seed": "7"}, True)):
+        more = open_link(config, SimpleNamespace(query_params=query)).setup.more
+        assert (more != gr.skip() and more.open is True) == opened, query

@@ -35,14 +35,15 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     shown = sent(run_id)
     chips, orders = shown["step-chips"], shown["step-orders"]
     assert chips.count('class="tok prompt"') == 5 and 'class="tok gen' not in chips
-    assert "prefill: one forward pass over the whole prompt (5 tokens)" in shown["step-loop"]
+    assert f"prefill: one {term('forward pass')} over the whole prompt (5 tokens)" in shown["step-loop"]
     assert "<b>waiting for you</b>: no stop condition met yet; press Step" in shown["step-stop"]  # idle, not "running"
     chart = shown["step-dist"]
     assert bars(chart).keys() == {"kept"} and len(bars(chart)["kept"]) == step_view.TOP_N  # a preview: none chosen
     assert shown["step-force-row"].count("<option value=") == step_view.TOP_N + 1  # and "pick a candidate"
     assert "transformers" in orders and shown["step-numbers"] == ""  # no token yet, so no time per token
     # under the chart: how the prompt's forward pass ran (alone here), then the engine orders
-    assert "<strong>Forward pass behind this distribution:</strong> computed alone (nobody else was stepping)" in orders
+    behind = f"<strong>{term('forward pass', 'Forward pass')} behind this distribution:</strong>"
+    assert f"{behind} computed alone (nobody else was stepping)" in orders
 
     answer = h.step(run_id, page(GREEDY))
     shown = sent(run_id)
@@ -50,7 +51,7 @@ def test_the_view_shows_the_prompt_each_chosen_token_and_the_numbers(tiny):
     top = int(shown["step-force-row"].split('<option value="')[2].split('"')[0])  # the first candidate
     assert (
         shown["step-chips"].count('class="tok gen"') == 1
-        and "step 1: one forward pass over 6 tokens" in shown["step-loop"]
+        and f"step 1: one {term('forward pass')} over 6 tokens" in shown["step-loop"]
     )
     assert bars(shown["step-dist"])["chosen"] == [first] == [top]  # greedy chose the top bar
     assert sum(len(ids) for ids in bars(shown["step-dist"]).values()) == step_view.TOP_N
@@ -91,7 +92,7 @@ def test_no_run_gives_blank_panels():
 def test_greedy_says_why_every_engine_keeps_every_token(tiny):
     knobs = {**GREEDY, "top_p": 0.5}  # top-p 0.5, skipped by greedy
     out = h.prefill(CONFIG, None, TINY, "hello", RAW, 0, 4, "", page(knobs))
-    assert "Temperature 0 is greedy: it takes the argmax" in sent(out.run_id)["step-orders"]
+    assert f"Temperature 0 is greedy: it takes the {term('argmax')}" in sent(out.run_id)["step-orders"]
     assert "top-p 0.5 is skipped" in h.settings_note(knobs)
     assert "Penalties on: repetition 1.3" in h.settings_note({**GREEDY, "temperature": 1.0, "repetition_penalty": 1.3})
     STORE.release(out.run_id)

@@ -2,6 +2,8 @@
 gr.Error whose message names the value and the allowed range, and the session is still usable afterwards (the
 next good step works and the run's bookkeeping still has one record per step)."""
 
+from pathlib import Path
+
 import gradio as gr
 import pytest
 
@@ -243,9 +245,10 @@ def test_unusual_unicode_prompts_run_and_save(tiny, text, template):
 def test_a_full_server_frees_the_oldest_run_and_tells_its_session(tiny, monkeypatch):
     oldest = prefill().run_id
     monkeypatch.setattr(STORE, "max_items", 1)  # a full server: the next session's run takes the place of the oldest
+    monkeypatch.setattr(STORE, "in_use_s", 0)  # which is idle (the fair share never frees a run in use)
     newest = prefill().run_id
     assert len(STORE) == 1 and STORE.get(newest)
-    told = ["run was freed to make room for newer sessions", "at most 1 runs, beam searches", "press Prefill"]
+    told = ["run was freed after under a minute idle to make room for other sessions", "press Prefill"]
     assert_teaches(lambda: step(oldest), *told)
     STORE.release(newest)
 
@@ -316,3 +319,16 @@ def test_a_knob_slider_lets_an_out_of_range_typed_value_reach_the_check_that_nam
         gr.Slider(0.01, 1, 1.0).preprocess(5)
     assert validate.knob_slider(0.01, 1, 1.0).preprocess(5) == 5
     assert_teaches(lambda: teach(settings_from)(knobs(top_p=5)), "Top-p", "got 5")
+
+
+def test_step_back_or_run_before_any_prefill_say_press_prefill_first(tiny):
+    for call in (lambda: step(None), lambda: teach(h.back)(None, page(knobs()))):
+        assert_teaches(call, "Press Prefill first")
+
+
+def test_the_pages_rule_for_a_bad_value_is_one_script_in_the_head_of_the_app():
+    # the browser test (tests/e2e/test_bad_input_e2e.py) checks what it does; here, that the app carries it once
+    source = (Path(__file__).parents[2] / "app.py").read_text()
+    assert source.count("VALIDATE_HEAD") == 2 and source.count("VALIDATE_CSS") == 2
+    assert f"<script>{validate.JS}</script>" == validate.HEAD and validate.BESIDE in validate.JS
+    assert "is above its largest value" in validate.JS and "is below its smallest value" in validate.JS

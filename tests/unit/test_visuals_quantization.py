@@ -71,7 +71,7 @@ def test_the_tables_show_each_format_and_llama_cpps_deltas_are_cited():
     table = m.quality_table(rows)
     assert "+0.500" in table and "95.5%" in table and "| int8 | head only |" in table
     note = m.llama_cpp_note()
-    assert "Q4_1</abbr> +0.1585" in note and "quantize.cpp" in note and "wikitext-2</abbr>" in note
+    assert "Q4_1</button> +0.1585" in note and "quantize.cpp" in note and "wikitext-2</button>" in note
 
 
 def test_a_simulated_format_reads_float32s_bytes_and_claims_no_ratio_and_noise_is_said_as_noise():
@@ -116,7 +116,7 @@ def test_the_file_table_shows_each_part_in_its_stored_type_beside_what_float32_r
     )
     out = files.stored_html(Stored("m.gguf", 30_000, kinds))
     assert "<b>m.gguf</b> holds <b>0.0 MB</b>" in out and "layer matrices (210)" in out
-    assert ">Q4_1</abbr>" in out and "<td class='quantization-right'>5</td>" in out  # 20 bytes per 32 weights: 5 bits
+    assert ">Q4_1</button>" in out and "<td class='quantization-right'>5</td>" in out  # 20 bytes per 32 weights: 5 bits
     assert "all of it, as run here" in out and "as stored" in out
 
 

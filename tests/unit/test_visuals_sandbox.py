@@ -31,7 +31,7 @@ def test_one_panel_per_strategy_with_its_title():
 def test_bars_are_coloured_by_fate():
     greedy, top_k, _ = panels(strategies_figure(RESULTS))
     by_fate = lambda chart: {s.name: (s.colours[0], len(s.y)) for s in chart.data if s.looks[0]}  # noqa: E731
-    assert by_fate(greedy) == {"chosen by greedy": (CHOSEN, 1), "not the argmax": ("#999999", 3)}
+    assert by_fate(greedy) == {"chosen by greedy": (CHOSEN, 1), "not greedy's pick": ("#999999", 3)}
     assert by_fate(top_k) == {"kept": (KEPT, 2), "removed by top-k": (REMOVED["top_k"], 2)}
     removed = top_k.series("removed by top-k")
     assert set(removed.looks) == {"pale"}  # hatched: never colour alone

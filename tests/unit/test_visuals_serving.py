@@ -207,8 +207,9 @@ def test_pass_caption_warns_when_the_gap_is_within_twice_the_noise_boundary_incl
 def test_a_static_runs_step_says_which_static_step_ran_and_no_batchmate():
     assert vis.pass_caption(1, 35, "solo", None) == vis.pass_caption(1, 35, "solo", None, kind="eager")
     static = vis.pass_caption(1, 35, "solo", 1e-5, gap=0.0, kind="static")
-    assert static == "computed alone by the static cache's step, uncaptured: 35 ms"
-    assert vis.pass_caption(1, 3.2, "solo", None, kind="captured").endswith("replayed as a CUDA graph: 3.2 ms")
+    assert static == f"computed alone by the {term('static cache')}'s step, uncaptured: 35 ms"
+    captured = vis.pass_caption(1, 3.2, "solo", None, kind="captured")
+    assert captured.endswith(f"replayed as a {term('CUDA graph')}: 3.2 ms")
     with pytest.raises(ValueError, match="'dynamic'"):
         vis.pass_caption(1, 35, "solo", None, kind="dynamic")
 

@@ -135,7 +135,7 @@ def test_held_back_text_is_shown_as_held():
 
 def test_loop_lights_the_current_phase_only():
     html = sequence.loop_html("sample", 3, 9)
-    assert html.count("background:") == 1 and "step 3: one forward pass" in html
+    assert html.count("background:") == 1 and f"step 3: one {term('forward pass')} over 9 tokens" in html
     with pytest.raises(ValueError):
         sequence.loop_html("think", 1, 1)
 

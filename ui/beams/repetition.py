@@ -22,6 +22,7 @@ from ui.lesson import style, try_this
 from ui.validate import knob_slider, whole_number_box
 from visuals.beams.repetition import CSS, findings_markdown, repetition_figure, texts_html
 from visuals.beams.repetition_captions import headline
+from visuals.glossary import term
 from visuals.theme import empty_figure
 
 INTRO = """## Repetition loops
@@ -123,8 +124,8 @@ def layout(config: AppConfig) -> RepetitionPanel:
         seed = whole_number_box(0, label="First seed")
     gr.Markdown(
         "Stops only at the end-of-sequence token or the token limit. The settings run side by side, one shared "
-        "(packed) forward pass a token for all of them, so a token can differ from a run alone by float noise (the "
-        "Temperature 0 & batching tab shows why; on the defaults, on a CPU, none did). "
+        f"(packed) {term('forward pass')} a token for all of them, so a token can differ from a run alone by float "
+        "noise (the Temperature 0 & batching tab shows why; on the defaults, on a CPU, none did). "
         f"{len(DEFAULT_SETTINGS)} settings × {DEFAULT_TOKENS} tokens take about 15 s on two CPU cores, a third of "
         "running them one after the other; each extra seed adds one run per sampled setting.",
         elem_classes=["hint"],

@@ -17,23 +17,25 @@ from ui.links import picked_on_load
 from ui.tabs import TabSpec
 from ui.validate import knob_slider
 from visuals.beams.search import beams_markdown
+from visuals.glossary import term
 from visuals.theme import empty_figure
 
 LESSON = "Beam search keeps several partial answers and extends the best; greedy keeps one."
-INTRO = """\
-Greedy takes the most probable token at every step, which is only *locally* best: a slightly less likely word now can
-open a much more likely sentence later. **Beam search** keeps several partial sequences (beams). At each step every
-live beam is extended by every token of the vocabulary, each extension is scored by its **cumulative
-log-probability**, and only the best `num_beams` survive. A beam that ends (end-of-turn token, or the length limit)
-is set aside as a finished hypothesis, ranked by its length-penalised score. The steps are exactly those of
-transformers' `generate(num_beams=k, do_sample=False)`: the answer is the same, token for token."""
+INTRO = f"""\
+Greedy takes the most probable token (the {term("argmax")}) at every step, which is only *locally* best: a slightly
+less likely word now can open a much more likely sentence later. **Beam search** keeps several partial sequences
+(beams). At each step every live beam is extended by every token of the vocabulary, each extension is scored by
+its **cumulative log-probability**, and only the best `num_beams` survive. A beam that ends (end-of-turn token, or
+the length limit) is set aside as a finished hypothesis, ranked by its length-penalised score. The steps are exactly
+those of transformers' `generate(num_beams=k, do_sample=False)`: the answer is the same, token for token."""
 TRY_THIS = """\
 1. Pick the preset **2 + 2: a more probable answer**, press **Step** a few times: blue paths are live beams, grey dots
    candidates that were scored and pruned. Hover a node for its log-probabilities.
 2. Press **Run to end**. Below the tree: greedy's *The answer to this classic math problem is 4.* has total log p
    −9.25, beam search's *2 + 2 = 4* −4.60, about 100× more probable, though greedy took the likeliest token each time.
-3. Set **length penalty** to 2 and run again: longer hypotheses now score better, and the answer is a 20-token text
-   *less* probable than greedy's. Back at 1, set **early stopping** to True: the same answer, three steps sooner.
+3. Open **More settings**, set **length penalty** to 2 and run again: longer hypotheses now score better, and the
+   answer is a 20-token text *less* probable than greedy's. Back at 1, set **early stopping** to True: the same
+   answer, three steps sooner.
 4. Pick **open-ended story**, press **Run to end**, then the same with **name a color**: beam search returns the
    model's most generic text, a fairy-tale cliché and a stock "as an AI" refusal, far more probable and far blander
    than greedy's.
@@ -61,8 +63,9 @@ PRESETS = {
         length_penalty=1.0,
         early_stopping="false",
         max_new_tokens=20,
-        note="Greedy opens with the likeliest word and is stuck with a long sentence; a beam that began less likely "
-        "ends with a whole answer 100× more probable.",
+        # no number here: a class plan asks the class to guess how much more probable before Run
+        note="Greedy opens with the likeliest word and is stuck with a long sentence. Can a beam that began with a "
+        "less likely word end with a more probable whole answer? Press Run to end.",
     ),
     "open-ended story: the cliché": Preset(
         prompt="Tell me a story.",
@@ -154,7 +157,11 @@ def layout(config: AppConfig) -> BeamPage:
     """The beam search's components, inside the caller's gr.Tab. `config` names the run the lesson's numbers were
     measured on where this run is another: nothing runs at layout."""
     style(CSS, "beams-css")
-    lesson(LESSON, "Beam search, step by step")
+    lesson(
+        LESSON,
+        "Beam search, step by step",
+        first="**Start here:** press **Step** to grow the beams one token at a time.",
+    )
     with gr.Row(equal_height=False):
         with gr.Accordion("How beam search scores a hypothesis", open=False, elem_id="beams-how"):
             gr.Markdown(INTRO)
@@ -168,13 +175,7 @@ def layout(config: AppConfig) -> BeamPage:
             )
             preset_note = gr.Markdown(note(first, config))
             prompt = gr.Textbox(first.prompt, label="Prompt", lines=2)
-            template = gr.Radio(
-                [RAW, CHAT],
-                value=CHAT,
-                label="Prompt format",
-                info="raw: the text as typed; chat: one user turn in the model's chat template",
-            )
-            knobs = _knobs()
+            template, knobs = _knobs()
         with gr.Column(scale=3, min_width=560):
             with gr.Row(elem_id="beams-buttons"):
                 step_btn = gr.Button("Step", variant="primary", elem_id="beams-step")
@@ -203,21 +204,30 @@ def layout(config: AppConfig) -> BeamPage:
     )
 
 
-def _knobs() -> BeamKnobs:
+def _knobs() -> tuple[gr.Radio, BeamKnobs]:
+    """The number of beams, the knob the lesson is about; then, in "More settings" (closed), the prompt's format,
+    the length penalty, early stopping and the length."""
     # knob sliders: a typed value out of range reaches the handler's check, which names the control
     low, high = h.PENALTY_RANGE
-    return BeamKnobs(
-        num_beams=knob_slider(
-            1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beams-k"
-        ),
-        length_penalty=knob_slider(
-            low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beams-penalty"
-        ),
-        early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beams-early"),
-        max_new_tokens=knob_slider(
-            1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beams-max-new"
-        ),
-    )
+    num_beams = knob_slider(1, h.MAX_BEAMS_UI, 4, step=1, label="Number of beams", info="1 = greedy", elem_id="beams-k")
+    with gr.Accordion("More settings", open=False, elem_id="beams-more"):
+        template = gr.Radio(
+            [RAW, CHAT],
+            value=CHAT,
+            label="Prompt format",
+            info="raw: the text as typed; chat: one user turn in the model's chat template",
+        )
+        knobs = BeamKnobs(
+            num_beams=num_beams,
+            length_penalty=knob_slider(
+                low, high, 1.0, step=0.1, label="Length penalty", info=PENALTY_HINT, elem_id="beams-penalty"
+            ),
+            early_stopping=gr.Radio(EARLY_CHOICES, value="false", label="Early stopping", elem_id="beams-early"),
+            max_new_tokens=knob_slider(
+                1, h.MAX_NEW_UI, 20, step=1, label="Max new tokens", info="per beam; 1-64", elem_id="beams-max-new"
+            ),
+        )
+    return template, knobs
 
 
 def wire(c: BeamPage, config: AppConfig) -> None:

@@ -34,16 +34,17 @@ To get an answer a program can read (JSON, a date, *yes* or *no*), mask out ever
 piece of the grammar before sampling: the model can only pick among legal tokens, so the answer always parses.
 The grammar (compiled by [llguidance](https://github.com/guidance-ai/llguidance) from a JSON schema, a regex, a list
 of choices or a Lark grammar) is one more row beside top-k, top-p and min-p. Where only one continuation is legal,
-the tokens are **forced**: nothing to sample, and no forward pass of their own (*{term("fast-forward")}*)."""
+the tokens are **forced**: nothing to sample, and no {term("forward pass")} of their own (*{term("fast-forward")}*)."""
 TRY_THIS = """\
 1. Preset **extract name and age as JSON**, press **Step**: `{"name":` arrives at once, forced by the grammar
    (dashed wine chips, no model call). Step on: the model only writes the name and the age.
 2. Preset **answer yes or no**, press **Step**: the model's favourites, *No* and *Yes* with capitals, are removed by
    the grammar (wine bars); the grammar's row says how much probability the model had put on illegal tokens.
-3. Preset **a date as YYYY-MM-DD**, set **top-k** to 1 and the **order** to *llama.cpp*, press **Step**: the chip
-   has ↺. top-k 1 kept only the model's favourite, `Ap` (for *Apollo*), which is illegal; llama.cpp drew it, threw it
-   away and redid the step with the grammar first (the *Chosen* line says so). Press **Back**, pick *transformers*,
-   **Step**: the grammar runs before top-k, so top-k keeps the best legal digit and nothing is redrawn.
+3. Preset **a date as YYYY-MM-DD**, under **More settings** set **top-k** to 1 and the **order** to *llama.cpp*,
+   press **Step**: the chip has ↺. top-k 1 kept only the model's favourite, `Ap` (for *Apollo*), which is illegal;
+   llama.cpp drew it, threw it away and redid the step with the grammar first (the *Chosen* line says so). Press
+   **Back**, pick *transformers*, **Step**: the grammar runs before top-k, so top-k keeps the best legal digit and
+   nothing is redrawn.
 4. Type `x` in **Force a token** and press **Force**: refused, and the message names the legal tokens. Press
    **Back**: the forced tokens and the last sampled one go, and the grammar's state rolls back with them.
 5. Set **top-k** back to 0, press **Sample 20 times**: the free answers rarely parse; the constrained ones always
@@ -98,35 +99,37 @@ class ConstrainedPage:
 
 
 def _controls() -> dict:
-    """The left column: the preset, the prompt, the grammar and the samplers."""
+    """The left column: the preset, the prompt and the grammar, the lesson's knobs; then, in "More settings" (closed),
+    the engine order, the samplers, the seed, the length and fast-forward."""
     first = PRESETS[DEFAULT]
     preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="constrained-preset")
     note = gr.Markdown(f"*What to watch:* {first.watch}")
     prompt = gr.Textbox(first.prompt, label="Prompt (one chat turn)", lines=2, elem_id="constrained-prompt")
     kind = gr.Radio(list(h.KINDS), value=first.constraint.label, label="Constraint", elem_id="constrained-kind")
     text = gr.Code(first.constraint.text, label="Grammar", lines=6, elem_id="constrained-text")
-    with gr.Row():
-        order = gr.Radio(
-            list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="constrained-order"
-        )
-    with gr.Row():
-        temperature = knob(TEMPERATURE.field, TEMPERATURE.neutral, "0 = greedy")
-        top_k = whole_number_box(
-            TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="constrained-topk"
-        )
-        top_p = knob(TOP_P.field, TOP_P.neutral, "1 = off")
-    with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
-        seed = whole_number_box(0, label="Seed", elem_id="constrained-seed", scale=1)
-        max_new = knob_slider(
-            1,
-            h.MAX_NEW_UI,
-            first.max_new_tokens,
-            step=1,
-            label="Max new tokens",
-            scale=2,
-            elem_id="constrained-max-new",
-        )
-    fast_forward = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
+    with gr.Accordion("More settings", open=False, elem_id="constrained-more"):
+        with gr.Row():
+            order = gr.Radio(
+                list(ORDERS), value="transformers", label=ORDER_LABEL, info=ORDER_HINT, elem_id="constrained-order"
+            )
+        with gr.Row():
+            temperature = knob(TEMPERATURE.field, TEMPERATURE.neutral, "0 = greedy")
+            top_k = whole_number_box(
+                TOP_K.neutral, label=KNOBS[TOP_K.field].label, info="0 = off", elem_id="constrained-topk"
+            )
+            top_p = knob(TOP_P.field, TOP_P.neutral, "1 = off")
+        with gr.Row():  # the slider takes two shares: in three equal ones its maximum was cut off at the column's edge
+            seed = whole_number_box(0, label="Seed", elem_id="constrained-seed", scale=1)
+            max_new = knob_slider(
+                1,
+                h.MAX_NEW_UI,
+                first.max_new_tokens,
+                step=1,
+                label="Max new tokens",
+                scale=2,
+                elem_id="constrained-max-new",
+            )
+        fast_forward = gr.Checkbox(True, label="Fast-forward forced tokens", elem_id="constrained-ff")
     knobs = Knobs(order=order, temperature=temperature, top_k=top_k, top_p=top_p)
     return dict(
         preset=preset,
@@ -163,7 +166,11 @@ def _run_panel() -> tuple[dict, gr.HTML]:
 
 
 def layout(config: AppConfig) -> ConstrainedPage:
-    lesson(LESSON, "Constrained decoding: a grammar as one more mask")
+    lesson(
+        LESSON,
+        "Constrained decoding: a grammar as one more mask",
+        first="**Start here:** press **Step**: the chart shows the bars the grammar removes.",
+    )
     run_id = gr.State(None, delete_callback=release_run)
     with gr.Row():
         with gr.Column(scale=2, min_width=320):

@@ -23,7 +23,7 @@ from visuals.nondeterminism.tally import tally_figure
 
 LESSON = (
     "Temperature 0 can still write another text: batched with others, a prompt's sums round differently, and a "
-    "near-tie's argmax flips."
+    f"near-tie's {term('argmax')} flips."
 )
 INTRO = """\
 Greedy decoding takes the argmax, so the same prompt "should" always give the same text. It does not once requests
@@ -38,8 +38,9 @@ TRY_THIS = f"""\
    struck = what solo wrote. Where none did, every {term("top-1")}/top-2 gap stayed wider than twice the noise.
 3. On the **gap vs noise** scatter, a ★ marks a flip: its top-1/top-2 gap was under twice the noise (below the line).
 4. In **The fix**, batch-invariant mode gives the solo text everywhere with noise exactly 0; read what it cost.
-5. Switch to **same-length** and Run: nothing to pad, only the batch size changes the kernels. Where is the noise
-   exactly 0, and does a token still flip? Then pick **float32** and Run: the noise falls to about 1e-4 or less.
+5. Under **More settings**, switch to **same-length** and Run: nothing to pad, only the batch size changes the
+   kernels. Where is the noise exactly 0, and does a token still flip? Then pick **float32** and Run: the noise falls
+   to about 1e-4 or less.
 6. Press **Many runs**: three prompts, each alone and with batchmates; how many different texts did greedy write?
 """
 CONDITION_CHOICES = [
@@ -75,7 +76,11 @@ class BatchingPage:
 def layout(config: AppConfig) -> BatchingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing runs at layout."""
     style(vis.CSS, "nondeterminism-css")
-    lesson(LESSON, "Temperature 0 & batching")
+    lesson(
+        LESSON,
+        "Temperature 0 & batching",
+        first="**Start here:** press **Run**: the same prompt alone and in batches, side by side.",
+    )
     with gr.Row(equal_height=False):
         with gr.Accordion("Why a batch changes greedy's text", open=False, elem_id="nondeterminism-how"):
             gr.Markdown(INTRO)
@@ -85,13 +90,6 @@ def layout(config: AppConfig) -> BatchingPage:
         with gr.Column(scale=3):
             prompt = gr.Textbox(
                 DEFAULTS["prompt"], label="Prompt", lines=1, info="row 0 of every batch; the solo run decodes it alone"
-            )
-            condition = gr.Radio(
-                CONDITION_CHOICES,
-                value=DEFAULTS["condition"],
-                label="Batchmates (condition)",
-                elem_id="nondeterminism-condition",
-                info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
             )
             with gr.Row():
                 run_btn = gr.Button("Run", variant="primary", elem_id="nondeterminism-run")
@@ -104,7 +102,7 @@ def layout(config: AppConfig) -> BatchingPage:
                 elem_classes="hint",
             )
         with gr.Column(scale=2):
-            sizes, dtype, new_tokens, invariant = _settings()
+            sizes, condition, dtype, new_tokens, invariant = _settings()
     controls = Controls(prompt=prompt, condition=condition, dtype=dtype, sizes=sizes, new_tokens=new_tokens)
     return BatchingPage(
         controls=controls,
@@ -118,14 +116,28 @@ def layout(config: AppConfig) -> BatchingPage:
     )
 
 
-def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
-    """The right-hand column: batch sizes, precision, new tokens, and whether to run the fix too."""
+def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Radio, gr.Slider, gr.Checkbox]:
+    """The right-hand column: the batch sizes, the knob the lesson is about; then, in "More settings", the batchmates,
+    precision, new tokens, and whether to run the fix too."""
     sizes = gr.CheckboxGroup(
         h.BATCH_CHOICES,
         label="Batch sizes",
         elem_id="nondeterminism-sizes",
         value=[b for b in DEFAULTS["batch_sizes"] if b in h.BATCH_CHOICES],
         info="each is compared with the prompt alone (batch 1); 32 is slow on a CPU",
+    )
+    with gr.Accordion("More settings", open=False, elem_id="nondeterminism-more"):
+        condition, dtype, new_tokens, invariant = _more_settings()
+    return sizes, condition, dtype, new_tokens, invariant
+
+
+def _more_settings() -> tuple[gr.Radio, gr.Radio, gr.Slider, gr.Checkbox]:
+    condition = gr.Radio(
+        CONDITION_CHOICES,
+        value=DEFAULTS["condition"],
+        label="Batchmates (condition)",
+        elem_id="nondeterminism-condition",
+        info="two causes kept apart: the kernels' batch shapes alone, or with padding too",
     )
     dtype = gr.Radio(
         list(DTYPE_NAMES),
@@ -151,7 +163,7 @@ def _settings() -> tuple[gr.CheckboxGroup, gr.Radio, gr.Slider, gr.Checkbox]:
         label="Batch-invariant mode too",
         info="also run every batch with batch-1 shapes: the fix, and what it costs",
     )
-    return sizes, dtype, new_tokens, invariant
+    return condition, dtype, new_tokens, invariant
 
 
 def _views() -> h.LabView:

@@ -93,7 +93,11 @@ def layout(config: AppConfig) -> QuantPage:
     """One screen at 1280x720: the controls on the left, the buttons, both streams and both charts on the right;
     what the file holds and the measurements below."""
     style(CSS + files.CSS, "quantization-css")
-    lesson(LESSON, "Quantization: which tensors you round matters more than the bit width")
+    lesson(
+        LESSON,
+        "Quantization: which tensors you round matters more than the bit width",
+        first="**Start here:** press **Step**: float32 and the rounded format pick the next token side by side.",
+    )
     with gr.Accordion("How float32 and a rounded copy are compared", open=False, elem_id="quantization-how"):
         gr.Markdown(INTRO)
     blank = h.blank()
@@ -102,12 +106,14 @@ def layout(config: AppConfig) -> QuantPage:
             prompt = gr.Textbox(
                 "Write a short poem about the sea.", label="Prompt", lines=2, elem_id="quantization-prompt"
             )
-            template = gr.Radio([RAW, CHAT], value=CHAT, label="Prompt format", elem_id="quantization-template")
+            # the lesson's two knobs: the format and what it rounds; the prompt's format and Run's length wait below
             fmt = gr.Dropdown(
                 h.choices(config.model_id), value=h.DEFAULT_FORMAT, label="Format", elem_id="quantization-format"
             )
             part = gr.Radio(list(PARTS), value=BOTH, label="Rounded", elem_id="quantization-part")
-            steps = whole_number_box(h.RUN_N, label=h.STEPS_LABEL, elem_id="quantization-steps")
+            with gr.Accordion("More settings", open=False, elem_id="quantization-more"):
+                template = gr.Radio([RAW, CHAT], value=CHAT, label="Prompt format", elem_id="quantization-template")
+                steps = whole_number_box(h.RUN_N, label=h.STEPS_LABEL, elem_id="quantization-steps")
             # under the controls: opened, it pushes nothing a teacher needs below the fold
             # every format here is rounded from float32's weights and compared with them, whatever --weights is
             try_this(quoting_steps(TRY_THIS, h.reference_config(config)), 6, "quantization-try")

@@ -35,14 +35,14 @@ LESSON = (
     f"Top-k, top-p and min-p each cut the same {term('logit', 'logits')} differently, and temperature changes what "
     "they keep (no model here: logits you type)."
 )
-TRY_THIS = """No model here: these are logits you type, one per token of a made-up vocabulary.
+TRY_THIS = f"""No model here: these are logits you type, one per token of a made-up vocabulary.
 1. The **reference exercise** is loaded: logits 10, 9.9, 9.8, 5, 4 and 31,995 more at 0. Before you look: how many
    tokens does top-p 0.9 keep? Now read the **top-p** panel's title, and its **rest** bar.
 2. Compare the **min-p** panel: its floor is 10% of the top token's probability, so it keeps only the top three.
 3. In the logits box change `31995` to `95` and press Enter: with a short tail, top-p keeps 3 as well.
 4. Pick the exercise again and read the **sweep**: as temperature rises, top-p's count climbs; min-p's stays small.
-5. Pick **two-way tie**, temperature 1.5: the **engine orders** table shows transformers and vLLM keep different
-   tokens.
+5. Pick **two-way tie**, temperature 1.5: the **{term("engine order", "engine orders")}** table shows transformers and
+   vLLM keep different tokens.
 """
 REFERENCE = """**What the references say.** "Top-p degrades silently at high temperatures. As temperature increases,
 token probabilities become more uniform, so top-p admits increasingly many low-quality tokens. Min-p adapts its
@@ -146,7 +146,11 @@ def _knobs() -> SandboxKnobs:
 def layout(config) -> SandboxPage:
     """The sandbox's components, inside the caller's gr.Tab. `config` is unused: no model."""
     first = sandbox_view(PRESETS[DEFAULTS["preset"]], {f.name: DEFAULTS[f.name] for f in fields(SandboxKnobs)})
-    lesson(LESSON, "Sampler sandbox")
+    lesson(
+        LESSON,
+        "Sampler sandbox",
+        first="**Start here:** move **Temperature**, then top-p: the panels redraw as you move them.",
+    )
     try_this(TRY_THIS, 5, "sandbox-try")
     with gr.Row(equal_height=True):
         logits = gr.Textbox(
@@ -177,7 +181,7 @@ def layout(config) -> SandboxPage:
     gr.Markdown("### Temperature sweep: top-p 0.9 vs min-p 0.1\n" + REFERENCE)
     measured = gr.Markdown(first.measured, elem_id="sandbox-measured")
     sweep = gr.Plot(first.sweep, show_label=False, elem_id="sandbox-sweep")
-    gr.Markdown("### Engine orders: the same settings, each engine's stage order")
+    gr.Markdown(f"### {term('engine order', 'Engine orders')}: the same settings, each engine's stage order")
     orders = gr.HTML(first.orders, elem_id="sandbox-orders")
     view = SandboxView(strategies=strategies, sweep=sweep, measured=measured, orders=orders)
     return SandboxPage(logits=logits, preset=preset, knobs=knobs, message=message, view=view)

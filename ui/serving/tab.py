@@ -27,7 +27,8 @@ from visuals.words import count
 WINDOW_S = 60.0
 SECONDS_RANGE = (5, 300)  # how long a simulated class steps
 LESSON = (
-    "Continuous batching runs every student's next token in one shared forward pass: the weights are read once for "
+    f"Continuous batching runs every student's next token in one shared {term('forward pass')}: the weights are read "
+    "once for "
     "everyone, and students join and leave at every pass."
 )
 INTRO = f"""
@@ -195,7 +196,11 @@ class ServingPage:
 def layout(config: AppConfig) -> ServingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing is read at layout."""
     style(CSS, "serving-css")
-    lesson(LESSON, "Continuous batching")
+    lesson(
+        LESSON,
+        "Continuous batching",
+        first="**Start here:** press **Open simulated students** and watch them share each pass.",
+    )
     with gr.Row(equal_height=False):
         with gr.Accordion("How this server batches everyone's steps", open=False, elem_id="serving-how"):
             gr.Markdown(INTRO)

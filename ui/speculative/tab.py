@@ -74,6 +74,7 @@ class SpecPage:
     sid: gr.State
     preset: gr.Dropdown
     note: gr.Markdown
+    more: gr.Accordion  # "More settings"
     prompt: gr.Textbox
     template: gr.Radio
     source: gr.Radio
@@ -105,17 +106,19 @@ def _knob(field: str, value: float, info: str) -> gr.Slider:
 
 
 def _controls(p: Preset) -> dict:
-    """The left column: the preset, the prompt, the draft and the samplers."""
+    """The left column: the preset, the prompt and the draft, the lesson's knobs; then, in "More settings" (closed,
+    opened by a preset that samples), the prompt's format, the length, the samplers (as in Step by step) and the
+    seed."""
     preset = gr.Dropdown(list(PRESETS), value=DEFAULT, label="Preset", elem_id="speculative-preset")
     note = gr.Markdown(f"*{p.note}*")
     prompt = gr.Textbox(p.prompt, label="Prompt", lines=3)
-    template = gr.Radio([RAW, CHAT], value=p.template, label="Prompt format")
     source = gr.Radio(list(h.SOURCES), value=p.source, label="Draft", elem_id="speculative-source")
     with gr.Row():
         k = whole_number_box(p.k, label=h.K_LABEL, elem_id="speculative-k")
         layer = whole_number_box(p.layer, label=h.LAYER_LABEL, elem_id="speculative-l")
-    max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="speculative-max-new")
-    with gr.Accordion("Samplers (as in Step by step)", open=False):
+    with gr.Accordion("More settings", open=False, elem_id="speculative-more") as more:
+        template = gr.Radio([RAW, CHAT], value=p.template, label="Prompt format")
+        max_new = knob_slider(1, h.MAX_NEW_UI, p.max_new, step=1, label="Max new tokens", elem_id="speculative-max-new")
         knobs = Knobs(
             temperature=_knob(TEMPERATURE.field, p.temperature, "0 = greedy"),
             # a box, not a slider: a slider's own box puts a typed -4 back to 0 without a word
@@ -129,6 +132,7 @@ def _controls(p: Preset) -> dict:
         seed = whole_number_box(0, label="Seed", elem_id="speculative-seed")
     return dict(
         preset=preset,
+        more=more,
         note=note,
         prompt=prompt,
         template=template,
@@ -146,7 +150,11 @@ def layout(config: AppConfig) -> SpecPage:
     round down; the buttons, the round's chips and its verify chart together, the round's words under them; then
     the whole run, its tokens per pass beside its timing."""
     style(CSS, "speculative-css")
-    lesson(LESSON, "Speculative decoding: guess several tokens, check them in one pass")
+    lesson(
+        LESSON,
+        "Speculative decoding: guess several tokens, check them in one pass",
+        first="**Start here:** press **Round**: the draft guesses, the model checks every guess in one pass.",
+    )
     sid = gr.State(None, delete_callback=h.release_spec)
     blank = h.blank()
     with gr.Row():
@@ -181,7 +189,10 @@ def apply_preset(c: SpecPage, name) -> dict:
     if name not in PRESETS:
         return {}
     p = PRESETS[name]
+    # a preset that samples opens "More settings", where its samplers are
+    sampled = p.temperature > 0 or p.repetition_penalty != REPETITION.neutral
     return {
+        c.more: gr.Accordion(open=True) if sampled else gr.skip(),
         c.prompt: p.prompt,
         c.template: p.template,
         c.source: p.source,
@@ -219,7 +230,7 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     outputs = list(c.view)
     on_round = dict(message=c.message, show_progress="minimal", show_progress_on=c.view.round)
     knobs = c.knobs
-    preset_outputs = [c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.note, c.seed]
+    preset_outputs = [c.more, c.prompt, c.template, c.source, c.k, c.layer, c.max_new, c.note, c.seed]
     preset_outputs += [knobs.temperature, knobs.top_k, knobs.top_p, knobs.repetition_penalty]
     c.preset.change(lambda name: apply_preset(c, name), c.preset, preset_outputs).then(
         teach(reset, c.message), c.sid, [*outputs, c.message], show_progress="hidden"

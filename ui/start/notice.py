@@ -16,6 +16,8 @@ import json
 from ui.start.plans import PLANS
 
 PARAM = "notice"  # the link's key
+GUESS = "guess"  # the link's key for a step the class guesses first (ui.start.plans.Step.guess): its notice covered
+GUESS_LINE = "Guess first, then press here to show the numbers"
 HIGHLIGHT_MS = 4000  # how long the notice stays outlined, and followed if the layout moves it
 
 # {element id: the patterns of the steps that name it}: several steps read one element (the speculative run's line)
@@ -26,12 +28,39 @@ for _step in (step for plan in PLANS for step in plan.steps):
 HEAD = f"""<style>
 .lab-notice {{ outline: 3px solid var(--color-accent, #c2410c); outline-offset: 3px; border-radius: 4px;
   transition: outline-color 0.6s; }}
+/* a guess step's notice, covered: its numbers blurred under a line that says what to press */
+[data-lab-guess] {{ position: relative; cursor: pointer; min-height: 44px; }}
+[data-lab-guess] > * {{ filter: blur(9px); user-select: none; }}
+[data-lab-guess]::after {{ content: '{GUESS_LINE}'; position: absolute; inset: 0; display: flex; align-items: center;
+  justify-content: center; text-align: center; padding: 8px; font-weight: 700; font-size: var(--text-lg);
+  color: var(--body-text-color); background: color-mix(in srgb, var(--background-fill-primary) 55%, transparent); }}
 </style>
 <script>
 (() => {{
   const id = new URLSearchParams(location.search).get('{PARAM}');
   const patterns = ({json.dumps(PATTERNS, ensure_ascii=False)})[id];
   if (!patterns) return;
+  // a step the class guesses first: its notice is covered the first time it lands, until pressed (a click, a tap,
+  // Enter or Space); a data attribute, which gradio's own rendering of the element leaves alone
+  let guessing = new URLSearchParams(location.search).get('{GUESS}') === '1';
+  const cover = root => {{
+    guessing = false;
+    root.dataset.labGuess = '';
+    root.tabIndex = 0;
+    root.setAttribute('role', 'button');
+    root.setAttribute('aria-label', '{GUESS_LINE}');
+    const show = () => {{
+      delete root.dataset.labGuess;
+      root.removeAttribute('role');
+      root.removeAttribute('aria-label');
+      root.removeAttribute('tabindex');
+      root.removeEventListener('click', show, true);
+      root.removeEventListener('keydown', key, true);
+    }};
+    const key = e => {{ if (e.key === 'Enter' || e.key === ' ') {{ e.preventDefault(); show(); }} }};
+    root.addEventListener('click', show, true);
+    root.addEventListener('keydown', key, true);
+  }};
   const res = patterns.map(p => new RegExp(p));
   const says = text => res.some(re => re.test(text));
   // the smallest element inside the notice's element whose text still says the notice: the sentence, not the panel
@@ -71,6 +100,7 @@ HEAD = f"""<style>
     const root = document.getElementById(id);
     if (!root || !root.getClientRects().length) return;
     if (target) target.classList.remove('lab-notice');
+    if (guessing) cover(root);
     (target = sentence(root)).classList.add('lab-notice');
     scroll();
     const following = performance.now() <= until;

@@ -22,13 +22,18 @@ class Step:
     settings: dict = field(default_factory=dict)  # more of the link: knobs the tab's links take (ui/step/links.py)
     # the notice quotes what the bundled model measured (a probability, a count, a text), not a setting or a rule
     quotes: bool = True
+    # the class guesses first: nothing on the page says the notice before the step's action, and a notice the page
+    # shows without one (no `presses`) is covered until the teacher presses it (the link's guess=1, ui/start/notice.py)
+    guess: bool = False
 
     @property
     def link(self) -> str:
         """The step's shared link, relative to the page: `?tab=step&preset=confident&notice=step-dist`. Its `notice`
         names the element to bring on screen once it says the notice (ui/start/notice.py)."""
         preset = {"preset": self.preset} if self.preset else {}
-        return "?" + urlencode({"tab": self.tab, **preset, **self.settings, "notice": self.shows.removeprefix("#")})
+        guess = {"guess": "1"} if self.guess and not self.presses else {}
+        notice = {"notice": self.shows.removeprefix("#")}
+        return "?" + urlencode({"tab": self.tab, **preset, **self.settings, **notice, **guess})
 
 
 @dataclass(frozen=True)
@@ -69,13 +74,14 @@ PICK_A_WORD = Plan(
         Step(
             "sandbox",
             "reference-exercise",
-            "Guess how many tokens top-p 0.9 keeps, then read **Measured here**.",
+            "Guess how many tokens top-p 0.9 keeps, then press **Measured here** to show the numbers.",
             "At temperature 1, top-p 0.9 keeps 22,782 of the 32,000 tokens, while min-p 0.1 keeps 3.",
             10,
             (),
             "#sandbox-measured",
             r"top-p 22,782, min-p 3\b",
             quotes=False,
+            guess=True,
         ),
         Step(
             "step",
@@ -90,13 +96,15 @@ PICK_A_WORD = Plan(
         Step(
             "beams",
             "2-2",
-            "Press **Run to end** and read the table under the tree.",
+            "Guess: is beam search's answer more or less likely than greedy's? Then press **Run to end** and read the "
+            "table under the tree.",
             "Beam search's answer is about 100× as likely as greedy's, though greedy took the likeliest token at "
             "every step.",
             12,
             ("#beams-end",),
             "#beams-compare-text",
             r"\b\d{2,3}(\.\d)?× as likely",
+            guess=True,
         ),
     ),
 )
@@ -162,8 +170,8 @@ CLASS = Plan(
             "serving",
             "",
             "Press **Open simulated students**, watch a minute, then **Stop them**.",
-            "One forward pass serves several students at once, and the line above the charts compares its time with "
-            "theirs one after another.",
+            "One [[forward pass]] serves several students at once, and the line above the charts compares its time "
+            "with theirs one after another.",
             15,
             ("#serving-open",),
             "#serving-status",

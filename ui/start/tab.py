@@ -95,7 +95,12 @@ def plans_html(config: AppConfig) -> str:
 def build(config: AppConfig) -> None:
     """The tab (inside the caller's gr.Tab): words and links only, no events; `config` names the run the notices'
     numbers were measured on where this run is another."""
-    lesson(LESSON, "Start here")
+    lesson(
+        LESSON,
+        "Start here",
+        first="**New to this?** Open **Two ideas to know first** below, then **Step by step**, and press **Prefill**.",
+    )
+    # closed, so the plans' first link stays on a projector's first screen: the beginner's line points to it
     with gr.Accordion("Two ideas to know first: tokens and probabilities", open=False, elem_id="start-ideas"):
         gr.Markdown(INTRO, elem_id="start-intro")
     gr.Markdown(PLANS_LINE, elem_id="start-how")

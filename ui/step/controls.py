@@ -59,6 +59,7 @@ class Setup(NamedTuple):
     repetition_penalty: object
     max_new: object
     start: object
+    more: object  # "More settings": opened when the preset or link sets a knob there away from off (`opens_more`)
 
 
 class Reads(NamedTuple):
@@ -81,25 +82,42 @@ def lesson_controls():
     return preset, prompt
 
 
-def buttons() -> Buttons:
+def buttons() -> dict:
+    """The row under the prompt: the lesson's buttons (Run N, its box and Reset wait in "More settings")."""
     with gr.Row(elem_id="step-buttons"):
-        return Buttons(
+        return dict(
             prefill=gr.Button("Prefill", variant="primary", elem_id="step-prefill"),
             step=gr.Button("Step", variant="primary", elem_id="step-step"),
             back=gr.Button("Back", elem_id="step-back"),
+            run_end=gr.Button("Run to end", elem_id="step-run-end"),
+            stop=gr.Button("Stop", variant="stop", elem_id="step-stop-button"),
+        )
+
+
+def run_n_row() -> dict:
+    """Run N steps at once, and N, and Reset: in "More settings" (Step and Run to end are the lesson's; a Prefill
+    starts afresh as Reset does)."""
+    with gr.Row(elem_id="step-run-n-row"):
+        return dict(
             run_n=gr.Button("Run N", elem_id="step-run-n"),
             # wide enough for the largest N it takes (4096) and more digits, which a 64 px box cut to "1000"
             n_steps=validate.whole_number_box(5, container=False, min_width=96, scale=0, elem_id="step-n-steps"),
-            run_end=gr.Button("Run to end", elem_id="step-run-end"),
-            stop=gr.Button("Stop", variant="stop", elem_id="step-stop-button"),
             reset=gr.Button("Reset", elem_id="step-reset"),
         )
 
 
+def opens_more(min_p: float, repetition: float) -> object:
+    """What a preset or a link does to "More settings": opens it when it sets a knob there away from off (the class
+    must see the min-p or the penalty it is about), else leaves it as the learner left it."""
+    hidden_on = MIN_P.enabled(min_p) or REPETITION.enabled(repetition)
+    return gr.Accordion(open=True) if hidden_on else gr.skip()
+
+
 def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
-    """The column beside the chart: temperature, why a setting is skipped (`note` first), Try this, the other knobs,
-    the model and what it reads (`reads` first), the pass mode, and the link to this setup. Returns its controls by
-    their `StepPage` names."""
+    """The column beside the chart: the lesson's three knobs (temperature, then why a setting is skipped, `note`
+    first, and Try this; top-k, top-p), then "More settings", closed: min-p, the penalties, seed, length, stop strings,
+    the engine order, the model and what it reads (`reads` first), the pass mode, and the link to this setup. Returns
+    its controls by their `StepPage` names, and Run N's (`run_n`: its button and box) for the page's `Buttons`."""
     preset = PRESETS[DEFAULT_PRESET]
     temperature = knob(
         TEMPERATURE.field,
@@ -116,23 +134,27 @@ def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
         "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
         elem_id="step-top-p",
     )
-    min_p = knob(
-        MIN_P.field,
-        MIN_P.neutral,
-        "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1",
-        elem_id="step-min-p",
-    )
-    with gr.Accordion("Penalties, seed, length, stop strings, engine order", open=False, elem_id="step-advanced"):
+    # the lesson is the three knobs above; the rest waits here, for a preset or link that sets it, or the curious
+    with gr.Accordion("More settings", open=False, elem_id="step-more") as more:
+        run_n = run_n_row()
+        min_p = knob(
+            MIN_P.field,
+            MIN_P.neutral,
+            "drop tokens below min-p × the top probability; 0 = off; usual 0.05-0.1",
+            elem_id="step-min-p",
+        )
         advanced = advanced_controls()
+        details = prompt_details(config, reads)
+        linked = link_controls()
     penalties = {name: advanced.pop(name) for name in (REPETITION.field, PRESENCE.field, FREQUENCY.field)}
     knobs = Knobs(
         temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, **penalties, order=advanced.pop("order")
     )
-    return dict(knobs=knobs, why=why, **advanced, **prompt_details(config, reads), **link_controls())
+    return dict(knobs=knobs, why=why, more=more, run_n=run_n, **advanced, **details, **linked)
 
 
 def advanced_controls() -> dict:
-    """Under the fold: the penalties, seed, length, stop strings and the engine order."""
+    """In "More settings": the penalties, seed, length, stop strings and the engine order."""
     return dict(
         repetition_penalty=knob(
             REPETITION.field,

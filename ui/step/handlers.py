@@ -19,7 +19,7 @@ import gradio as gr
 from decoding import values
 from decoding.inspector import inspect_step
 from decoding.knobs import check_seed, settings_from
-from decoding.loop import MAX_NEW_TOKENS_CAP, Run, drive
+from decoding.loop import MAX_NEW_TOKENS_CAP, Run, check_fits, drive
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.stages import FREQUENCY, MIN_P, PRESENCE, REPETITION, TOP_K, TOP_P
@@ -32,11 +32,12 @@ from ui.events import CancelFlags, deadline
 from ui.sessions import STORE, Entry, run_need
 from ui.step import lens, page_state
 from ui.step import view as shown_view
-from ui.step.controls import PATH_CHOICES, Reads, Setup
+from ui.step.controls import PATH_CHOICES, Reads, Setup, opens_more
 from ui.step.lessons import PRESETS
 from ui.step.view import TOP_N, Answer, Started, StepRecord, StepView, empty_view, start_line, view
 from visuals import distribution
 from visuals.chart import empty_html
+from visuals.glossary import term
 from visuals.step import sequence
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never touch the model
@@ -56,7 +57,8 @@ def settings_note(knobs: Mapping) -> str:
     if s.greedy and set_truncations:
         verb = "is" if len(set_truncations) == 1 else "are"
         notes.append(
-            f"Temperature 0 is greedy: it takes the argmax, so {' and '.join(set_truncations)} {verb} skipped "
+            f"Temperature 0 is greedy: it takes the {term('argmax')}, so {' and '.join(set_truncations)} {verb} "
+            "skipped "
             "(as in generate())."
         )
     on = [f"{p.name} {getattr(s, p.field):g}" for p in PENALTIES if p.enabled(getattr(s, p.field))]
@@ -80,6 +82,7 @@ def apply_preset(config: AppConfig, name) -> Setup | dict:
         repetition_penalty=p.repetition,
         max_new=p.max_new_tokens,
         start=start_line(name, config),
+        more=opens_more(p.min_p, p.repetition),
     )
 
 
@@ -126,6 +129,7 @@ def prefill(
     stops = validate.stop_strings(stops)
     path = values.choice("Decode step", path, [value for _, value in PATH_CHOICES])
     kwargs = dict(seed=seed, max_new_tokens=max_new, stop_strings=stops, top_n=TOP_N)
+    check_fits(lm, len(prompt.ids), max_new)  # a run refused keeps the session's old one: checked before it goes
     stop_running(run_id)
     stop = PREFILL_STOPS.watch(request, None).should_stop
     run_id = STORE.reserve(run_need(lm, len(prompt.ids), max_new), replace=run_id)  # or refused, before any pass

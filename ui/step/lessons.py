@@ -14,9 +14,9 @@ WALKTHROUGH = f"""1. With the preset **Confident**, press **Prefill**: one bar, 
    bar drops from 0.36 to 0.02; the dashes (the model's own probabilities) stay where they were. Press **Step**.
 3. Pick a short bar under the chart (**Force a token**) and press **Force** (or click the bar): the run branches
    from an unlikely token, its chip dashed.
-4. Pick **Greedy loop**, **Prefill**, **Run to end**: temperature 0 repeats "I'm a cat." Open *Penalties, seed,
-   length…* below these steps, set **Repetition penalty** to 1.3, press **Prefill** and **Run to end** again: the
-   loop is gone.
+4. Pick **Greedy loop**, **Prefill**, **Run to end**: temperature 0 repeats "I'm a cat." Open *More settings*
+   below the knobs, set **Repetition penalty** to 1.3, press **Prefill** and **Run to end** again: the loop is
+   gone.
 5. Look at **Time** further down: prefill is one pass over the whole prompt; every token after it costs one more
    pass.
 """
@@ -58,7 +58,7 @@ PRESETS = {
         1.0,
         48,
         "No bar holds even a quarter of the probability (entropy 4.9 bits; Confident's is 2.1). Set the seed to 1 "
-        "(under Penalties, seed…) and press Prefill again: the story starts another way.",
+        "(under More settings) and press Prefill again: the story starts another way.",
     ),
     "Greedy loop": Preset(
         "I like cats. I like dogs. I like",
@@ -82,7 +82,8 @@ PRESETS = {
         1.0,
         40,
         "At 1.8 the bars flatten and unlikely tokens get drawn: with seed 0, most of the 40 tokens had a model "
-        "probability under 0.01 (pale chips). Set min-p 0.1 and press Prefill again: such draws become rare.",
+        "probability under 0.01 (pale chips). Set min-p 0.1 (under More settings) and press Prefill again: such draws "
+        "become rare.",
     ),
 }
 DEFAULT_PRESET = next(iter(PRESETS))

@@ -12,7 +12,7 @@ from decoding.stages import MIN_P, REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui.context import AppConfig
 from ui.events import error_html
 from ui.step import handlers as h
-from ui.step.controls import Reads, Setup
+from ui.step.controls import Reads, Setup, opens_more
 from ui.step.lessons import DEFAULT_PRESET, PRESETS, SLUGS
 
 # a link's names for the settings it carries (their stages' names) -> the knobs they set (then the seed, checked by
@@ -68,6 +68,9 @@ def open_link(config: AppConfig, request: gr.Request) -> Opened:
     name, v, problems = settings_from_link(query)
     seed = v.pop("seed")
     setup = h.apply_preset(config, name)._replace(**v)
+    # a knob the link sets in "More settings" (min-p, a penalty, the seed) opens it, so the class sees it
+    more = opens_more(setup.min_p, setup.repetition_penalty) if not seed else gr.Accordion(open=True)
+    setup = setup._replace(more=more)
     try:
         reads = h.prompt_view(config, config.model_id, setup.prompt, setup.template)
     except ValueError:  # the model cannot load (a hub id offline): Prefill will say so where it is pressed

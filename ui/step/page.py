@@ -45,6 +45,9 @@ CSS = """
   #step-main > .column:first-child { order: -1; }
   #step-message:has(.lab-error) { position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary); }
   #step-main .cm-line { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  /* a button's words on one line: "Run to end" took three lines in a fifth of a phone; the row wraps instead */
+  #step-buttons { flex-wrap: wrap; }
+  #step-buttons button { white-space: nowrap; flex: 1 1 auto; }
 }
 /* the stage's pieces (ui/step/view.py), a line's gap apart, as gradio's blocks were */
 #step-stage .patched > div + div { margin-top: 10px; }
@@ -81,6 +84,7 @@ class StepPage:
     message: gr.HTML  # the one line where a bad value is said (ui.events.teach)
     knobs: Knobs
     why: gr.Markdown
+    more: gr.Accordion  # "More settings": every knob and switch the lesson is not about
     seed: gr.Number
     max_new: gr.Number
     stops: gr.Textbox
@@ -129,6 +133,7 @@ class StepPage:
             repetition_penalty=k.repetition_penalty,
             max_new=self.max_new,
             start=self.start,
+            more=self.more,
         )
 
 
@@ -149,6 +154,7 @@ def layout(config: AppConfig, opened: Opened) -> StepPage:
             left = knob_column(config, opened.note, opened.reads)
         with gr.Column(scale=2, min_width=520, elem_id="step-chart-col"):
             right = chart_column(run_id)
+    row = Buttons(**row, **left.pop("run_n"))  # Run N and its box are in "More settings"
     return StepPage(
         start=start, run_id=run_id, preset=preset, prompt=prompt, buttons=row, message=message, **left, **right
     )

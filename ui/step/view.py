@@ -35,13 +35,16 @@ from ui.step.lessons import PRESETS
 from ui.step.page_state import PageState
 from visuals import distribution, strategies
 from visuals.chart import empty_html
+from visuals.glossary import term
 from visuals.parts import joined
 from visuals.sandbox import views as sandbox
 from visuals.serving import traffic as serving
 from visuals.step import penalties, sequence, timeline
 
 TOP_N = 20
-GREEDY_NOTE = "*Temperature 0 is greedy: it takes the argmax, so top-k, top-p and min-p are skipped, as in generate()*"
+GREEDY_NOTE = (
+    f"*Temperature 0 is greedy: it takes the {term('argmax')}, so top-k, top-p and min-p are skipped, as in generate()*"
+)
 KEYS = "Keys: <kbd>P</kbd> Prefill · <kbd>→</kbd> Step · <kbd>←</kbd> Back"
 CHART_BLANK = "Press Prefill to see the first distribution"
 STRATEGIES_BLANK = "Press Prefill: each strategy alone on the next distribution"
@@ -202,7 +205,8 @@ def _orders(entry: Entry, settings: SamplerSettings | None) -> str:
     if v.shown is not None:
         if v.shown.settings.get(TEMPERATURE.field) == 0:  # why every engine "keeps" the whole vocabulary
             orders = f"{GREEDY_NOTE}  \n{orders}"
-        orders = f"**Forward pass behind this distribution:** {_pass_line(v.shown)}  \n{orders}"
+        behind = f"**{term('forward pass', 'Forward pass')} behind this distribution:**"
+        orders = f"{behind} {_pass_line(v.shown)}  \n{orders}"
     return orders
 
 

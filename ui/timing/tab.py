@@ -143,7 +143,11 @@ class TimingPage:
 
 def layout(config: AppConfig) -> TimingPage:
     """The tab's components, inside the caller's gr.Tab. `config` is unused: nothing is measured at layout."""
-    lesson(LESSON, "Prefill vs decode")
+    lesson(
+        LESSON,
+        "Prefill vs decode",
+        first="**Start here:** press **Measure** (about a minute) and read the sentence under the chart.",
+    )
     try_this(TRY_THIS, 5, "timing-try")
     with gr.Row():
         # buttons as narrow as their words: the plan's three choices stay on one row, in projector mode's larger type

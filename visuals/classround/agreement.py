@@ -15,7 +15,7 @@ def verdict(g: GreedyRecord) -> str:
     if not g.students:
         return (
             "Each student presses <b>Step greedy</b> or <b>Run greedy</b>: their own greedy run on this text, "
-            "temperature 0, the argmax at every step."
+            f"temperature 0, the {term('argmax')} at every step."
         )
     if len(g.students) == 1:
         return "One student has stepped so far: agreement needs two."

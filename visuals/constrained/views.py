@@ -60,8 +60,9 @@ def answer_chips(steps: list[Step], held: str = "") -> tuple[str, ...]:
 _PAD = "padding:0 3px;margin:0 3px;"
 LEGEND = (
     f'<div class="tok-legend">shaded = sampled · <span style="{_PAD}outline:2px dashed {GRAMMAR_COLOUR}">dashed wine'
-    f'</span> = forced by the grammar (no sampling, no forward pass of its own) · <span style="{_PAD}outline:2px '
-    f'dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an illegal token and resampled</div>'
+    f"</span> = forced by the grammar (no sampling, no {term('forward pass')} of its own) · "
+    f'<span style="{_PAD}outline:2px dashed {FORCED}">dashed pink</span> = forced by you · ↺ = llama.cpp drew an '
+    "illegal token and resampled</div>"
 )
 
 

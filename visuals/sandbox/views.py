@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from decoding.stages import MIN_P, TOP_P
+from visuals.glossary import term
 from visuals.strategies import percent
 from visuals.theme import REMOVED, STAGE_LABELS, TEXT, styled
 from visuals.tokens import visible_token
@@ -71,6 +72,7 @@ def sweep_figure(sweep: Sweep, height: int = 400) -> go.Figure:
     return fig
 
 
+ENGINE_ORDER = term("engine order", "Engine order")  # the line on the step tab that compares the orders
 _TABLE = 'style="border-collapse:collapse;font-size: calc(17px * var(--lab-type, 1));margin:6px 0 12px 0"'
 
 
@@ -135,11 +137,11 @@ def orders_table(comparison: OrderComparison, labels: dict[int, str] | None = No
 def orders_markdown(inspection: Inspection | None, current: str) -> str:
     """The step tab's line: how many tokens each engine order keeps on this step, and where they differ."""
     if inspection is None:
-        return "Engine order: press Prefill to compare the orders on the current step."
+        return f"{ENGINE_ORDER}: press Prefill to compare the orders on the current step."
     counts = " · ".join(
         f"**{o}** keeps {n:,}" + (" (yours)" if o == current else "") for o, n in inspection.kept_by_order.items()
     )
     if not inspection.differing:
-        return f"Engine order, this step: {counts}. The kept sets are identical here."
+        return f"{ENGINE_ORDER}, this step: {counts}. The kept sets are identical here."
     rows = ", ".join(f"`{visible_token(t)}` (kept by {', '.join(keepers)})" for t, keepers in inspection.differing)
-    return f"Engine order, this step: {counts}. **They differ** on: {rows}."
+    return f"{ENGINE_ORDER}, this step: {counts}. **They differ** on: {rows}."

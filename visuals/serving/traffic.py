@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from decoding.serving.scheduler import Noise
 
 # a static run's one-token pass by its kind (decoding.passes.KINDS): always a pass of its own, no batchmate to warn of
-STATIC_STEPS = {"static": "uncaptured", "captured": "replayed as a CUDA graph"}
+STATIC_STEPS = {"static": "uncaptured", "captured": f"replayed as a {term('CUDA graph')}"}
 # the controls sit above the charts
 NO_TRAFFIC = "No traffic yet: open simulated students above, or press Step in another tab"
 
@@ -102,7 +102,7 @@ def _pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: flo
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if kind in STATIC_STEPS:
-        return f"computed alone by the static cache's step, {STATIC_STEPS[kind]}: {num(ms)} ms"
+        return f"computed alone by the {term('static cache')}'s step, {STATIC_STEPS[kind]}: {num(ms)} ms"
     if mode == "alone":
         return f"computed alone, as you asked: {term('bit-exact with generate()')}, {num(ms)} ms"
     if mode == "lens":  # the lens panel's pass: the step chose from its logits, so its time is this step's

@@ -10,14 +10,14 @@ from visuals.words import count
 
 EXACTNESS = f"""**When is the output exactly what the model alone would write?**
 - **Temperature 0 (greedy):** the same tokens as plain greedy decoding, token for token, with any penalty: a guess
-  is kept only if it *is* the target's argmax, and the penalty at each verified position counts the guesses before
-  it, as it would have counted those tokens had they been generated one by one. (The one caveat is floating point:
-  a pass over K + 1 tokens can round a {term("logit")} in its last bit differently from a one-token pass, which
+  is kept only if it *is* the target's {term("argmax")}, and the penalty at each verified position counts the guesses
+  before it, as it would have counted those tokens had they been generated one by one. (The one caveat is floating
+  point: a pass over K + 1 tokens can round a {term("logit")} in its last bit differently from a one-token pass, which
   matters only for a near-tie; the tests find none on the prompts here.)
-- **Sampling, any temperature, top-k/top-p/min-p/typical/epsilon/eta, penalties, any engine order:** every emitted
-  token is distributed exactly as p, the target's distribution after that same pipeline, because the rule keeps a
-  guess with probability min(1, p/q) and otherwise draws from max(0, p − q). The *draws* differ from a plain seeded
-  run (a different use of the random numbers), so the text is a different sample from the same distribution.
+- **Sampling, any temperature, top-k/top-p/min-p/typical/epsilon/eta, penalties, any {term("engine order")}:** every
+  emitted token is distributed exactly as p, the target's distribution after that same pipeline, because the rule
+  keeps a guess with probability min(1, p/q) and otherwise draws from max(0, p − q). The *draws* differ from a plain
+  seeded run (a different use of the random numbers), so the text is a different sample from the same distribution.
 - **Not exact:** an accept rule that is looser than min(1, p/q) (accepting any guess in the target's top-k, "typical
   acceptance", ensemble weights), or p computed without the guesses in the penalty context. This lab does neither."""
 

@@ -102,11 +102,11 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
         boxes.append(f'<span class="loop-box" style="{lit}">{LOOP_TERMS.get(p, p)}</span>')
     arrow = '<span class="loop-arrow">→</span>'
     caption = (
-        f"step {step_number}: one forward pass over {context_len} tokens of context, one token"
+        f"step {step_number}: one {term('forward pass')} over {context_len} tokens of context, one token"
         if step_number > 0
-        else f"prefill: one forward pass over the whole prompt ({context_len} tokens)"
+        else f"prefill: one {term('forward pass')} over the whole prompt ({context_len} tokens)"
         if context_len > 0
-        else f"press Prefill: one forward pass over the whole prompt fills the {term('KV cache')}"
+        else f"press Prefill: one {term('forward pass')} over the whole prompt fills the {term('KV cache')}"
     )
     loop = f'<div class="loop">{arrow.join(boxes)}<span class="loop-arrow">↺</span></div>'
     return f'{loop}<div class="loop-caption">{caption}</div>'
