@@ -9,7 +9,7 @@ that wraps onto as many rows as it needs on a phone. Ours is one row on a phone,
 (a `<details>`, so it works without a script and from the keyboard), and the whole list of lessons, in teaching order,
 on a wider screen, where it wraps rather than running past the edge. A link to a page is a plain link: the new page
 reads projector mode and a class round's teacher key from the browser's localStorage, where the page that set them
-left them (ui/projector.py, ui/classround/page.py).
+left them (ui/projector.py, and the class round lesson's own page).
 
 A link already sent to a class opens the app's first page with `?tab=<id>` (and a preset, a notice...): `OldLink`
 answers it with a redirect to the lesson's page, the query kept whole, its `tab` the lesson's id now (an id a lesson
@@ -69,7 +69,7 @@ CSS = f"""
 #lab-nav nav li {{ margin: 0; }}
 #lab-nav nav a {{ display: inline-flex; align-items: center; min-height: {WIDE_LINK_PX}px; padding: 0 8px;
   border-radius: var(--radius-md); text-decoration: none; color: var(--body-text-color);
-  font-size: calc(var(--text-md) - 1px); white-space: nowrap; }}
+  font-size: calc(var(--text-md) - 1px); white-space: nowrap; transition: none; }}
 #lab-nav nav a:hover {{ background: var(--background-fill-secondary); }}
 #lab-nav nav a[aria-current=page] {{ background: var(--color-accent); color: white; font-weight: 700; }}
 #lab-nav nav a:focus-visible, #lab-nav summary:focus-visible {{ outline: 3px solid var(--color-accent);

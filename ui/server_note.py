@@ -24,7 +24,7 @@ ROUTE = "/lab/server-note"
 # the note's line at the top, in view however far down the page the learner is
 CSS = """
 #server-note { position: sticky; top: 0; z-index: 20; background: var(--background-fill-primary); }
-#server-note:empty { display: none; }
+#server-note:empty, #server-note:not(:has(p, strong, b)) { display: none; }  /* no note: no block, no gap */
 [data-held] { position: relative; overflow: visible; }
 [data-held]::after { content: "⏳ " attr(data-held); position: absolute; top: calc(100% + 2px); left: 0; z-index: 5;
   width: max-content; max-width: min(24em, 90vw); white-space: normal; text-align: left; padding: 1px 6px;

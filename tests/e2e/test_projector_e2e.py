@@ -16,7 +16,7 @@ TEXTS = {
     "body text": "#step-top .prose p",
     "lesson link": "#lab-nav nav a",
     "hint": "#step-temperature",  # the innermost element holding the hint's words (HINT)
-    "message line": "#step-message .lab-error",
+    "message": ".lab-error.lab-beside",  # a bad value's message, beside its control (ui/validate.py)
     "chart text": "#step-dist .lc",
     "chart tick": "#step-dist .lc-tick, #step-dist .lc-x",
     "control label": "#step-temperature [data-testid=block-info]",
@@ -50,10 +50,10 @@ def test_projector_mode_draws_every_kind_of_text_at_least_1_4_times_as_large(bro
         page.locator("#step-prefill").wait_for(timeout=LONG)
         page.click("#step-prefill")
         page.locator("#step-dist .lc-bar").first.wait_for(timeout=LONG)
-        box = page.get_by_label("number input for Top-k")  # a bad top-k: the message line says so
+        box = page.get_by_label("number input for Top-k")  # a bad top-k: its message says so beside the box
         box.fill("2.5")
         box.press("Enter")
-        expect(page.locator("#step-message .lab-error")).to_be_visible(timeout=LONG)
+        expect(page.locator(".lab-error.lab-beside")).to_be_visible(timeout=LONG)
         normal = sizes(page)
         assert None not in normal.values(), normal  # each kind of text is on the page
         set_projector(page, True)

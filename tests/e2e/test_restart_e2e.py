@@ -9,16 +9,15 @@ the dead round's code and link, and the Step page's first click says the server 
 Screenshots of the banner, each state at 1280x720 and 390x844, go to artifacts/."""
 
 import os
-import re
 import signal
 import time
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, until
 from ui import alive
-from ui.launch import CHROMIUM, CHROMIUM_ARGS, free_port, start_app
+from ui.launch import CHROMIUM, free_port, start_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 PHONE = {"width": 390, "height": 844}
@@ -38,14 +37,6 @@ def served():
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
         proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def banner(page) -> tuple[str | None, str]:
@@ -76,21 +67,21 @@ def shot(pages: dict, name: str) -> None:
         page.screenshot(path=ARTIFACTS / f"alive_{name}_{who}.png")
 
 
-def test_every_page_says_the_server_stopped_answering_came_back_and_restarted(served, chromium):
+def test_every_page_says_the_server_stopped_answering_came_back_and_restarted(served, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     url = f"http://127.0.0.1:{served['port']}/"
-    teacher = chromium.new_page(viewport=PROJECTOR)
+    teacher = browser.new_page(viewport=PROJECTOR)
     teacher.goto(f"{url}?tab=classround&preset=capital-of-france&kind=guess&projector=1")
     expect(teacher.locator("#classround-prompt textarea")).to_have_value("The capital of France is", timeout=180_000)
     idle(teacher)
     teacher.click("#classround-start")
     code = until(teacher, lambda: teacher.locator("#classround-view .classround-code").inner_text(), 180, "a code")
-    phone = chromium.new_page(viewport=PHONE)
+    phone = browser.new_page(viewport=PHONE)
     phone.goto(f"{url}?tab=classround&round={code}")
     expect(phone.locator("#classround-view")).to_contain_text(f"Round {code}", timeout=180_000)
-    step = chromium.new_page(viewport=PROJECTOR)
+    step = browser.new_page(viewport=PROJECTOR)
     step.goto(f"{url}?tab=step")
-    expect(step.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=180_000)
+    step.locator("#step-prefill").wait_for(timeout=180_000)
     step.click("#step-prefill")
     step.wait_for_selector("#step-dist .lc-bar", timeout=120_000)
     pages = {"projector": teacher, "phone": phone, "step": step}

@@ -123,7 +123,7 @@ def _knobs() -> SandboxKnobs:
         temperature=_slider(
             TEMPERATURE,
             elem_id="sandbox-temperature",
-            info="divides the logits: < 1 sharpens, > 1 flattens; 0 = greedy. Usual 0.7–1",
+            info="divides the logits (< 1 sharpens); 0 = greedy. Usual 0.7–1",
         ),
         top_k=_slider(
             TOP_K,

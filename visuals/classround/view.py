@@ -233,6 +233,8 @@ CSS = f"""
 .classround-view {{ font-size: calc(16px * var(--lab-type, 1)); min-width: 0; }}
 /* a chart's plot column may shrink below its labels' width (they clip): in a narrow column it stays inside it */
 .classround-view .lc-grid {{ grid-template-columns: auto auto minmax(0, 1fr) auto; }}
+/* on a phone a chart of ten bars and "others" is wider than the screen: it scrolls sideways inside its own box */
+.classround-view .lc {{ max-width: 100%; overflow-x: auto; }}
 .classround-view p {{ margin: 4px 0; }}
 .classround-v-head {{ font-size: 1.1em; }}
 .classround-code {{ font-size: 1.6em; letter-spacing: 0.08em; font-family: ui-monospace, monospace; }}
