@@ -10,7 +10,6 @@ import gradio as gr
 
 from decoding.knobs import KNOBS, settings_from
 from decoding.sandbox import (
-    FORMAT,
     MAX_VOCAB,
     PRESETS,
     compare_orders,
@@ -156,7 +155,8 @@ def layout(config) -> SandboxPage:
         logits = gr.Textbox(
             PRESETS[DEFAULTS["preset"]],
             label="Logits, one per token (press Enter to apply)",
-            info=f"{FORMAT}; 2 to {MAX_VOCAB:,} tokens",
+            # one line in projector mode (the full rule is in each message about a bad entry: decoding.sandbox.FORMAT)
+            info=f"numbers like `10, 9.9, 5`; `0 x 100` repeats; `2 to -4 x 50` spaces 50 evenly; 2 to {MAX_VOCAB:,}",
             lines=1,
             max_lines=3,
             scale=3,
@@ -166,7 +166,7 @@ def layout(config) -> SandboxPage:
             list(PRESETS),
             value=DEFAULTS["preset"],
             label="Preset",
-            info="confident, flat, a tie, or the reference exercise",
+            info="confident, flat, a tie or the exercise",
             scale=1,
             elem_id="sandbox-preset",
         )
