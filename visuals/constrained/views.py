@@ -159,7 +159,7 @@ def orders_html(outcomes: list, settings_note: str, position: int | None = None)
         order = " → ".join(_stage(s, s in o.enabled) for s in o.order if s in SHOWN_STAGES)
         legal = "<b>0: nothing legal</b>" if o.legal_left == 0 else f"{o.legal_left:,}"
         rows.append([html.escape(o.engine), order, f"{o.truncated:,}", legal, html.escape(o.recovery)])
-    head = ["engine", "order (the grammar in bold)", "samplers alone keep", "legal among them", "recovery"]
+    head = ["engine", "stage order (the grammar in bold)", "samplers alone keep", "legal among them", "recovery"]
     return (
         f"<p><b>Where each engine puts the grammar, {ahead}</b> ({html.escape(settings_note)}):</p>"
         f"{_table(head, rows, (2, 3))}"

@@ -44,7 +44,7 @@ def round_caption(rnd, greedy: bool, exit_layer: int | None = None) -> str:
         )
     else:
         guess = f"<b>{source_label}</b> guessed {k} token{'s' * (k != 1)}."
-    rule = "equal to the target's argmax" if greedy else "kept with probability min(1, p/q): u below the bar"
+    rule = f"equal to the target's {term('argmax')}" if greedy else "kept with probability min(1, p/q): u below the bar"
     rejected = next((c for c in rnd.checks if c.accepted is False), None)
     judged = (
         f" Guess {rejected.index + 1} ({_token(rejected.draft_text)}) failed "
