@@ -15,30 +15,13 @@ from gradio.state_holder import SessionState
 from starlette.requests import Request
 
 from decoding.classround.round import NotTeacher
-from decoding.trace import Trace
 from tests.helpers.step import CONFIG
+from tests.helpers.store import entry
 from ui import alive, server_note
 from ui.classround import handlers as round_handlers
-from ui.sessions import Entry, Store
+from ui.sessions import Store
 
 RESTARTED = "the server restarted after this page was opened"
-
-
-def entry() -> Entry:
-    """A run's entry as the store holds it (a loaded trace: no model needed)."""
-    trace = Trace(
-        model_id="m",
-        model_label="m",
-        device="cpu",
-        dtype="float32",
-        prompt="p",
-        prompt_ids=[1],
-        prompt_tokens=["p"],
-        seed=0,
-        max_new_tokens=4,
-        stop_strings=[],
-    )
-    return Entry(trace=trace)
 
 
 @contextmanager

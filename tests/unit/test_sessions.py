@@ -15,7 +15,7 @@ from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
 from decoding.speculative.records import EARLY_EXIT
 from decoding.speculative.run import SpecRun
-from decoding.trace import Trace
+from tests.helpers.store import entry
 from ui import sessions
 from ui.beams import handlers as beams_handlers
 from ui.sessions import STORE, Entry, Store, StoreFull, beam_search_bytes, spec_run_bytes
@@ -28,22 +28,6 @@ class Clock:
 
     def __call__(self):
         return self.now
-
-
-def entry() -> Entry:
-    trace = Trace(
-        model_id="m",
-        model_label="m",
-        device="cpu",
-        dtype="float32",
-        prompt="p",
-        prompt_ids=[1],
-        prompt_tokens=["p"],
-        seed=0,
-        max_new_tokens=4,
-        stop_strings=[],
-    )
-    return Entry(trace=trace)
 
 
 def ids(lm, text="hello there, hello there") -> list[int]:
