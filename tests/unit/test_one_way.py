@@ -190,3 +190,65 @@ def test_one_vocabulary_names_a_pass_in_the_run_the_regime_map_and_the_step_line
         Pass(1.0, kind="dynamic")
     with pytest.raises(ValueError, match="path must be one of eager, static, captured, got 'dynamic'"):
         Run(tiny, encode_prompt(tiny.tokenizer, "hi", chat=False), path="dynamic")
+
+
+# every place in decoding/ that calls the model itself, and why it cannot go through decoding.forward: any new call
+# fails below, named. A pass that can go through `forward` (or `forward_positions`, `forward_hidden`) goes through it.
+MODEL_CALLS = {
+    ("decoding/forward.py", "forward_positions"): "the eager pass: `forward`, `forward_one` and every loop's step",
+    ("decoding/forward.py", "forward_hidden"): "the eager pass with every layer's hidden state (the logit lens)",
+    ("decoding/static.py", "StaticStep._one"): "the static cache's step: no mask or positions from the host, so a "
+    "CUDA graph can capture it",
+    ("decoding/serving/ragged.py", "packed_forward"): "the modules' packed pass: many sessions' tokens in one row, "
+    "their caches behind a ragged view, no mask",
+    ("decoding/serving/scripted.py", "packed_forward"): "the same packed pass in TorchScript, the model's layers "
+    "written out op for op (it starts at the embedding, not at model())",
+    ("decoding/nondeterminism/batched_decode.py", "_decode"): "the nondeterminism lesson's point: a left-padded batch "
+    "with its own positions and padding mask, as generate() pads one",
+    ("decoding/models.py", "warm_up"): "at load, before any lesson: a model not yet wrapped in a LoadedModel",
+    ("decoding/quantization/quality.py", "_logits"): "a quantized copy of the model, never the shared one: no cache",
+    ("decoding/quantization/smooth.py", "activation_maxima"): "a copy of the model with hooks reading each layer's "
+    "activations: no cache, no logits",
+}
+
+
+def _model_calls(tree):
+    """Every call into a model in a module, as (class.function, line): `model(...)`, `lm.model(...)`,
+    `….model.forward(...)`, or a model's embedding called by hand (a pass written out layer by layer)."""
+    found, where = [], []
+
+    def visit(node):
+        named = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        if named:
+            where.append(node.name)
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            forward_of_model = (
+                name == "forward" and isinstance(f, ast.Attribute) and ast.unparse(f.value).endswith("model")
+            )
+            if name in ("model", "embed_tokens") or forward_of_model:
+                found.append((".".join(where), node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+        if named:
+            where.pop()
+
+    visit(tree)
+    return found
+
+
+def test_every_call_into_the_model_in_decoding_is_one_of_the_allowed_few():
+    sites = {}
+    for path in sorted((ROOT / "decoding").rglob("*.py")):
+        module = str(path.relative_to(ROOT))
+        for where, line in _model_calls(ast.parse(path.read_text(), module)):
+            sites.setdefault((module, where), []).append(line)
+    new = sorted(
+        f"{module}:{lines[0]} in {where}"
+        for (module, where), lines in sites.items()
+        if (module, where) not in MODEL_CALLS
+    )
+    assert not new, f"a call into the model outside decoding.forward and the allowed table: {new}"
+    gone = sorted(set(MODEL_CALLS) - set(sites))
+    assert not gone, f"allowed model calls that no longer exist (drop them from MODEL_CALLS): {gone}"
