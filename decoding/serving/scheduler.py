@@ -221,13 +221,15 @@ class Scheduler:
             return []
         return self._packed(shared)
 
-    def _solo(self, work: _Work, mode: str) -> None:
+    def _solo(self, work: _Work, mode: str, origin: str = "computed") -> None:
+        impl = "modules"
         with Timer(self.lm.device) as t:
             try:
                 if mode == "solo" and work.decode and scripted.fits(self.lm, [work.cache]):
                     # one decode row: the scripted pass computes bit for bit what forward_one does (test_scripted.py),
                     # without waiting for the interpreter lock at each of its operations
                     logits = ragged.scripted_forward(self.lm, [ragged.Segment(work.cache, work.ids, work.start)])[0]
+                    impl = "scripted"
                 else:
                     logits, work.cache = forward_one(self.lm, work.ids, work.cache, work.start)
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
@@ -236,7 +238,7 @@ class Scheduler:
         self._timed(
             Tick(at=time.time(), ms=t.ms, rows=1, decode_rows=int(work.decode), prefill_tokens=prompt, mode=mode)
         )
-        self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
+        self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1, impl=impl, origin=origin))
 
     def _stepping(self, shared: list[_Work]) -> bool:
         return any(w.decode for w in shared) or time.monotonic() - self._stepped_at < STEPPING_S
@@ -291,12 +293,12 @@ class Scheduler:
         lengths = [w.cache.get_seq_length() for w, _ in rows]
         try:
             with Timer(self.lm.device) as t:
-                logits = ragged.packed_forward(self.lm, segments)  # (S, V)
+                logits, impl = ragged.packed_pass(self.lm, segments)  # (S, V)
         except Exception:  # noqa: BLE001 -- undo what the pass wrote, then give each session its own pass
             for (work, _), length in zip(rows, lengths):
                 rewind(work.cache, length)
             for work, _ in rows:
-                self._solo(work, "solo")
+                self._solo(work, "solo", origin="fallback")
             return later
         prefill = sum(n for w, n in rows if not w.decode)
         self._timed(
@@ -316,7 +318,9 @@ class Scheduler:
                 later.append(work)  # more of its prompt next tick
             else:
                 self._answer(
-                    work, logits[i], Pass(ms=work.ms, rows=len(rows), mode="packed", chunks=work.chunks, noise=noise)
+                    work,
+                    logits[i],
+                    Pass(ms=work.ms, rows=len(rows), mode="packed", chunks=work.chunks, noise=noise, impl=impl),
                 )
         return later
 
@@ -338,7 +342,10 @@ class Scheduler:
             config, first = self.lm.model.config, hit.end.passed
             work.copy = _Copy(lambda: self.prefix.copy_into(hit, config), len(hit.blocks) + 1, from_pool=True)
             # the pool's logits, read-only (the session clones them); the pass's time is the copy's, once made
-            self._answer(work, hit.end.logits, Pass(0.0, first.rows, "cached", noise=first.noise, computed_ms=first.ms))
+            pooled = Pass(
+                0.0, first.rows, "cached", noise=first.noise, computed_ms=first.ms, impl=first.impl, origin="pool"
+            )
+            self._answer(work, hit.end.logits, pooled)
             return True
         if hit.blocks:  # a shared start: prefill only the rest, against the copied blocks
             work.cache = self.prefix.copy_into(hit, self.lm.model.config)
@@ -353,7 +360,7 @@ class Scheduler:
         self._computing.pop(tuple(work.prompt), None)
         if work.reused:
             noise = max(passed.noise, self.prefix_noise or 0.0)
-            passed = Pass(passed.ms, passed.rows, "prefix", passed.chunks, noise)
+            passed = dataclasses.replace(passed, mode="prefix", noise=noise)
         if self.prefix.max_bytes:
             self.prefix.keep(work.prompt, work.cache, logits, passed)
             self.prefix.remember(work.cache, work.prompt, copied=work.reused // BLOCK_TOKENS)
@@ -363,7 +370,15 @@ class Scheduler:
         config, blocks = self.lm.model.config, (len(work.prompt) - 1) // BLOCK_TOKENS + 1
         for follower in work.followers:
             follower.copy = _Copy(lambda: filled_cache(config, _cloned(layers)), blocks, from_pool=False)
-            waited = Pass(passed.ms, passed.rows, "cached", noise=passed.noise, computed_ms=passed.ms)
+            waited = Pass(
+                passed.ms,
+                passed.rows,
+                "cached",
+                noise=passed.noise,
+                computed_ms=passed.ms,
+                impl=passed.impl,
+                origin="in flight",
+            )
             self._answer(follower, logits.clone(), waited)  # cloned now: the leader's session may change its logits
         return passed
 

@@ -6,8 +6,10 @@ A search in progress is a `beam_steps` generator: it holds the KV cache of every
 and return a `BeamView`, whose fields name the outputs.
 """
 
+import threading
 import uuid
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -66,6 +68,8 @@ class Search:
     steps: list = field(default_factory=list)
     result: beams.BeamResult | None = None
     compared: tuple | None = None  # (greedy Scored, beam Scored, (greedy cut, beam cut) at the token limit)
+    # one session's events never interleave on its search (two Steps at once): each holds it whole
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
 
 SEARCHES = STORE.kind(
@@ -93,21 +97,23 @@ def settings(num_beams, length_penalty, early_stopping, max_new_tokens) -> Setti
     return Settings(num_beams=k, length_penalty=float(penalty), early_stopping=early, max_new_tokens=max_new)
 
 
-def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> tuple[str, Search]:
+@contextmanager
+def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> Iterator[tuple[str, Search]]:
     """This session's search, or a new one when there is none or the settings (`knobs`, keyed by the names of
-    `Settings`) changed since it began."""
+    `Settings`) changed since it began; held by this event alone until the block ends."""
     asked = settings(**knobs)
     lm = get_model(config)
     prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
     key = (lm.model_id, tuple(prompt.ids), asked)
     sid = sid or uuid.uuid4().hex
-    search = SEARCHES.get(sid)
-    if search is None or search.key != key:
-        gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
-        nbytes = beam_search_bytes(lm, len(prompt.ids), asked.num_beams, asked.max_new_tokens)
-        search = Search(key=key, settings=asked, nbytes=nbytes, prompt=prompt, gen=gen)
-        SEARCHES.put(sid, search)
-    return sid, search
+    with SEARCHES.holding(sid) as search:
+        if search is not None and search.key == key:
+            yield sid, search
+            return
+    gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
+    nbytes = beam_search_bytes(lm, len(prompt.ids), asked.num_beams, asked.max_new_tokens)
+    with SEARCHES.storing(sid, Search(key=key, settings=asked, nbytes=nbytes, prompt=prompt, gen=gen)) as search:
+        yield sid, search
 
 
 def _advance(config: AppConfig, search: Search) -> None:
@@ -134,20 +140,20 @@ def _compare(config: AppConfig, search: Search) -> None:
 
 
 def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> BeamView:
-    sid, search = _search(config, sid, text, template, knobs)
-    _advance(config, search)
-    return view(sid, search)
+    with _search(config, sid, text, template, knobs) as (sid, search):
+        _advance(config, search)
+        return view(sid, search)
 
 
 def run_to_end(config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS) -> BeamView:
-    sid, search = _search(config, sid, text, template, knobs)
-    max_new, report, limit = search.settings.max_new_tokens, paced(progress), deadline()
-    while search.result is None:
-        report((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
-        _advance(config, search)
-        if search.result is None:
-            limit.check()
-    return view(sid, search)
+    with _search(config, sid, text, template, knobs) as (sid, search):
+        max_new, report, limit = search.settings.max_new_tokens, paced(progress), deadline()
+        while search.result is None:
+            report((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
+            _advance(config, search)
+            if search.result is None:
+                limit.check()
+        return view(sid, search)
 
 
 def blank() -> BeamView:
