@@ -86,4 +86,27 @@ document.addEventListener('keyup', (ev) => {
 });
 """
 
-JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {STATE}\n{FORCE_ON_CLICK}\n{KEYS}\n{ON_SCREEN} }}"
+# on a narrow screen (the columns stacked, ui/step/page.py), a click that draws the chart (Prefill, Step, Back, the
+# runs, a force) brings the buttons to the top of the screen when the chart's title and top bars are not on it above
+# the knobs' bar: the chart then lands right under the buttons, the knobs under it, all on one screen
+STACKED_PX = 900  # the page's CSS stacks its columns at this width and below
+CHART_TOP_PX = 240  # the chart's title, legend and the top of its bars
+CHART_IN_VIEW = f"""
+const CHART_CLICKS = ['#step-prefill', '#step-step', '#step-back', '#step-run-end', '#step-run-n', '#step-force',
+  '#step-dist .lc-col'].join(', ');
+const chartInView = () => {{
+  const buttons = document.querySelector('#step-buttons'), chart = document.querySelector('#step-stage');
+  if (!buttons || !chart || !matchMedia('(max-width: {STACKED_PX}px)').matches) return;
+  const knobs = document.querySelector('#step-knobs');
+  const floor = knobs ? Math.min(innerHeight, knobs.getBoundingClientRect().top) : innerHeight;
+  const top = chart.getBoundingClientRect().top;
+  if (top >= 0 && top + Math.min(chart.offsetHeight, {CHART_TOP_PX}) <= floor) return;
+  scrollBy(0, buttons.getBoundingClientRect().top - 8);
+}};
+document.addEventListener('click', (ev) => {{
+  if (ev.target.closest && ev.target.closest(CHART_CLICKS)) chartInView();
+}}, true);
+"""
+
+PARTS = (STATE, FORCE_ON_CLICK, KEYS, ON_SCREEN, CHART_IN_VIEW)
+JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {chr(10).join(PARTS)} }}"
