@@ -6,7 +6,7 @@ the tab loads."""
 STATE = """
 const stepState = () => window.__stepPage = window.__stepPage || {strategies_open: true, lens_open: false};
 const writeStepState = () => {
-  const box = document.querySelector('#step-page textarea, #step-page input');
+  const box = document.querySelector('#step-page-state textarea, #step-page-state input');
   if (!box) return;
   box.value = JSON.stringify(stepState());
   box.dispatchEvent(new Event('input', {bubbles: true}));
@@ -44,7 +44,7 @@ document.addEventListener('change', (ev) => {
 ON_SCREEN = """
 const watchPanels = () => {
   const panel = document.querySelector('#step-strategies');
-  if (!panel || !document.querySelector('#step-page')) return setTimeout(watchPanels, 500);
+  if (!panel || !document.querySelector('#step-page-state')) return setTimeout(watchPanels, 500);
   const drawnFor = (sel) => (document.querySelector(`${sel} .step-drawn`) || {dataset: {}}).dataset.view;
   new IntersectionObserver(([seen]) => {
     const on = seen.isIntersecting ? 'strategies' : '';
@@ -57,6 +57,20 @@ const watchPanels = () => {
   }).observe(panel);
 };
 watchPanels();
+"""
+
+# a costly panel opened or closed (a click, or Enter on its header): the page's box says so, written here as the click
+# begins, before gradio's own expand event runs (an event of gradio's for each, page-side only, cost the page's config
+# 0.8 KB each)
+PANELS = """
+const PANELS = {'step-lens': 'lens_open', 'step-strategies-panel': 'strategies_open'};
+document.addEventListener('click', (ev) => {
+  const head = ev.target.closest && ev.target.closest('.label-wrap');
+  const panel = head && head.closest('.gr-accordion');
+  if (!panel || !(panel.id in PANELS)) return;
+  stepState()[PANELS[panel.id]] = !head.classList.contains('open');
+  writeStepState();
+}, true);
 """
 
 # → Step, ← Back, P Prefill, never while typing (a text box, a number box, a slider or a radio has the focus).
@@ -108,5 +122,5 @@ document.addEventListener('click', (ev) => {{
 }}, true);
 """
 
-PARTS = (STATE, FORCE_ON_CLICK, KEYS, ON_SCREEN, CHART_IN_VIEW)
+PARTS = (STATE, FORCE_ON_CLICK, PANELS, KEYS, ON_SCREEN, CHART_IN_VIEW)
 JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {chr(10).join(PARTS)} }}"

@@ -33,7 +33,6 @@ CSS = """
 #step-top { gap: 4px; }
 .step-walk { font-size: calc(15px * var(--lab-type, 1)); }
 .step-walk ol { margin-top: 0; }
-#step-style { display: none; }
 #step-why:not(:has(p)) { display: none; }
 """
 # narrow screens: the width is the one the page's script scrolls the chart into view at (ui/step/keys.py)
@@ -82,6 +81,8 @@ CSS += (
 .step-keys kbd { border: 1px solid rgba(128,128,128,.6); border-radius: 4px; padding: 0 5px; font-size: 0.9em; }
 """
 )
+
+STYLE = sequence.CSS + CSS  # the page's style sheet: in the app's cached head (ui/step/tab.py's SPEC.head)
 
 STRATEGIES_NOTE = (
     "The model's raw logits for the next token, through each strategy on its own (your value, or its usual "
@@ -158,7 +159,6 @@ class StepPage:
 def layout(config: AppConfig, opened: Opened) -> StepPage:
     """The page (inside the caller's gr.Tab), its components by name; `opened` is what a page with no link starts
     with (ui.step.links.open_link): the default preset, its settings note and what the model reads."""
-    gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=keys.JS, container=False, elem_id="step-style")
     with gr.Column(elem_id="step-top"):  # the lesson's line and what to press, one block apart by a line's gap
         lesson(LESSON)
         start = gr.Markdown(start_line(DEFAULT_PRESET, config), elem_id="step-start", elem_classes="step-keys")
@@ -185,7 +185,7 @@ def chart_column(run_id: gr.State) -> dict:
     click_box = gr.Textbox(visible="hidden", elem_id="step-force-click")
     click = gr.Button(visible="hidden", elem_id="step-force-click-btn")
     redraw = gr.Button(visible="hidden", elem_id="step-redraw")
-    page = gr.Textbox(visible="hidden", elem_id="step-page")
+    page = gr.Textbox(visible="hidden", elem_id="step-page-state")  # not "step-page": the lesson column's id (app.py)
     with gr.Accordion("Same logits, each strategy alone", open=True, elem_id="step-strategies-panel") as panel:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
         strategies = gr.HTML(empty_html(STRATEGIES_BLANK, 200), elem_id="step-strategies")
