@@ -111,6 +111,11 @@ CSS = f"""
 {PATCH_CSS}
 {GLOSSARY_CSS}
 {VALIDATE_CSS}"""
+# the app's style sheet as the head carries it. gradio gave a launch(css=...) rule a copy scoped inside its container,
+# as specific as the container's three classes, and that copy is what let a rule win over a gradio component's own
+# (a phone's 44 px buttons, the lesson line's size): the same copy here, each rule nested (CSS nesting) under the
+# container's public class three times over
+HEAD_CSS = f"{CSS}\n.gradio-container.gradio-container.gradio-container {{\n{CSS}\n}}"
 # gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
 # cuts the same overflow without being a scrolling box, so they stick to the window
@@ -265,7 +270,7 @@ if __name__ == "__main__":
     # the app's style sheet in it too: given to `launch(css=...)`, its 13 KB sat in every page's config, sent again with
     # each page a student opened (bench/page_open.py)
     head_tags, head_routes = cached_head(
-        f"<style>{CSS}</style>"
+        f"<style>{HEAD_CSS}</style>"
         + CONTAINER_HEAD
         + projector_mode.HEAD
         + CHARTS_HEAD
