@@ -53,6 +53,10 @@ WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no one is stepping 
 # a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts
 # go in chunks until no step has come for this long
 STEPPING_S = 1.0
+# a prompt longer than one whole pass goes in bites this long, sized by what the last pass took on this machine now:
+# Stop is read between two bites, so a student's Stop ends a long Prefill within about this long even on a busy CPU
+# (a fixed 256 tokens took 1.7 s at position 500 on 2 busy cores)
+BITE_S = 0.25
 MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
@@ -129,6 +133,7 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self._last_rows = 0
         self._stepped_at = -STEPPING_S  # time.monotonic() of the last tick with a step in it
+        self._prefill_rate: float | None = None  # prompt tokens a second at the last pass of prompts alone (`_bite`)
 
     # --- what a session calls ---
 
@@ -228,7 +233,7 @@ class Scheduler:
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)
-        self.log.add(
+        self._timed(
             Tick(at=time.time(), ms=t.ms, rows=1, decode_rows=int(work.decode), prefill_tokens=prompt, mode=mode)
         )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
@@ -237,8 +242,20 @@ class Scheduler:
         return any(w.decode for w in shared) or time.monotonic() - self._stepped_at < STEPPING_S
 
     def _bite(self, shared: list[_Work]) -> int:
-        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite."""
-        return self.chunk_tokens if self._stepping(shared) else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite: a whole pass's worth,
+        or for a prompt longer than that what this machine prefilled in `BITE_S` at its last pass."""
+        if self._stepping(shared):
+            return self.chunk_tokens
+        whole = max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        if self._prefill_rate is None or all(len(w.ids) <= whole for w in shared):
+            return whole
+        return max(self.chunk_tokens, min(whole, int(self._prefill_rate * BITE_S)))
+
+    def _timed(self, tick: Tick) -> None:
+        """Log `tick`; a pass of prompt tokens alone sets the prefill rate the next bites are sized by."""
+        self.log.add(tick)
+        if tick.prefill_tokens and not tick.decode_rows and tick.ms > 0:
+            self._prefill_rate = tick.prefill_tokens / (tick.ms / 1000)
 
     def _chunk_at(self, position: int) -> int:
         """A prompt's chunk while others step, deeper into a long prompt smaller: each chunk also reads the whole cache
@@ -282,7 +299,7 @@ class Scheduler:
                 self._solo(work, "solo")
             return later
         prefill = sum(n for w, n in rows if not w.decode)
-        self.log.add(
+        self._timed(
             Tick(
                 at=time.time(),
                 ms=t.ms,

@@ -266,4 +266,8 @@ SPEC = TabSpec(
     # in projector mode a round's rows of chips sit closer, so its verify chart still fits under them at 1280x720
     css=".projector .speculative-round { line-height: 2; }",
     presets=tuple(PRESETS),
+    summary=(
+        "a cheap draft guesses K tokens and the model checks them in one pass; the accept rule, round by round, and "
+        "the speed-up beside plain decoding."
+    ),
 )

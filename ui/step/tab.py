@@ -32,6 +32,10 @@ SPEC = TabSpec(
     chart="#step-dist",
     try_this="#step-try",
     presets=tuple(lessons.PRESETS),
+    summary=(
+        "prefill, then one forward pass per token: the distribution at every step, each sampler's mask, penalties, "
+        "forcing a token, going back, why it stopped, and what each layer would have said (the logit lens)."
+    ),
     # the page's keys, clicks and style sheet: in the app's cached head, not in the page's config
     head=on_its_page("step", keys.JS, STYLE),
 )
