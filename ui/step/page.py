@@ -50,7 +50,7 @@ NARROW_CSS = f"""
      hints show while a knob is touched, so the bar leaves the chart its room */
   #step-knobs {{ position: sticky; bottom: 0; z-index: 20; gap: 0; padding: 2px 0;
     background: var(--background-fill-primary); box-shadow: 0 -4px 10px -6px rgba(0, 0, 0, 0.35); }}
-  #step-knobs > .form, #step-knobs .block {{ border: none; box-shadow: none; }}
+  #step-knobs > .form, #step-knobs .block {{ border-width: 0; box-shadow: none; }}  /* (style: a block's own) */
   #step-knobs .block {{ padding-top: 2px; padding-bottom: 2px; }}
   #step-knobs .wrap {{ gap: 0; }}
   #step-knobs .head {{ margin-bottom: 0; }}
