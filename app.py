@@ -31,6 +31,7 @@ from ui.lesson import TAP_HEAD, style
 from ui.page_start import TRACKER_FRAMES, first_in_head
 from ui.page_start import cached as cached_head
 from ui.patch import CSS as PATCH_CSS
+from ui.patch import HEAD as PATCH_HEAD
 from ui.queue_wake import wake_on_work
 from ui.skips import leave_skips
 from ui.start import notice as plan_notice
@@ -110,10 +111,14 @@ CSS = f"""
 {PATCH_CSS}
 {GLOSSARY_CSS}
 {VALIDATE_CSS}"""
+# the app's style sheet as the head carries it. gradio gave a launch(css=...) rule a copy scoped inside its container,
+# as specific as the container's three classes, and that copy is what let a rule win over a gradio component's own
+# (a phone's 44 px buttons, the lesson line's size): the same copy here, each rule nested (CSS nesting) under the
+# container's public class three times over
+HEAD_CSS = f"{CSS}\n.gradio-container.gradio-container.gradio-container {{\n{CSS}\n}}"
 # gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
-# cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
-# scoped inside the container, and cannot reach the container itself
+# cuts the same overflow without being a scrolling box, so they stick to the window
 # gradio's own navbar band (50 px above every page, a lone "Home" link) stays drawn even with gr.Navbar(visible=False):
 # the app draws its own navigation (ui/pages.py); tests/e2e/test_pages_e2e.py checks no "Home" link shows
 CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; } .nav-holder { display: none; }</style>"
@@ -254,7 +259,6 @@ if __name__ == "__main__":
         server_name=args.host,
         server_port=args.port,
         share=args.share,
-        css=CSS,
         theme=THEME,
         max_file_size="5mb",
         app_kwargs=limits.app_kwargs(),  # each request's body limit, and one log line for a refused request
@@ -263,14 +267,19 @@ if __name__ == "__main__":
         prevent_thread_lock=True,
     )
     # each page's first scripts, and the app's head as two files the browser keeps (ui/page_start.py)
+    # the app's style sheet in it too: given to `launch(css=...)`, its 13 KB sat in every page's config, sent again with
+    # each page a student opened (bench/page_open.py)
     head_tags, head_routes = cached_head(
-        CONTAINER_HEAD
+        f"<style>{HEAD_CSS}</style>"
+        + CONTAINER_HEAD
         + projector_mode.HEAD
         + CHARTS_HEAD
         + plan_notice.HEAD
         + GLOSSARY_HEAD
         + VALIDATE_HEAD
         + TAP_HEAD
+        + PATCH_HEAD
+        + "".join(spec.head for spec in SPECS)
         + server_note.head([spec.main for spec in SPECS if spec.main])
     )
     first_in_head(app, [f"/{page}" for page, _, _ in demo.pages], TRACKER_FRAMES + head_tags)

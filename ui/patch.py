@@ -14,8 +14,10 @@ import gradio as gr
 from visuals.parts import Parts, changes
 
 # the element's own script (gradio 6's HTML `js_on_load`): `props.value` is the last value the server sent, `watch`
-# calls `show` after each new one, `trigger('input')` asks for the whole view
-JS = """
+# calls `show` after each new one, `trigger('input')` asks for the whole view. Defined once in the app's cached head
+# (HEAD): each patched element's config holds only the call (its 1 KB body was sent in the config once per element)
+HEAD = """<script>
+window.labPatched = (element, props, watch, trigger) => {
 const root = element.querySelector('.patched');
 let version = null;
 const whole = () => { root.dataset.stale = '1'; trigger('input'); };
@@ -39,7 +41,9 @@ const show = () => {
 };
 show();
 watch('value', show);
-"""
+};
+</script>"""
+JS = "labPatched(element, props, watch, trigger);"
 
 
 # gradio dims an output to opacity .2 while its event is pending and brings it back when the answer lands: on a patched

@@ -4,6 +4,7 @@ parts of its page a test looks for). `specs()` finds them, so adding a tab touch
 
 import importlib
 import importlib.util
+import json
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ class TabSpec:
     buttons: str | None = None  # a row of buttons (a selector) that stays one row in projector mode
     stop: str | None = None  # stops what the main action leaves running on the server (a test presses it when done)
     css: str = ""  # its rules in the app's own style sheet, beside projector mode's (the rest: ui.lesson.style)
+    # its page's own scripts (<script> elements): in the app's head, a file every page names and the browser keeps
+    # (ui/page_start.py), so they are not in its page's config; each runs on its own page alone (`on_its_page`)
+    head: str = ""
     presets: tuple[str, ...] = ()  # the presets a link can pick on it (?preset=, ui/links.py), by name
     old_ids: tuple[str, ...] = ()  # ids it was shared under before: links already sent to classes still open it
     # plain HTTP routes its pages' scripts ask outside gradio's queue (a gradio event costs the server ~10 ms):
@@ -34,6 +38,19 @@ class TabSpec:
     routes: Callable | None = None
     # what it teaches, in one or two sentences: README's list of the lessons is written from it (deploy/readme.py)
     summary: str = ""
+
+
+def on_its_page(link_id: str, script: str, css: str = "") -> str:
+    """`script` as a <script> of the app's head that runs only on the page of the lesson with this link id, and puts
+    `css` on that page, as a style element at the end of its body (where a gr.HTML's <style> was: after gradio's own
+    style sheets, so a rule as specific as one of theirs still wins)."""
+    style = (
+        "document.addEventListener('DOMContentLoaded', () => { const s = document.createElement('style'); "
+        f"s.textContent = {json.dumps(css)}; document.body.appendChild(s); }});"
+        if css
+        else ""
+    )
+    return f"<script>if (/\\/{link_id}\\/?$/.test(location.pathname)) {{ {style}\n{script} }}</script>"
 
 
 @cache

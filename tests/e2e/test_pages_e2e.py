@@ -149,3 +149,18 @@ def test_every_link_sent_before_lands_on_its_lesson_with_its_preset_and_its_noti
                 expect(page.locator(f"#{spec.id}-preset input")).to_have_value(preset)
     finally:
         page.close()
+
+
+CONFIG_KB = 100  # the Step page's config at most (issue 56: a phone on a school network reads it before anything)
+
+
+def test_the_step_lessons_page_config_is_at_most_100_kb(browser, app_url):
+    """The config a class's link to the Step lesson makes the browser read (gradio's, as the page holds it, measured as
+    bench/page_open.py measures it) is at most CONFIG_KB: the page's own components and events; the app's style sheet,
+    the lesson's own style and scripts and the patched elements' script are in the app's cached head file instead."""
+    page = new_page(browser, PHONE)
+    page.goto(f"{app_url}?tab=step&projector=0")
+    page.locator("#step-prefill").wait_for()
+    size_kb = page.evaluate("() => JSON.stringify(window.gradio_config).length") / 1024
+    page.close()
+    assert size_kb <= CONFIG_KB, f"the Step page's config is {size_kb:.1f} KB"

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.actions import act
-from tests.helpers.pages import ARTIFACTS, current_lesson, go_to, idle, new_page, texts_over_texts, until
+from tests.helpers.pages import ARTIFACTS, current_lesson, go_to, idle, new_page, set_number, texts_over_texts, until
 from ui.tabs import specs
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
@@ -167,3 +167,64 @@ def test_on_a_phone_no_control_is_under_24px_and_the_main_button_is_44px_tall(br
     assert found["small"] == [], f"{tab.id}: controls under 24x24 px at 390 px: {found['small']}"
     if tab.id not in ("start", "sandbox"):  # Start here's main is a link in a sentence, the sandbox's a slider
         assert found["heights"] and min(found["heights"]) >= 44, f"{tab.id}: main button heights {found['heights']}"
+
+
+# where the chart's title, its tallest bar and the three knobs' boxes are on screen, and the top of the knobs' bar
+SHARED_SCREEN = """() => {
+  const box = s => { const e = document.querySelector(s); if (!e || !e.getClientRects().length) return null;
+                     const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom}; };
+  const bars = [...document.querySelectorAll('#step-dist .lc-bar')].map(e => e.getBoundingClientRect())
+    .filter(b => b.height > 0);
+  const tallest = bars.length ? bars.reduce((a, b) => (b.height > a.height ? b : a)) : null;
+  return {
+    title: box('#step-dist .lc-title'),
+    tallest: tallest && {top: tallest.top, bottom: tallest.bottom},
+    knobs: box('#step-knobs'),
+    boxes: Object.fromEntries(['step-temperature', 'step-top-k', 'step-top-p']
+      .map(id => [id, box(`#${id} input[type=number]`)])),
+    height: innerHeight,
+    view: (document.querySelector('#step-dist .step-drawn') || {dataset: {}}).dataset.view,
+  };
+}"""
+
+
+def chart_and_knobs_apart(where: dict) -> list[str]:
+    """What of the chart's title and top bar, and of the knobs' boxes, is off screen or under the knobs' bar."""
+    floor, out = where["knobs"]["top"], []
+    for name, b in (("the chart's title", where["title"]), ("its tallest bar's top", where["tallest"])):
+        if b is None or b["top"] < 0 or (b["bottom"] if name == "the chart's title" else b["top"]) > floor:
+            out.append(f"{name} at {b} (the knobs' bar from {floor:.0f})")
+    for name, b in where["boxes"].items():
+        if b is None or b["top"] < 0 or b["bottom"] > where["height"]:
+            out.append(f"{name}'s box at {b} on a {where['height']} px screen")
+    return out
+
+
+def test_on_a_phone_the_chart_and_its_three_knobs_share_the_screen_after_prefill_each_step_and_a_new_temperature(
+    browser, app_url
+):
+    """At 390x844, with no scrolling by the student: after Prefill, after a Step, and after the temperature is changed
+    in its box, the chart's title and its tallest bar are on screen above the knobs' bar, and temperature, top-k and
+    top-p are on screen with it."""
+    page = new_page(browser, PHONE)
+    page.goto(f"{app_url}?tab=step&projector=0")
+    page.locator("#step-prefill").wait_for()
+    idle(page)
+    seen = {}
+    page.click("#step-prefill")
+    until(page, lambda: page.evaluate(SHARED_SCREEN)["view"], 120, "the chart after Prefill")
+    idle(page)
+    seen["after Prefill"] = page.evaluate(SHARED_SCREEN)
+    page.screenshot(path=str(ARTIFACTS / "e2e-phone-step-prefill.png"))
+    page.click("#step-step")
+    until(page, lambda: page.locator("#step-dist .lc-title").inner_text().startswith("step 1"), 60, "the Step")
+    idle(page)
+    seen["after a Step"] = page.evaluate(SHARED_SCREEN)
+    before = seen["after a Step"]["view"]
+    set_number(page, "step-temperature", 1.5)
+    until(page, lambda: page.evaluate(SHARED_SCREEN)["view"] != before, 60, "the chart redrawn at temperature 1.5")
+    idle(page)
+    seen["after temperature 1.5"] = page.evaluate(SHARED_SCREEN)
+    page.screenshot(path=str(ARTIFACTS / "e2e-phone-step-temperature.png"))
+    page.close()
+    assert {when: chart_and_knobs_apart(where) for when, where in seen.items()} == {when: [] for when in seen}, seen

@@ -114,26 +114,28 @@ def opens_more(min_p: float, repetition: float) -> object:
 
 
 def knob_column(config: AppConfig, note: str, reads: Reads) -> dict:
-    """The column beside the chart: the lesson's three knobs (temperature, then why a setting is skipped, `note`
-    first, and Try this; top-k, top-p), then "More settings", closed: min-p, the penalties, seed, length, stop strings,
-    the engine order, the model and what it reads (`reads` first), the pass mode, and the link to this setup. Returns
-    its controls by their `StepPage` names, and Run N's (`run_n`: its button and box) for the page's `Buttons`."""
+    """The column beside the chart: the lesson's three knobs together, and why a setting is skipped under them (`note`
+    first; on a narrow screen they stay at the bottom of the screen while the chart is on it, ui/step/page.py), then
+    Try this, then "More settings", closed: min-p, the penalties, seed, length, stop strings, the
+    engine order, the model and what it reads (`reads` first), the pass mode, and the link to this setup. Returns its
+    controls by their `StepPage` names, and Run N's (`run_n`: its button and box) for the page's `Buttons`."""
     preset = PRESETS[DEFAULT_PRESET]
-    temperature = knob(
-        TEMPERATURE.field,
-        preset.temperature,
-        "0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
-        elem_id="step-temperature",
-    )
-    why = gr.Markdown(note, elem_id="step-why")
+    with gr.Column(elem_id="step-knobs"):
+        temperature = knob(
+            TEMPERATURE.field,
+            preset.temperature,
+            "0 = greedy (argmax); below 1 sharper, above 1 flatter; usual 0.7-1.0",
+            elem_id="step-temperature",
+        )
+        top_k = knob(TOP_K.field, TOP_K.neutral, "keep the k likeliest; 0 = off; usual 20-100", elem_id="step-top-k")
+        top_p = knob(
+            TOP_P.field,
+            TOP_P.neutral,
+            "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
+            elem_id="step-top-p",
+        )
+        why = gr.Markdown(note, elem_id="step-why")
     try_this(quoting_steps(WALKTHROUGH, config), 5, "step-try", elem_classes="step-walk")
-    top_k = knob(TOP_K.field, TOP_K.neutral, "keep the k likeliest; 0 = off; usual 20-100")
-    top_p = knob(
-        TOP_P.field,
-        TOP_P.neutral,
-        "keep the smallest set with this much mass; 1 = off; usual 0.9-0.95",
-        elem_id="step-top-p",
-    )
     # the lesson is the three knobs above; the rest waits here, for a preset or link that sets it, or the curious
     with gr.Accordion("More settings", open=False, elem_id="step-more") as more:
         run_n = run_n_row()

@@ -6,7 +6,7 @@ the tab loads."""
 STATE = """
 const stepState = () => window.__stepPage = window.__stepPage || {strategies_open: true, lens_open: false};
 const writeStepState = () => {
-  const box = document.querySelector('#step-page textarea, #step-page input');
+  const box = document.querySelector('#step-page-state textarea, #step-page-state input');
   if (!box) return;
   box.value = JSON.stringify(stepState());
   box.dispatchEvent(new Event('input', {bubbles: true}));
@@ -44,7 +44,7 @@ document.addEventListener('change', (ev) => {
 ON_SCREEN = """
 const watchPanels = () => {
   const panel = document.querySelector('#step-strategies');
-  if (!panel || !document.querySelector('#step-page')) return setTimeout(watchPanels, 500);
+  if (!panel || !document.querySelector('#step-page-state')) return setTimeout(watchPanels, 500);
   const drawnFor = (sel) => (document.querySelector(`${sel} .step-drawn`) || {dataset: {}}).dataset.view;
   new IntersectionObserver(([seen]) => {
     const on = seen.isIntersecting ? 'strategies' : '';
@@ -57,6 +57,20 @@ const watchPanels = () => {
   }).observe(panel);
 };
 watchPanels();
+"""
+
+# a costly panel opened or closed (a click, or Enter on its header): the page's box says so, written here as the click
+# begins, before gradio's own expand event runs (an event of gradio's for each, page-side only, cost the page's config
+# 0.8 KB each)
+PANELS = """
+const PANELS = {'step-lens': 'lens_open', 'step-strategies-panel': 'strategies_open'};
+document.addEventListener('click', (ev) => {
+  const head = ev.target.closest && ev.target.closest('.label-wrap');
+  const panel = head && head.closest('.gr-accordion');
+  if (!panel || !(panel.id in PANELS)) return;
+  stepState()[PANELS[panel.id]] = !head.classList.contains('open');
+  writeStepState();
+}, true);
 """
 
 # → Step, ← Back, P Prefill, never while typing (a text box, a number box, a slider or a radio has the focus).
@@ -86,4 +100,27 @@ document.addEventListener('keyup', (ev) => {
 });
 """
 
-JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {STATE}\n{FORCE_ON_CLICK}\n{KEYS}\n{ON_SCREEN} }}"
+# on a narrow screen (the columns stacked, ui/step/page.py), a click that draws the chart (Prefill, Step, Back, the
+# runs, a force) brings the buttons to the top of the screen when the chart's title and top bars are not on it above
+# the knobs' bar: the chart then lands right under the buttons, the knobs under it, all on one screen
+STACKED_PX = 900  # the page's CSS stacks its columns at this width and below
+CHART_TOP_PX = 240  # the chart's title, legend and the top of its bars
+CHART_IN_VIEW = f"""
+const CHART_CLICKS = ['#step-prefill', '#step-step', '#step-back', '#step-run-end', '#step-run-n', '#step-force',
+  '#step-dist .lc-col'].join(', ');
+const chartInView = () => {{
+  const buttons = document.querySelector('#step-buttons'), chart = document.querySelector('#step-stage');
+  if (!buttons || !chart || !matchMedia('(max-width: {STACKED_PX}px)').matches) return;
+  const knobs = document.querySelector('#step-knobs');
+  const floor = knobs ? Math.min(innerHeight, knobs.getBoundingClientRect().top) : innerHeight;
+  const top = chart.getBoundingClientRect().top;
+  if (top >= 0 && top + Math.min(chart.offsetHeight, {CHART_TOP_PX}) <= floor) return;
+  scrollBy(0, buttons.getBoundingClientRect().top - 8);
+}};
+document.addEventListener('click', (ev) => {{
+  if (ev.target.closest && ev.target.closest(CHART_CLICKS)) chartInView();
+}}, true);
+"""
+
+PARTS = (STATE, FORCE_ON_CLICK, PANELS, KEYS, ON_SCREEN, CHART_IN_VIEW)
+JS = f"if (!window.__stepTabKeys) {{ window.__stepTabKeys = true; {chr(10).join(PARTS)} }}"

@@ -33,22 +33,38 @@ CSS = """
 #step-top { gap: 4px; }
 .step-walk { font-size: calc(15px * var(--lab-type, 1)); }
 .step-walk ol { margin-top: 0; }
-#step-style { display: none; }
 #step-why:not(:has(p)) { display: none; }
+"""
+# narrow screens: the width is the one the page's script scrolls the chart into view at (ui/step/keys.py)
+NARROW_CSS = f"""
 /* narrow screens (a phone) stack the columns: under the buttons the stage (the chart, the strip), then the knobs, then
    the panels below the chart, so the temperature is not 3,000 px down, under every panel; and the message line,
    which says what is wrong with a knob, stays in view at the top while it holds a message */
-@media (max-width: 900px) {
-  #step-main { flex-direction: column; }
-  #step-chart-col { display: contents; }
-  #step-stage { order: -2; }
-  #step-main > .column:first-child { order: -1; }
-  #step-message:has(.lab-error) { position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary); }
-  #step-main .cm-line { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+@media (max-width: {keys.STACKED_PX}px) {{
+  #step-main {{ flex-direction: column; }}
+  #step-chart-col, #step-main > .column:first-child {{ display: contents; }}
+  #step-stage {{ order: -2; }}
+  #step-main > .column:first-child > * {{ order: -1; }}
+  /* the lesson's three knobs stay at the bottom of the screen while the chart above them is on it (sticky within the
+     stacked columns, whose box starts at the chart): the chart reshapes under the finger that moves a knob. Their
+     hints show while a knob is touched, so the bar leaves the chart its room */
+  #step-knobs {{ position: sticky; bottom: 0; z-index: 20; gap: 0; padding: 2px 0;
+    background: var(--background-fill-primary); box-shadow: 0 -4px 10px -6px rgba(0, 0, 0, 0.35); }}
+  #step-knobs > .form, #step-knobs .block {{ border-width: 0; box-shadow: none; }}  /* (style: a block's own) */
+  #step-knobs .block {{ padding-top: 2px; padding-bottom: 2px; }}
+  #step-knobs .wrap {{ gap: 0; }}
+  #step-knobs .head {{ margin-bottom: 0; }}
+  #step-knobs .block:not(:focus-within) .info-text {{ display: none; }}
+  #step-message:has(.lab-error) {{ position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary); }}
+  #step-main .cm-line {{ white-space: pre-wrap !important; overflow-wrap: anywhere; }}
   /* a button's words on one line: "Run to end" took three lines in a fifth of a phone; the row wraps instead */
-  #step-buttons { flex-wrap: wrap; }
-  #step-buttons button { white-space: nowrap; flex: 1 1 auto; }
-}
+  #step-buttons {{ flex-wrap: wrap; }}
+  #step-buttons button {{ white-space: nowrap; flex: 1 1 auto; }}
+}}
+"""
+CSS += (
+    NARROW_CSS
+    + """
 /* the stage's pieces (ui/step/view.py), a line's gap apart, as gradio's blocks were */
 #step-stage .patched > div + div { margin-top: 10px; }
 /* the stage's own controls (native, so a click writes one element): the bars' mode and the token to force */
@@ -64,6 +80,9 @@ CSS = """
   color: var(--button-secondary-text-color); cursor: pointer; }
 .step-keys kbd { border: 1px solid rgba(128,128,128,.6); border-radius: 4px; padding: 0 5px; font-size: 0.9em; }
 """
+)
+
+STYLE = sequence.CSS + CSS  # the page's style sheet: in the app's cached head (ui/step/tab.py's SPEC.head)
 
 STRATEGIES_NOTE = (
     "The model's raw logits for the next token, through each strategy on its own (your value, or its usual "
@@ -140,7 +159,6 @@ class StepPage:
 def layout(config: AppConfig, opened: Opened) -> StepPage:
     """The page (inside the caller's gr.Tab), its components by name; `opened` is what a page with no link starts
     with (ui.step.links.open_link): the default preset, its settings note and what the model reads."""
-    gr.HTML(f"<style>{sequence.CSS}{CSS}</style>", js_on_load=keys.JS, container=False, elem_id="step-style")
     with gr.Column(elem_id="step-top"):  # the lesson's line and what to press, one block apart by a line's gap
         lesson(LESSON)
         start = gr.Markdown(start_line(DEFAULT_PRESET, config), elem_id="step-start", elem_classes="step-keys")
@@ -167,7 +185,7 @@ def chart_column(run_id: gr.State) -> dict:
     click_box = gr.Textbox(visible="hidden", elem_id="step-force-click")
     click = gr.Button(visible="hidden", elem_id="step-force-click-btn")
     redraw = gr.Button(visible="hidden", elem_id="step-redraw")
-    page = gr.Textbox(visible="hidden", elem_id="step-page")
+    page = gr.Textbox(visible="hidden", elem_id="step-page-state")  # not "step-page": the lesson column's id (app.py)
     with gr.Accordion("Same logits, each strategy alone", open=True, elem_id="step-strategies-panel") as panel:
         gr.Markdown(STRATEGIES_NOTE, elem_classes="hint")
         strategies = gr.HTML(empty_html(STRATEGIES_BLANK, 200), elem_id="step-strategies")

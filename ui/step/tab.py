@@ -11,10 +11,10 @@ from ui.context import AppConfig
 from ui.events import model_event, teach
 from ui.opened import FirstOpen
 from ui.step import handlers as h
-from ui.step import lens, lessons, links, page_state
+from ui.step import keys, lens, lessons, links, page_state
 from ui.step.controls import Knobs
-from ui.step.page import StepPage, layout
-from ui.tabs import TabSpec
+from ui.step.page import STYLE, StepPage, layout
+from ui.tabs import TabSpec, on_its_page
 
 
 def build(config: AppConfig):
@@ -36,6 +36,8 @@ SPEC = TabSpec(
         "prefill, then one forward pass per token: the distribution at every step, each sampler's mask, penalties, "
         "forcing a token, going back, why it stopped, and what each layer would have said (the logit lens)."
     ),
+    # the page's keys, clicks and style sheet: in the app's cached head, not in the page's config
+    head=on_its_page("step", keys.JS, STYLE),
 )
 
 
@@ -141,24 +143,10 @@ def _wire_prompt(c: StepPage, config: AppConfig) -> None:
     picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
 
 
-# a panel's state in the page's box, as it opens or closes (run in the page alone: no server call)
-PANEL_JS = """(key, on) => {
-  const state = window.__stepPage = window.__stepPage || {strategies_open: true, lens_open: false};
-  state[key] = on;
-  return JSON.stringify(state);
-}"""
-
-
-def panel_state(key: str, on: bool) -> str:
-    """The page-side function that records `key` (a panel's open state) as `on` in the page's box."""
-    return f"() => ({PANEL_JS})({key!r}, {str(on).lower()})"
-
-
 def _wire_lens(c: StepPage, live: dict, on_step) -> None:
-    """The lens panel: opening it reads the chart's lens (one pass, in the model's queue) and draws it in that one
-    answer; from then on each click's answer draws it; closing stops the passes."""
-    c.lens.accordion.expand(None, None, c.page, js=panel_state("lens_open", True))
-    c.lens.accordion.collapse(None, None, c.page, js=panel_state("lens_open", False))
+    """The lens panel (the page's script keeps its open state in the page's box, ui/step/keys.py): opening it reads
+    the chart's lens (one pass, in the model's queue) and draws it in that one answer; from then on each click's
+    answer draws it; closing stops the passes."""
     on_step(c.lens.accordion.expand, named(h.lens_opened, c.answer, **live))
     c.lens.accordion.collapse(teach(lens.closed), c.run_id, None, **h.QUIET)
 
@@ -166,8 +154,6 @@ def _wire_lens(c: StepPage, live: dict, on_step) -> None:
 def _wire_strategies(c: StepPage) -> None:
     """ "Same logits, each strategy alone": in each click's answer while open and on screen; drawn as it opens, and
     when it comes on screen showing an older distribution than the chart (the page's script presses `draw`)."""
-    c.strategies_panel.expand(None, None, c.page, js=panel_state("strategies_open", True))
-    c.strategies_panel.collapse(None, None, c.page, js=panel_state("strategies_open", False))
     draw = named(h.strategies_drawn, c.strategies, run_id=c.run_id, page=c.page)
     model_event([c.strategies_panel.expand, c.strategies_draw.click], *draw, show_progress="hidden", direct=True)
 
