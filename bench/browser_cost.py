@@ -40,7 +40,7 @@ from ui.launch import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_app  # noq
 # the main thread "quiet": under this much work in each 100 ms, over QUIET_FOR_S, with no gradio event in flight. A
 # gradio 6 page left to itself is never silent (IDLE): the status tracker shown while it loads keeps asking for a frame
 # 60 times a second, even on a bare gradio page with one checkbox, so the page lays out and paints a frame each time,
-# and a larger page pays more a frame. This app's page ends that loop (ui/page_start.py); a checkout from before it
+# and a larger page pays more a frame. This app's page ends that loop (ui/kit/page_start.py); a checkout from before it
 # (`--baseline`) still pays it. `idle_ms_per_s`: that rate as the page opens (Start here); `view_idle_ms_per_s`: on
 # the view, after its first action, as each click finds it; `main_net_ms` takes the view's rate out
 QUIET_MS = 12.0

@@ -37,7 +37,7 @@ def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser)
     click_and_wait(page, "#step-step", 3)
     idle(page)  # the panels below the chart follow each click
     # gradio gives each new value a new chart; a replaced one kept plotly's listeners and SVG (about 350 listeners
-    # more a Step) until ui.charts released it
+    # more a Step) until ui.kit.charts released it
     assert listeners(page) - held < 200, "the charts replaced by five clicks are still held by the page"
     temperature = page.locator("#step-temperature input[type=number]")
     temperature.fill("0.5")

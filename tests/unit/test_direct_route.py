@@ -1,4 +1,4 @@
-"""ui/direct_route.py: the route for the events that skip gradio's queue answers as gradio's own /run/ route does
+"""ui/kit/direct_route.py: the route for the events that skip gradio's queue answers as gradio's own /run/ route does
 (the answer, the session's state, an error, a body that does not fit), and stands aside where the app has a login."""
 
 import gradio as gr
@@ -6,7 +6,7 @@ import httpx
 import pytest
 from starlette.routing import Match
 
-from ui import direct_route
+from ui.kit import direct_route
 from ui.launch import free_port
 
 

@@ -12,7 +12,8 @@ from gradio import blocks, components, queueing, state_holder
 from xdist.scheduler import LoadScopeScheduling
 
 from tests.helpers.lanes import Lanes
-from ui import direct_route, page_start, queue_wake, session_state, skips, validate
+from ui import validate
+from ui.kit import analytics, direct_route, page_start, queue_wake, session_state, skips
 
 ASSETS = Path(gr.__file__).parent / "templates" / "frontend" / "assets"
 
@@ -87,7 +88,7 @@ def test_the_status_tracker_the_page_s_first_script_recognises_is_still_gradio_s
 
 
 def test_gradio_s_plot_still_draws_through_plotly_react():
-    from ui import charts
+    from ui.kit import charts
 
     plots = list(ASSETS.glob("PlotlyPlot-*.js"))
     assert plots and any(".react(" in p.read_text() for p in plots), _broken(
@@ -101,13 +102,12 @@ def test_a_slider_still_refuses_a_typed_value_out_of_range_unless_the_knob_lets_
     assert validate.knob_slider(0, 1).preprocess(5) == 5
 
 
-def test_gradio_still_reads_the_environment_the_app_sets():
-    app_py = (Path(__file__).resolve().parents[2] / "app.py").read_text()
-    names = re.findall(r'os\.environ\.setdefault\("(GRADIO_\w+)"', app_py)
-    assert len(names) >= 2, "app.py sets gradio's environment with os.environ.setdefault"
-    read = inspect.getsource(queueing) + inspect.getsource(blocks)
-    for name in names:
-        assert f'"{name}"' in read, f"app.py sets {name}, which gradio no longer reads"
+def test_the_queue_still_rebuilds_its_analytics_as_often_as_ui_kit_analytics_says():
+    queue = gr.Blocks().queue()._queue
+    assert "ANAYLTICS_CACHE_FREQUENCY" in vars(queue), _broken(analytics, "the queue has no ANAYLTICS_CACHE_FREQUENCY")
+    source = inspect.getsource(queueing.Queue)
+    assert f'"{analytics.ENV}"' in source, _broken(analytics, f"gradio's queue no longer reads {analytics.ENV}")
+    assert ">= self.ANAYLTICS_CACHE_FREQUENCY" in source, _broken(analytics, "the queue no longer reads its frequency")
 
 
 def test_the_test_lanes_override_only_what_xdist_s_scope_scheduling_has():

@@ -1,0 +1,73 @@
+"""ui.kit: every workaround of the framework's private parts installed from one function, and none of them on plain
+gradio (`DECODING_LAB_PLAIN=1`)."""
+
+import gradio as gr
+import pytest
+from gradio import state_holder
+from gradio.context import LocalContext
+from starlette.routing import Route
+
+from app import queued
+from ui import alive, kit, validate
+from ui.kit import analytics, direct_route, page_start, queue_wake
+from ui.kit.session_state import LazySessionState
+from ui.kit.switch import PLAIN
+from ui.launch import free_port
+
+TAGS = '<link rel="stylesheet" href="lab/head.x.css">'
+
+
+@pytest.fixture
+def launched(monkeypatch):
+    """A one-event app on the app's queue, launched, nothing of the kit on it yet."""
+    monkeypatch.setattr(state_holder, "SessionState", state_holder.SessionState)  # put back after the test
+    monkeypatch.delenv(analytics.ENV, raising=False)
+    with gr.Blocks() as demo:
+        gr.Button().click(lambda: None)
+    app, _, _ = queued(demo).launch(server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield demo, app
+    finally:
+        demo.close()
+
+
+def _page_route(app):
+    return next(r for r in app.router.routes if getattr(r, "path", None) == "/" or getattr(r, "page", None))
+
+
+def test_install_puts_every_workaround_on_the_launched_app(launched, monkeypatch):
+    monkeypatch.delenv(PLAIN, raising=False)
+    demo, app = launched
+    kit.install(demo, app, TAGS)
+    queue = demo._queue
+    assert isinstance(queue.sleep_when_free, queue_wake.Idle) and queue.sleep_when_free == queue_wake.POLL_S
+    assert isinstance(queue.progress_update_sleep_when_free, queue_wake.Idle)
+    assert queue.ANAYLTICS_CACHE_FREQUENCY == analytics.EVERY
+    assert "postprocess_data" in vars(demo)  # skipped outputs passed over (ui/kit/skips.py)
+    assert state_holder.SessionState is LazySessionState
+    page = _page_route(app)
+    assert isinstance(page, page_start.FirstInHead) and page.html == (page_start.TRACKER_FRAMES + TAGS).encode()
+    direct = app.router.routes[0]
+    assert isinstance(direct, Route) and direct.path == direct_route.PATH
+    assert kit.head() and kit.launch_head(TAGS) is None  # the kit puts the head first in each page itself
+    assert validate.knob_slider(0, 1).preprocess(5) == 5  # to the handler's check, which names the control
+
+
+def test_plain_gradio_gets_none_of_the_kit(launched, monkeypatch):
+    monkeypatch.setenv(PLAIN, "1")
+    demo, app = launched
+    routes = list(app.router.routes)
+    kit.install(demo, app, TAGS)
+    assert app.router.routes == routes  # gradio's page and predict routes, as gradio made them
+    queue = demo._queue
+    assert not isinstance(queue.sleep_when_free, queue_wake.Idle) and queue.ANAYLTICS_CACHE_FREQUENCY == 1
+    assert "postprocess_data" not in vars(demo)
+    assert state_holder.SessionState is not LazySessionState
+    assert kit.head() == "" and kit.launch_head(TAGS) == TAGS  # the head through gradio's public launch(head=...)
+    with pytest.raises(gr.Error, match="greater than maximum"):  # gradio's own check of a typed value
+        validate.knob_slider(0, 1).preprocess(5)
+    token = LocalContext.request.set(type("Request", (), {"headers": {alive.HEADER: "another boot"}})())
+    try:
+        assert not alive.page_restarted()  # no request read: the public way would be a gr.Request parameter
+    finally:
+        LocalContext.request.reset(token)
