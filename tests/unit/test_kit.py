@@ -1,6 +1,9 @@
 """ui.kit: every workaround of the framework's private parts installed from one function, and none of them on plain
 gradio (`DECODING_LAB_PLAIN=1`)."""
 
+import re
+from pathlib import Path
+
 import gradio as gr
 import pytest
 from gradio import state_holder
@@ -71,3 +74,29 @@ def test_plain_gradio_gets_none_of_the_kit(launched, monkeypatch):
         assert not alive.page_restarted()  # no request read: the public way would be a gr.Request parameter
     finally:
         LocalContext.request.reset(token)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+# what only the kit may touch: gradio's and FastAPI's modules beyond `gradio` itself, and gradio's private queue
+PRIVATE = re.compile(r"^\s*(from|import) (gradio\.|fastapi\.routing)|\._queue\b", re.M)
+
+
+def _kit_table() -> str:
+    """docs/architecture.md's table of the kit's workarounds: the first table after "**The kit.**"."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    after = doc[doc.index("**The kit.**") :]
+    return after[after.index("\n|") : after.index("\n\n", after.index("\n|"))]
+
+
+def test_the_architecture_table_lists_exactly_the_kit_s_modules():
+    rows = [line.split("|")[2] for line in _kit_table().strip().splitlines()[2:]]  # each row's "where"
+    listed = [m for where in rows for m in re.findall(r"`ui/kit/(\w+)\.py`", where)]
+    modules = {p.stem for p in Path(kit.__file__).parent.glob("*.py")} - {"__init__", "switch"}
+    assert sorted(listed) == sorted(modules), f"the table lists {sorted(listed)}, ui/kit holds {sorted(modules)}"
+    assert all(re.search(r"`ui/kit/\w+\.py`", where) for where in rows), "a row of the kit's table is outside ui/kit"
+
+
+def test_no_module_outside_the_kit_reaches_into_gradio_s_or_fastapi_s_private_parts():
+    outside = [ROOT / "app.py", *(p for p in (ROOT / "ui").rglob("*.py") if "kit" not in p.relative_to(ROOT).parts)]
+    reaching = [str(p.relative_to(ROOT)) for p in outside if PRIVATE.search(p.read_text())]
+    assert reaching == [], f"only ui/kit may use gradio's or FastAPI's private parts: {reaching}"
