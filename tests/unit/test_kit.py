@@ -1,7 +1,10 @@
 """ui.kit: every workaround of the framework's private parts installed from one function, and none of them on plain
 gradio (`DECODING_LAB_PLAIN=1`)."""
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import gradio as gr
@@ -100,3 +103,23 @@ def test_no_module_outside_the_kit_reaches_into_gradio_s_or_fastapi_s_private_pa
     outside = [ROOT / "app.py", *(p for p in (ROOT / "ui").rglob("*.py") if "kit" not in p.relative_to(ROOT).parts)]
     reaching = [str(p.relative_to(ROOT)) for p in outside if PRIVATE.search(p.read_text())]
     assert reaching == [], f"only ui/kit may use gradio's or FastAPI's private parts: {reaching}"
+
+
+def test_plain_gradio_imports_none_of_the_workarounds_modules():
+    """So that the app still runs on plain gradio when an upgrade removed a name a workaround imports."""
+    check = (
+        "import sys; import app, ui.kit; ui.kit.install(app.demo, None); ui.kit.head(); ui.alive.page_restarted(); "
+        "print(sorted(m for m in sys.modules if m.startswith('ui.kit.') and m not in ('ui.kit.switch', 'ui.kit.slider',"
+        " 'ui.kit.request')))"
+    )
+    env = {**os.environ, PLAIN: "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", check, "--model", "tiny-random"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

@@ -19,16 +19,21 @@ tests/unit/test_upgrade.py reads every private name they rely on from the instal
 state, postprocessing and route; the app's head given to `launch(head=...)`; plotly drawn as gradio draws it (not
 fitted to projector mode or a phone); gradio's navbar band; gradio's message for a typed value out of a slider's
 range; and no "the server restarted" for a page that outlived a restart (its run reads as expired). It is how to tell
-what a workaround still buys after an upgrade, and how to run the lab when one breaks.
+what a workaround still buys after an upgrade, and how to run the lab when one breaks. So that it runs when one
+breaks, plain gradio imports none of the workarounds' modules (each is imported where it is installed): a name an
+upgrade removed fails only the kit.
 """
 
-from ui.kit import analytics, charts, direct_route, navbar, page_start, queue_wake, session_state, skips
 from ui.kit.switch import plain
 
 
 def head() -> str:
     """What the kit adds to the app's head (the charts' drawing, the navbar hidden); nothing on plain gradio."""
-    return "" if plain() else charts.HEAD + navbar.HEAD
+    if plain():
+        return ""
+    from ui.kit import charts, navbar
+
+    return charts.HEAD + navbar.HEAD
 
 
 def launch_head(tags: str) -> str | None:
@@ -42,6 +47,8 @@ def install(demo, app, head_tags: str = "") -> None:
     `head_tags` first in each page; nothing on plain gradio. Call once."""
     if plain():
         return
+    from ui.kit import analytics, direct_route, page_start, queue_wake, session_state, skips
+
     session_state.use()  # for every session gradio makes in this process
     skips.leave_skips(demo)
     queue = demo._queue  # gradio 6.31's attribute (tests/unit/test_upgrade.py checks it is still there)

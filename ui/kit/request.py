@@ -6,11 +6,14 @@ threaded through every handler that reads a run (the public way). On plain gradi
 is read: a page that outlived a restart is told its run expired rather than that the server restarted.
 """
 
-from gradio.context import LocalContext
-
 from ui.kit.switch import plain
 
 
 def current_request():
-    """The request of the event this thread handles; None outside an event, and on plain gradio."""
-    return None if plain() else LocalContext.request.get(None)
+    """The request of the event this thread handles; None outside an event, and on plain gradio (which imports
+    nothing private for it)."""
+    if plain():
+        return None
+    from gradio.context import LocalContext
+
+    return LocalContext.request.get(None)
