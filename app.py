@@ -11,29 +11,20 @@ import subprocess
 import sys
 import threading
 
-# gradio's queue rebuilds a pandas table of its last 10,000 events after every event, for its monitoring page: 6 ms
-# of CPU per event after 1,000 events, 10 ms after 10,000 (measured here), on every click of every student, on a
-# 2-core server. Once every 1,000 events is plenty.
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
-
-import gradio as gr  # noqa: E402
+import gradio as gr
 
 from decoding.models import BUNDLED_DIST, load_model
 from decoding.quantization.formats import SERVED as SERVED_WEIGHTS
-from ui import direct_route, limits, opened, pages, server_note, session_state
+from ui import kit, limits, opened, pages, server_note
 from ui import projector as projector_mode
-from ui.charts import HEAD as CHARTS_HEAD
-from ui.charts import NARROW_PX
 from ui.context import AppConfig, scheduler_for, weights_note
 from ui.gpu import ZEROGPU
 from ui.lesson import CSS as LESSON_CSS
 from ui.lesson import TAP_HEAD, style
-from ui.page_start import TRACKER_FRAMES, first_in_head
-from ui.page_start import cached as cached_head
+from ui.page_head import cached as cached_head
 from ui.patch import CSS as PATCH_CSS
 from ui.patch import HEAD as PATCH_HEAD
-from ui.queue_wake import wake_on_work
-from ui.skips import leave_skips
+from ui.projector import NARROW_PX
 from ui.start import notice as plan_notice
 from ui.tabs import TabSpec, specs
 from ui.validate import CSS as VALIDATE_CSS
@@ -118,15 +109,10 @@ CSS = f"""
 HEAD_CSS = f"{CSS}\n.gradio-container.gradio-container.gradio-container {{\n{CSS}\n}}"
 # gradio's container hides what overflows it, which makes it the scrolling box of every sticky element inside it (the
 # server's note, the step tab's message line): a box that never scrolls, so they scrolled away with the page. `clip`
-# cuts the same overflow without being a scrolling box, so they stick to the window
-# gradio's own navbar band (50 px above every page, a lone "Home" link) stays drawn even with gr.Navbar(visible=False):
-# the app draws its own navigation (ui/pages.py); tests/e2e/test_pages_e2e.py checks no "Home" link shows
-CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; } .nav-holder { display: none; }</style>"
+# cuts the same overflow without being a scrolling box, so they stick to the window. In the head: the app's CSS is
+# scoped inside the container, and cannot reach the container itself
+CONTAINER_HEAD = "<style>.gradio-container { overflow: clip !important; }</style>"
 QUEUE_SIZE = 1024  # events waiting at once: a class of 100 with a few clicks each in flight
-# gradio's queue looks for a new event every 1 ms (queueing.Queue.sleep_when_free, on Linux): a thousand wake-ups a
-# second of the server's one event loop, each taking the interpreter lock from the model's thread. ui.queue_wake makes
-# its idle loops wait for work instead; this is how often it still looks while events wait for a free slot
-QUEUE_POLL_S = 0.005
 
 
 def header(demo: gr.Blocks, config: AppConfig, here: TabSpec) -> None:
@@ -225,9 +211,6 @@ def preload(config: AppConfig) -> None:
     threading.Thread(target=load, daemon=True).start()
 
 
-# gradio's run history copies every event's inputs and outputs (figures included) into the browser's storage:
-# ~90 ms per step, and on a shared classroom computer the next student could read it
-os.environ.setdefault("GRADIO_RUN_HISTORY", "false")
 install_bundled_on_space()
 args = parse_args()
 config = AppConfig(args.model, args.device, args.dtype, args.weights)
@@ -238,42 +221,16 @@ def queued(demo: gr.Blocks) -> gr.Blocks:
     """The app's queue. On a ZeroGPU Space gradio caps it at one waiting event unless told otherwise (blocks.queue):
     the second click in a class, or a Step pressed while the chart of the last one is drawn, would read "busy". Every
     event that waits here runs on the server (ui.gpu), so the queue is as deep as on any other host."""
-    demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE)
-    demo._queue.sleep_when_free = QUEUE_POLL_S  # gradio 6.31's attribute (a test checks it is still there)
-    wake_on_work(demo._queue)
-    return demo
+    return demo.queue(default_concurrency_limit=1, max_size=QUEUE_SIZE)
 
 
-def served(demo: gr.Blocks) -> gr.Blocks:
-    """The app as its server runs it: its queue (`queued`), an output an answer skips passed over on the server too
-    (ui/skips.py), and a session's state made without copying every block's config (ui/session_state.py: for every
-    session gradio makes in this process)."""
-    session_state.use()
-    return queued(leave_skips(demo))
-
-
-if __name__ == "__main__":
-    preload(config)
-    limits.install()  # the log's line cap, before uvicorn makes its log handlers
-    app, _, _ = served(demo).launch(
-        server_name=args.host,
-        server_port=args.port,
-        share=args.share,
-        theme=THEME,
-        max_file_size="5mb",
-        app_kwargs=limits.app_kwargs(),  # each request's body limit, and one log line for a refused request
-        enable_monitoring=False,  # gradio's /monitoring printed its dashboard's key to the log for anyone who asked
-        max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
-        prevent_thread_lock=True,
-    )
-    # each page's first scripts, and the app's head as two files the browser keeps (ui/page_start.py)
-    # the app's style sheet in it too: given to `launch(css=...)`, its 13 KB sat in every page's config, sent again with
-    # each page a student opened (bench/page_open.py)
-    head_tags, head_routes = cached_head(
+def head() -> str:
+    """Every page's head: the app's styles and scripts (the kit's among them, ui/kit), in one string."""
+    return (
         f"<style>{HEAD_CSS}</style>"
         + CONTAINER_HEAD
         + projector_mode.HEAD
-        + CHARTS_HEAD
+        + kit.head()
         + plan_notice.HEAD
         + GLOSSARY_HEAD
         + VALIDATE_HEAD
@@ -282,13 +239,35 @@ if __name__ == "__main__":
         + "".join(spec.head for spec in SPECS)
         + server_note.head([spec.main for spec in SPECS if spec.main])
     )
-    first_in_head(app, [f"/{page}" for page, _, _ in demo.pages], TRACKER_FRAMES + head_tags)
+
+
+if __name__ == "__main__":
+    preload(config)
+    limits.install()  # the log's line cap, before uvicorn makes its log handlers
+    # the app's head as two files the browser keeps (ui/page_head.py); the app's style sheet in it too: given to
+    # `launch(css=...)`, its 13 KB sat in every page's config, sent again with each page a student opened
+    head_tags, head_routes = cached_head(head())
+    app, _, _ = queued(demo).launch(
+        server_name=args.host,
+        server_port=args.port,
+        share=args.share,
+        theme=THEME,
+        head=kit.launch_head(head_tags),  # none with the kit: it puts them first in each page (ui/kit/page_start.py)
+        max_file_size="5mb",
+        app_kwargs=limits.app_kwargs(),  # each request's body limit, and one log line for a refused request
+        enable_monitoring=False,  # gradio's /monitoring printed its dashboard's key to the log for anyone who asked
+        # gradio's run history copies every event's inputs and outputs (figures included) into the browser's storage:
+        # ~90 ms per step, and on a shared classroom computer the next student could read it
+        run_history=False,
+        max_threads=256,  # many events wait on the scheduler at once; each holds a thread while it waits
+        prevent_thread_lock=True,
+    )
+    # the workarounds of the framework's private parts, unless DECODING_LAB_PLAIN=1 (ui/kit)
+    kit.install(demo, app, head_tags)
     app.router.routes[0:0] = head_routes
     # before gradio's own routes, which answer every other path with the page
     app.router.routes.insert(0, server_note.route(config))
     app.router.routes.insert(0, pages.OldLink())  # a link sent before (`/?tab=beams...`): to the lesson's page
-    if (direct := direct_route.route(app)) is not None:  # the Step tab's clicks, lighter than through FastAPI's
-        app.router.routes.insert(0, direct)
     for spec in SPECS:  # a tab's own plain routes (ui/tabs.py, TabSpec.routes), before gradio's too
         app.router.routes[0:0] = spec.routes(config) if spec.routes else []
     demo.block_thread()

@@ -20,7 +20,9 @@ The continuous-batching view has no click: its live refresh runs every 2 s while
 "click" there is one refresh (the window's totals ÷ the refreshes in it).
 
 `--baseline DIR` runs another checkout's app.py (the code before a change) in turns with this one's, the same
-views and clicks, each app on a fresh server: the two sets of numbers come from one run on one machine.
+views and clicks, each app on a fresh server: the two sets of numbers come from one run on one machine. `--plain`
+does the same with this checkout's app on plain gradio (`DECODING_LAB_PLAIN=1`: none of ui/kit), as `plain`: what the
+kit's workarounds buy, together.
 Prints a table to stderr and, as its last line, one JSON object.
 """
 
@@ -40,7 +42,7 @@ from ui.launch import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_app  # noq
 # the main thread "quiet": under this much work in each 100 ms, over QUIET_FOR_S, with no gradio event in flight. A
 # gradio 6 page left to itself is never silent (IDLE): the status tracker shown while it loads keeps asking for a frame
 # 60 times a second, even on a bare gradio page with one checkbox, so the page lays out and paints a frame each time,
-# and a larger page pays more a frame. This app's page ends that loop (ui/page_start.py); a checkout from before it
+# and a larger page pays more a frame. This app's page ends that loop (ui/kit/page_start.py); a checkout from before it
 # (`--baseline`) still pays it. `idle_ms_per_s`: that rate as the page opens (Start here); `view_idle_ms_per_s`: on
 # the view, after its first action, as each click finds it; `main_net_ms` takes the view's rate out
 QUIET_MS = 12.0
@@ -256,12 +258,13 @@ def summary(clicks: list[dict]) -> dict:
     return out
 
 
-def run_app(root: Path, views: list[str], n: int, viewport: dict) -> dict:
-    """One app from `root`, on a fresh server: each view in a fresh page (its own session)."""
+def run_app(root: Path, views: list[str], n: int, viewport: dict, env: dict | None = None) -> dict:
+    """One app from `root` (with `env` in its environment), on a fresh server: each view in a fresh page (its own
+    session)."""
     from playwright.sync_api import sync_playwright
 
     port = free_port()
-    proc = start_app(port, root=root, OMP_NUM_THREADS="1")
+    proc = start_app(port, root=root, OMP_NUM_THREADS="1", **(env or {}))
     out = {}
     try:
         with sync_playwright() as p:
@@ -277,7 +280,8 @@ def run_app(root: Path, views: list[str], n: int, viewport: dict) -> dict:
                 rates = {"idle_ms_per_s": round(idle, 1), "view_idle_ms_per_s": round(page.view_idle, 1)}
                 out[name] = summary(clicks) | page.held() | rates
                 page.page.close()
-                print(f"{root.name:>12} {name:>12}: {json.dumps(out[name])}", file=sys.stderr, flush=True)
+                said = f"{root.name}{' (plain)' if env else ''}"
+                print(f"{said:>12} {name:>12}: {json.dumps(out[name])}", file=sys.stderr, flush=True)
             browser.close()
     finally:
         proc.terminate()
@@ -290,20 +294,22 @@ def main(argv=None) -> dict:
     parser.add_argument("--views", nargs="+", choices=list(VIEWS), default=list(VIEWS))
     parser.add_argument("--clicks", type=int, default=10, help="measured clicks per view (after its first action)")
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout's app, run in turns with this")
+    parser.add_argument("--plain", action="store_true", help="this app on plain gradio too, in turns with the kit's")
     parser.add_argument("--rounds", type=int, default=1, help="turns of each app")
     parser.add_argument("--viewport", default="1280x720", help="WIDTHxHEIGHT")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.viewport.split("x"))
-    apps = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    apps = {"this": (ROOT, None)} | ({"baseline": (args.baseline.resolve(), None)} if args.baseline else {})
+    apps |= {"plain": (ROOT, {"DECODING_LAB_PLAIN": "1"})} if args.plain else {}
     runs = {name: [] for name in apps}
     for i in range(args.rounds):
-        for name, root in apps.items() if i % 2 == 0 else reversed(apps.items()):  # ABBA: neither always first
-            runs[name].append(run_app(root, args.views, args.clicks, {"width": width, "height": height}))
+        for name, (root, env) in apps.items() if i % 2 == 0 else reversed(apps.items()):  # ABBA: none always first
+            runs[name].append(run_app(root, args.views, args.clicks, {"width": width, "height": height}, env))
     return dict(
         viewport=args.viewport,
         clicks=args.clicks,
         load_average=[round(x, 2) for x in os.getloadavg()],
-        apps={name: str(root) for name, root in apps.items()},
+        apps={name: str(root) + (" (plain gradio)" if env else "") for name, (root, env) in apps.items()},
         runs=runs,
     )
 

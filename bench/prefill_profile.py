@@ -32,7 +32,7 @@ import gradio as gr  # noqa: E402
 from bench.classroom_load import PAGE, prompt_for  # noqa: E402
 from bench.profiled_app import PROFILES, _profiled  # noqa: E402
 from ui.context import RAW, AppConfig  # noqa: E402
-from ui.session_state import LazySessionState as SessionState  # noqa: E402 -- the app's (app.served)
+from ui.kit.session_state import LazySessionState as SessionState  # noqa: E402 -- the app's (ui.kit.install)
 from ui.step import links  # noqa: E402
 from ui.step.page import layout  # noqa: E402
 from ui.step.tab import wire  # noqa: E402

@@ -17,7 +17,7 @@ carries the page's boot id in a header (`HEADER`), so a handler knows whether it
 import json
 import secrets
 
-from gradio.context import LocalContext
+from ui.kit.request import current_request
 
 BOOT = secrets.token_hex(6)  # this server process's: a page that sees another one knows the server restarted
 HEADER = "x-lab-boot"  # the boot id of the server that served the page, on every gradio request the page sends
@@ -38,8 +38,9 @@ RESTARTED = (
 
 def page_restarted() -> bool:
     """Whether the page that sent the event being handled was served by an earlier start of this server: its header
-    names another boot. False outside an event, and for a client that sends no header (an API client)."""
-    request = LocalContext.request.get(None)  # gradio sets it for the event this thread handles
+    names another boot. False outside an event, for a client that sends no header (an API client), and on plain
+    gradio (ui/kit/request.py)."""
+    request = current_request()  # the event's, as gradio holds it (ui/kit/request.py)
     headers = getattr(request, "headers", None) or {}
     page = headers.get(HEADER)
     return page is not None and page != BOOT

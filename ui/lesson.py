@@ -7,7 +7,7 @@ and the guided path through the lessons is the Start here tab's class plans."""
 
 import gradio as gr
 
-from ui.charts import NARROW_PX
+from ui.projector import NARROW_PX
 
 # the one line a tab teaches, the first thing on its screen, read from the back of a room; its heading above it
 # gradio's footer (its API and Settings links) sits outside the container the app's CSS is scoped to: in the head

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import BaseRoute, Match
 
-from ui.charts import NARROW_PX
+from ui.projector import NARROW_PX
 from ui.tabs import TabSpec, opened_by
 
 HOME = "start"  # the spec that is the app's first page, at "/"

@@ -3,7 +3,7 @@
 It scales what the text is, not what the page looks like: gradio's type sizes (`--text-xxs` to `--text-xxl`, from which
 its body text, labels, hints and buttons take theirs), the app's own sizes (each written `calc(15px * var(--lab-type,
 1))` in the views' CSS, the HTML charts' among them: visuals.chart's parts are in em of its 15 px) and plotly's fonts
-(ui/charts.py redraws a chart with them). The CSS zoom it used before left every computed size alone and the charts'
+(ui/kit/charts.py redraws a chart with them). The CSS zoom it used before left every computed size alone and the charts'
 text as it was: body text went from 14 to 15.4 px, help text stayed at 12, and the tab labels, made smaller to keep
 one row, shrank to 12.
 
@@ -15,6 +15,7 @@ once it exists; the checkbox at the top switches it (`SWITCH_JS`).
 import gradio as gr
 
 TYPE = 1.4  # each text's size in projector mode, against the same text's in normal mode
+NARROW_PX = 640  # a window narrower than this is a phone's: its layout (and its charts, ui/kit/charts.py) fit a column
 STORED = "decoding-lab-projector"  # the browser's localStorage key: projector mode outlives a reload
 
 
@@ -47,8 +48,8 @@ html.projector {{ {TYPE_SIZES}; --lab-type: {TYPE}; }}
 
 # the checkbox, once the page loads, shows the mode the page opened in
 SHOWN_JS = "() => document.documentElement.classList.contains('projector')"
-# the page's plotly charts are drawn again with the new type (ui/charts.py listens for the event), and laid out again
-# for their boxes, which the new type may have widened or narrowed (plotly follows a window's resize alone)
+# the page's plotly charts are drawn again with the new type (ui/kit/charts.py listens for the event), and laid out
+# again for their boxes, which the new type may have widened or narrowed (plotly follows a window's resize alone)
 SWITCH_JS = f"""(on) => {{
   for (const e of [document.documentElement, document.body]) e.classList.toggle('projector', Boolean(on));
   localStorage.setItem('{STORED}', on ? '1' : '0');

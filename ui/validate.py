@@ -13,6 +13,7 @@ import gradio as gr
 from decoding.knobs import KNOBS
 from decoding.stopping import MAX_STOP_LENGTH, MAX_STOP_STRINGS
 from decoding.values import short
+from ui.kit.slider import typed_through
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
 
@@ -45,11 +46,9 @@ def knob_slider(*args, **kwargs) -> gr.Slider:
 
     gr.Slider refuses a typed 5 for top-p in its own preprocessing with a bare "Value 5 is greater than maximum
     value 1." that names no control; the handler's `checked` names the control, its range and the value instead.
-    (Set on the instance: a gr.Slider subclass would make gradio write a .pyi stub beside this file.)
+    (ui/kit/slider.py lets it through; on plain gradio, gradio's message answers.)
     """
-    slider = gr.Slider(*args, **kwargs)
-    slider.preprocess = lambda payload: payload
-    return slider
+    return typed_through(gr.Slider(*args, **kwargs))
 
 
 def knob(field: str, value: float, info: str, **options) -> gr.Slider:

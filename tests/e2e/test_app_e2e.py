@@ -1,10 +1,10 @@
 """The real app in headless Chromium on the bundled model: prefill, three steps, back, one step, change the
-temperature, run to end; the chips, the chart and the stop reason must be on the page, and the charts each click
-replaced are released. Screenshots go to artifacts/."""
+temperature, run to end; the chips, the chart and the stop reason must be on the page. Screenshots go to artifacts/.
+(The Step tab's charts are HTML: the plotly charts gradio replaces are checked on the sandbox, test_plain_e2e.py.)"""
 
 import pytest
 
-from tests.helpers.pages import ARTIFACTS, idle, listeners, new_page
+from tests.helpers.pages import ARTIFACTS, idle, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -29,16 +29,12 @@ def test_prefill_step_back_step_then_run_to_end_in_the_browser(app_url, browser)
     page.wait_for_selector("#step-dist .lc-bar")
     assert "not chosen yet" in page.inner_text("#step-dist")
     idle(page)
-    held = listeners(page)
     for n in (1, 2, 3):
         click_and_wait(page, "#step-step", n)
     page.screenshot(path=str(ARTIFACTS / "e2e-three-steps.png"))
     click_and_wait(page, "#step-back", 2)
     click_and_wait(page, "#step-step", 3)
     idle(page)  # the panels below the chart follow each click
-    # gradio gives each new value a new chart; a replaced one kept plotly's listeners and SVG (about 350 listeners
-    # more a Step) until ui.charts released it
-    assert listeners(page) - held < 200, "the charts replaced by five clicks are still held by the page"
     temperature = page.locator("#step-temperature input[type=number]")
     temperature.fill("0.5")
     temperature.press("Enter")

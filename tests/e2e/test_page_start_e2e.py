@@ -1,4 +1,4 @@
-"""The page's first script (ui/page_start.py): gradio's status trackers ask for a frame as often as their counter
+"""The page's first script (ui/kit/page_start.py): gradio's status trackers ask for a frame as often as their counter
 changes, and the loading tracker's loop, which gradio 6 leaves running, ends once the app is on the page.
 
 The script is tried on a blank page with loops written for the test (a loop "of a tracker" is code whose file name
@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.helpers.pages import idle, new_page
-from ui.page_start import TRACKER_FRAMES, TRACKER_TICK_MS
+from ui.kit.page_start import TRACKER_FRAMES, TRACKER_TICK_MS
 
 pytestmark = [pytest.mark.browser]
 

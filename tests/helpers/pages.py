@@ -124,7 +124,7 @@ def until(page, check, timeout_s: float = 60, what: str = "the page to show it")
 # true while gradio shows an event at work, read from the DOM of gradio 6: a status tracker drawn and not showing an
 # error (pending, or generating), an output it dims while pending (`.pending`: opacity 0.2), or a CSS transition still
 # running (a dimmed output fades back to full opacity over 0.15 s after its event ends: text read then is paler), or a
-# chart being drawn again for its room (ui/charts.py: projector mode switched, a window narrowed to a phone's)
+# chart being drawn again for its room (ui/kit/charts.py: projector mode switched, a window narrowed to a phone's)
 BUSY = """() =>
   [...document.querySelectorAll('[data-testid=status-tracker]')]
     .some(e => !e.classList.contains('hide') && !e.querySelector('.error, .validation-error'))

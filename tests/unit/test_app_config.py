@@ -4,14 +4,11 @@ server's runs (a bound method of a store would copy every student's run, model a
 import inspect
 
 import gradio as gr
-from gradio import state_holder
 from starlette.routing import Match
 
-from app import QUEUE_POLL_S, build_app, queued, served
+from app import build_app
 from ui.context import AppConfig
 from ui.pages import OldLink, lesson_url
-from ui.queue_wake import Idle
-from ui.session_state import LazySessionState
 from ui.tabs import specs
 
 
@@ -68,18 +65,3 @@ def test_the_old_link_route_answers_only_the_root_with_a_lesson_in_its_query():
     assert route.matches(scope("/", ""))[0] == Match.NONE
     assert route.matches(scope("/step", "tab=step"))[0] == Match.NONE
     assert route.matches(scope("/", "tab=step", "POST"))[0] == Match.NONE
-
-
-def test_the_queue_looks_for_new_events_every_few_milliseconds_not_every_one():
-    """gradio's own attribute, set by app.queued: a gradio that renamed it would leave the app polling every 1 ms."""
-    assert "sleep_when_free" in vars(gr.Blocks().queue()._queue)
-    blocks = gr.Blocks()
-    assert queued(blocks)._queue.sleep_when_free == QUEUE_POLL_S
-
-
-def test_the_server_runs_the_app_with_its_queue_its_skips_and_its_session_states(monkeypatch):
-    monkeypatch.setattr(state_holder, "SessionState", state_holder.SessionState)  # put back after the test
-    blocks = served(gr.Blocks())
-    assert isinstance(blocks._queue.sleep_when_free, Idle)  # the queue, woken by work
-    assert "postprocess_data" in vars(blocks)  # skipped outputs passed over (ui/skips.py)
-    assert state_holder.SessionState is LazySessionState

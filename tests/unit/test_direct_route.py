@@ -1,12 +1,14 @@
-"""ui/direct_route.py: the route for the events that skip gradio's queue answers as gradio's own /run/ route does
+"""ui/kit/direct_route.py: the route for the events that skip gradio's queue answers as gradio's own /run/ route does
 (the answer, the session's state, an error, a body that does not fit), and stands aside where the app has a login."""
 
 import gradio as gr
 import httpx
 import pytest
+from gradio import state_holder
 from starlette.routing import Match
 
-from ui import direct_route
+from ui import kit
+from ui.kit import direct_route
 from ui.launch import free_port
 
 
@@ -66,5 +68,28 @@ def test_an_app_with_a_login_keeps_gradios_route_and_its_checks():
     app, _, _ = demo.launch(server_port=free_port(), prevent_thread_lock=True, quiet=True, auth=("teacher", "pw"))
     try:
         assert direct_route.route(app) is None
+    finally:
+        demo.close()
+
+
+def test_an_app_whose_private_router_is_hidden_answers_through_gradios_route_with_one_warning(monkeypatch, caplog):
+    """A FastAPI that renamed `_IncludedRouter.original_router`: the direct route stands aside, one line says so, and
+    every event is still answered (by gradio's route)."""
+    monkeypatch.setattr(direct_route, "INCLUDED", "renamed_router")
+    monkeypatch.setattr(state_holder, "SessionState", state_holder.SessionState)  # put back after the test
+    demo = counter_app()
+    port = free_port()
+    app, _, _ = demo.launch(server_port=port, prevent_thread_lock=True, quiet=True)
+    at_path = lambda: sum(getattr(r, "path", None) == direct_route.PATH for r in app.router.routes)  # noqa: E731
+    before = at_path()
+    try:
+        with caplog.at_level("WARNING", logger=direct_route.__name__):
+            kit.install(demo, app)
+        said = [r.getMessage() for r in caplog.records if r.name == direct_route.__name__]
+        assert len(said) == 1 and "gradio's route answers" in said[0], said
+        assert at_path() == before  # no direct route put before gradio's
+        url = f"http://127.0.0.1:{port}/gradio_api/run/add"
+        first, again = post(url, 2, "one"), post(url, 3, "one")
+        assert first.status_code == again.status_code == 200 and again.json()["data"] == [None, 5]
     finally:
         demo.close()

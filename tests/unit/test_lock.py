@@ -44,8 +44,8 @@ def test_every_package_the_app_imports_is_pinned_by_the_lock():
 
 
 def test_the_direct_route_s_framework_and_the_cpu_torch_are_pinned_in_the_list_a_person_edits():
-    """ui/direct_route.py reads FastAPI's private router class: a range would let a Space build a FastAPI it was never
-    run on. torch stays the CPU wheel on this machine's disk."""
+    """ui/kit/direct_route.py reads FastAPI's private router class: a range would let a Space build a FastAPI it was
+    never run on. torch stays the CPU wheel on this machine's disk."""
     pinned = {canonicalize_name(r.name): str(r.specifier) for r in lock.direct()}
     assert pinned["fastapi"] == f"=={metadata.version('fastapi')}"
     assert pinned["starlette"] == f"=={metadata.version('starlette')}"

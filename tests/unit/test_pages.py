@@ -1,5 +1,5 @@
 """One lesson, one page (ui/pages.py): the navigation links every lesson's page in teaching order and marks the one
-it is on; the app's head is served as two files the browser keeps (ui/page_start.py)."""
+it is on; the app's head is served as two files the browser keeps (ui/page_head.py)."""
 
 import html
 import re
@@ -7,7 +7,7 @@ import re
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from ui.page_start import cached
+from ui.page_head import cached
 from ui.pages import MIN_TAP_PX, nav_html, path_of
 from ui.tabs import specs
 

@@ -1,22 +1,24 @@
-"""ui.queue_wake: gradio's queue loops sleep until there is work, and events still run, alone and waiting for a slot."""
+"""ui.kit.queue_wake: gradio's queue loops sleep until there is work, and events still run, alone and waiting for a
+slot."""
 
 import threading
 import time
 
 import gradio as gr
 import pytest
-from gradio import queueing
+from gradio import queueing, state_holder
 from gradio_client import Client
 
-from app import QUEUE_POLL_S, queued
-from ui import queue_wake
+from app import queued
+from ui import kit
+from ui.kit import queue_wake
 from ui.launch import free_port
 
 
 @pytest.fixture
 def served(monkeypatch):
-    """A two-event app on the app's queue, and a count of its looks for work (gradio's loop asks the queue's length
-    at each turn)."""
+    """A two-event app on the app's queue and kit, and a count of its looks for work (gradio's loop asks the queue's
+    length at each turn)."""
     looks = []
     length = queueing.Queue.__len__
     monkeypatch.setattr(queueing.Queue, "__len__", lambda queue: looks.append(1) or length(queue))
@@ -24,8 +26,10 @@ def served(monkeypatch):
         box = gr.Number()
         gr.Button().click(lambda x: x + 1, box, box, api_name="plus", concurrency_limit=1)
         gr.Button().click(lambda x: time.sleep(0.2) or x * 2, box, box, api_name="slow", concurrency_limit=1)
+    monkeypatch.setattr(state_holder, "SessionState", state_holder.SessionState)  # put back after the test
     port = free_port()
-    queued(demo).launch(server_port=port, prevent_thread_lock=True, quiet=True)
+    app, _, _ = queued(demo).launch(server_port=port, prevent_thread_lock=True, quiet=True)
+    kit.install(demo, app)
     try:
         yield Client(f"http://127.0.0.1:{port}/", verbose=False), looks
     finally:
@@ -57,9 +61,3 @@ def test_events_run_alone_and_when_they_wait_for_a_free_slot(served):
         thread.join(30)
     assert results == {i: 2 * i for i in range(4)}
     assert client.predict(5, api_name="/plus") == 6
-
-
-def test_the_app_queue_keeps_its_poll_for_events_that_wait():
-    queue = queued(gr.Blocks())._queue
-    assert isinstance(queue.sleep_when_free, queue_wake.Idle) and queue.sleep_when_free == QUEUE_POLL_S
-    assert isinstance(queue.progress_update_sleep_when_free, queue_wake.Idle)

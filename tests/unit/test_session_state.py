@@ -1,11 +1,11 @@
-"""ui.session_state: a session's state made without gradio's copies of the blocks' configs, and the same configs
+"""ui.kit.session_state: a session's state made without gradio's copies of the blocks' configs, and the same configs
 gradio's own holds once they are read, whatever the events wrote before."""
 
 import gradio as gr
 from gradio import state_holder
 
-from ui import session_state
-from ui.session_state import LazySessionState
+from ui.kit import session_state
+from ui.kit.session_state import LazySessionState
 
 GRADIOS = LazySessionState.__bases__[0]  # gradio's own, even where the app's `use()` has replaced it in this process
 

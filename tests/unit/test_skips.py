@@ -1,4 +1,5 @@
-"""ui.skips: an output an answer skips is passed over on the server, and the browser gets the answer gradio sends."""
+"""ui.kit.skips: an output an answer skips is passed over on the server, and the browser gets the answer gradio
+sends."""
 
 import asyncio
 
@@ -6,7 +7,7 @@ import gradio as gr
 import pytest
 from gradio.state_holder import SessionState
 
-from ui.skips import leave_skips
+from ui.kit.skips import leave_skips
 
 BIG = "<p>" + "x" * 20_000 + "</p>"
 

@@ -4,11 +4,7 @@ gradio 6 lets an app add to the head only through its config, which its scripts 
 what must be in place before them. `first_in_head(app, paths, html)` wraps gradio's page routes so the page it answers
 carries `html` first in its head.
 
-The app's own head (its styles and scripts: projector mode, the charts' drawing, a plan's notice, the server's note,
-about 19 KB) is served as two files, a style sheet and a script, named by a hash of what they hold and cached by the
-browser for good (`cached`): given to gradio's `launch(head=...)`, it sat in every page's config, sent again with every
-page a student opened, and read in again by the page's scripts. A page now carries two tags, first in its head; the
-script, not deferred, runs before gradio's own, as a page's `<head>` scripts did.
+The app's own head rides on it (ui/page_head.py: two files a page names first in its head).
 
 TRACKER_FRAMES mends two things in how gradio 6's status tracker asks for frames. The tracker redraws its
 elapsed-time counter ("1.2s") on every animation frame while its status is "pending", and stops when the status
@@ -25,12 +21,7 @@ a frame every TRACKER_TICK_MS, as often as its counter changes, every tracker's 
 is asked for as before.
 """
 
-import hashlib
-import re
-
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
 TRACKER_TICK_MS = 100
 TRACKER_FRAMES = f"""<script>
@@ -107,30 +98,3 @@ def first_in_head(app, paths: list[str], html: str = TRACKER_FRAMES) -> None:
     for path in paths:
         at = next(i for i, route in enumerate(routes) if getattr(route, "path", None) == path)
         routes[at] = FirstInHead(routes[at], html)
-
-
-STYLE = re.compile(r"<style>(.*?)</style>", re.S)
-SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
-FILES = "lab/head"  # the files' path, relative to the page (every page sits one level under the app's root)
-FOREVER = "public, max-age=31536000, immutable"  # a file's name changes with what it holds
-
-
-def cached(head: str) -> tuple[str, list[Route]]:
-    """`head` (only <style> and <script> elements, none with attributes) as the tags a page carries first in its
-    head, and the routes that serve the two files they name."""
-    css, js = "\n".join(STYLE.findall(head)), "\n".join(SCRIPT.findall(head))
-    assert not SCRIPT.sub("", STYLE.sub("", head)).strip(), "the page's head holds something that is neither"
-    files = {}
-    for text, kind, media_type in ((css, "css", "text/css"), (js, "js", "text/javascript")):
-        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-        files[kind] = (f"{FILES}.{digest}.{kind}", text.encode(), media_type)
-
-    def serve(body: bytes, media_type: str):
-        async def answer(request: Request) -> Response:
-            return Response(body, media_type=f"{media_type}; charset=utf-8", headers={"Cache-Control": FOREVER})
-
-        return answer
-
-    routes = [Route(f"/{path}", serve(body, media_type), methods=["GET"]) for path, body, media_type in files.values()]
-    tags = f'<link rel="stylesheet" href="{files["css"][0]}"><script src="{files["js"][0]}"></script>'
-    return tags, routes

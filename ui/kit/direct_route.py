@@ -11,7 +11,14 @@ lock than `predict` itself, the handler included.
 own model and calls gradio's own `predict` with it. The dependencies' answers are known where the app has no login
 (no `auth`, no `auth_dependency`): `login_check` lets every request through and the user is None. With a login,
 `route` returns None and gradio's route, with its checks, answers.
+
+Where it cannot find gradio's endpoint (a FastAPI that renamed its private `_IncludedRouter.original_router`, a gradio
+that moved its route), `route` logs one warning line and returns None: gradio's own route answers every event, a few
+milliseconds slower, rather than the app failing at its start.
 """
+
+import inspect
+import logging
 
 import pydantic
 from fastapi.routing import APIRoute
@@ -22,6 +29,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 PATH = f"{API_PREFIX}/run/{{api_name}}"
+INCLUDED = "original_router"  # FastAPI's private field on an included router (fastapi.routing._IncludedRouter)
+ARGUMENTS = {"api_name", "body", "request", "username"}  # what the route passes gradio's predict
+log = logging.getLogger(__name__)
 
 
 def gradio_predict(app):
@@ -30,17 +40,27 @@ def gradio_predict(app):
     def routes(within):
         for r in within:
             yield r
-            if hasattr(r, "original_router"):  # an included router (fastapi.routing._IncludedRouter)
-                yield from routes(r.original_router.routes)
+            if hasattr(r, INCLUDED):  # an included router
+                yield from routes(getattr(r, INCLUDED).routes)
 
     return next(r.endpoint for r in routes(app.routes) if isinstance(r, APIRoute) and r.path == PATH)
 
 
 def route(app) -> Route | None:
-    """The direct events' route for `app` (a launched gradio app), or None where the app has a login."""
+    """The direct events' route for `app` (a launched gradio app), or None where the app has a login or gradio's own
+    endpoint cannot be found (with a warning: gradio's route answers)."""
     if app.auth is not None or app.auth_dependency is not None:
         return None
-    predict = gradio_predict(app)
+    try:
+        predict = gradio_predict(app)
+    except StopIteration:
+        log.warning(
+            "direct route off: no route at %s found through FastAPI's %s; gradio's route answers", PATH, INCLUDED
+        )
+        return None
+    if not set(inspect.signature(predict).parameters) >= ARGUMENTS:
+        log.warning("direct route off: gradio's predict no longer takes %s; gradio's route answers", sorted(ARGUMENTS))
+        return None
 
     async def run(request: Request):
         try:

@@ -21,9 +21,8 @@ the room, and draws it again when the room changes (projector mode switched, a w
 gradio's Plot calls) waits one microtask, the time gradio takes to put the new chart in place of the old, then draws
 on a chart that is on the page, and releases one that has left it (`Plotly.purge`: its listeners, its data)."""
 
-from ui.projector import TYPE
+from ui.projector import NARROW_PX, TYPE
 
-NARROW_PX = 640  # a window narrower than this is a phone's: its charts are fitted to a column of text
 STACKED_PX = 240  # on a phone, the height of each subplot once stacked
 WRAP_EM = 0.55  # the width of an average character of the charts' font, in em: how many fit a line
 

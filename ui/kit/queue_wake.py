@@ -20,6 +20,10 @@ import sys
 import types
 
 IDLE_CAP_S = 1.0  # the longest an idle loop sleeps without a wake-up: what a missed one could cost an event
+# gradio's queue looks for a new event every 1 ms (queueing.Queue.sleep_when_free, on Linux): a thousand wake-ups a
+# second of the server's one event loop, each taking the interpreter lock from the model's thread. `wake_on_work` makes
+# its idle loops wait for work instead; this is how often it still looks while events wait for a free slot
+POLL_S = 0.005
 
 
 class Idle(float):
