@@ -102,11 +102,11 @@ def wire(c: StepPage, config: AppConfig):
     on_step(b.back.click, named(h.back, c.answer, **live))
     # a bar clicked, or a candidate picked and Force pressed: the page's script puts its id in the box
     on_step(c.click.click, named(h.force, c.answer, run_id=c.run_id, force_id=c.click_box, **page))
-    run_n = on_step(b.run_n.click, named(h.run_steps, c.answer, run_id=c.run_id, n=b.n_steps, **page))
-    run_end = on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
-    # Stop cancels the run, then says where it stopped (its last view said "running")
-    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.halted, c.answer, **live), **h.QUIET)
-    h.PREFILL_STOPS.wire(b.stop)  # a long Prefill stops between two of the scheduler's chunks
+    on_step(b.run_n.click, named(h.run_steps, c.answer, run_id=c.run_id, n=b.n_steps, **page))
+    on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
+    # Stop ends a long Prefill between two of its chunks, or a run after its step in flight, and says so after the
+    # run's last view (ui.running); off the model's queue, or it would wait behind what it stops
+    b.stop.click(*named(h.halted, c.answer, **live), **h.QUIET)
     c.redraw.click(*saying(h.stopped, c.answer, **live), **h.QUIET)  # "Bars show" changed: the same run, redrawn
     b.reset.click(*saying(h.reset, c.started, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]
