@@ -135,6 +135,7 @@ class CancelFlags:
 
     def __init__(self):
         self._flags: dict[str, threading.Event] = {}
+        self._pressed: dict[str, float] = {}  # when each session's Cancel reached the server (time.monotonic)
         self._dir = Path(tempfile.gettempdir()) / f"decoding-lab-cancel-{os.getpid()}" / f"{id(self):x}"
 
     def watch(self, request: gr.Request | None, progress: gr.Progress, between_passes=None) -> Watch:
@@ -152,10 +153,17 @@ class CancelFlags:
         return str(path)
 
     def cancel(self, request: gr.Request = None) -> None:
+        self._pressed[_session(request)] = time.monotonic()
         self._flag(request).set()
         path = self._file(request)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
+
+    def since_pressed(self, request: gr.Request | None) -> float | None:
+        """Seconds since this session's Cancel reached the server, read as its work ends (None: not pressed): what
+        the page says, so a person, and a test on a loaded machine, reads the server's own time to stop."""
+        pressed = self._pressed.get(_session(request))
+        return None if pressed is None else time.monotonic() - pressed
 
     def wire(self, button: gr.Button):
         """The Cancel button: it skips the model queue, or it would wait behind the run it should stop."""

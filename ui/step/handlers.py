@@ -141,7 +141,9 @@ def prefill(
         run.prefill(stop=stop)
     except Cancelled as err:
         STORE.release(run_id)
-        raise ValueError(f"Prefill {err}: nothing of it was kept. Press Prefill to start again.") from None
+        took = PREFILL_STOPS.since_pressed(request)
+        after = f", {took:.2f} s after you pressed Stop" if took is not None else ""
+        raise ValueError(f"Prefill {err}{after}: nothing of it was kept. Press Prefill to start again.") from None
     except BaseException:
         STORE.release(run_id)
         raise
