@@ -110,6 +110,14 @@ def paced(progress, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
     return report
 
 
+def stale_while_running(bar: str, *stale: str) -> str:
+    """CSS for a long run's outputs: while gradio's full progress bar shows on `bar` (a selector: the element the
+    answer appears in, where the bar says how far), every element of `stale` (the old answer's other parts, the old
+    message) is dimmed, as the answer before this run. No script: the rule ends with the run's event."""
+    busy = f"body:has({bar} [data-testid=status-tracker].full:not(.hide))"
+    return f"{busy} :is({', '.join(stale)}) {{ opacity: .35; filter: grayscale(1); }}\n"
+
+
 def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, direct=False, **options):
     """Wire `fn` to run the model when a trigger fires: in the model queue, in the server process, with its
     ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener (`button.click`) or a

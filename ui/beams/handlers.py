@@ -155,7 +155,7 @@ def run_to_end(
             watch.check()
             at = len(search.steps) + 1
             doing = f"beam step {at} of at most {max_new}" if search.result is None else "greedy, scored beside it"
-            watch.on_progress((min(at, max_new), max_new), desc=doing)
+            watch.on_progress(min(at, max_new) / max_new, desc=doing)
             _advance(config, search, watch.check)
     except Cancelled:
         return view(sid, search, halted=STOPS.since_pressed(request))

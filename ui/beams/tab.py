@@ -10,7 +10,7 @@ import gradio as gr
 from ui.beams import handlers as h
 from ui.beams import repetition as repetition_panel
 from ui.context import CHAT, RAW, AppConfig, quoting, quoting_steps
-from ui.events import PROGRESS, message_line, model_event, teach
+from ui.events import PROGRESS, message_line, model_event, stale_while_running, teach
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
@@ -108,7 +108,9 @@ EARLY_CHOICES = [
 ]
 CSS = """
 #beams-buttons button { min-width: 90px; }
-"""
+""" + stale_while_running(
+    "#beams-tree", "#beams-status", "#beams-table", "#beams-compare-text", "#beams-compare", "#beams-message"
+)
 
 
 @dataclass(frozen=True)

@@ -177,7 +177,7 @@ def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS, re
     try:
         for _ in drive(run, advance=lambda: _round(config, spec)):
             made, most = len(run.generated), run.max_new
-            watch.on_progress((made, most), desc=f"round {len(run.rounds)}: {made} of at most {most} tokens")
+            watch.on_progress(made / most, desc=f"round {len(run.rounds)}: {made} of at most {most} tokens")
             watch.check()
         progress(0.99, desc="plain decoding, for comparison")
         if gpu.ZEROGPU:

@@ -11,7 +11,7 @@ from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from decoding.stages import REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui.context import CHAT, RAW, AppConfig, quoting_steps
-from ui.events import PROGRESS, message_line, model_event, teach
+from ui.events import PROGRESS, message_line, model_event, stale_while_running, teach
 from ui.group import Group, controls_from
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
@@ -267,6 +267,7 @@ SPEC = TabSpec(
     try_this="#speculative-try",
     buttons="#speculative-buttons",
     # in projector mode a round's rows of chips sit closer, so its verify chart still fits under them at 1280x720
-    css=".projector .speculative-round { line-height: 2; }",
+    css=".projector .speculative-round { line-height: 2; }\n"
+    + stale_while_running("#speculative-round-view", "#speculative-run-view", "#speculative-message"),
     presets=tuple(PRESETS),
 )
