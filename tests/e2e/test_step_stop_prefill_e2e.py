@@ -9,7 +9,7 @@ import pytest
 from gradio_client import Client
 from playwright.sync_api import expect
 
-from tests.helpers.pages import idle
+from tests.helpers.pages import ARTIFACTS, idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 
@@ -33,6 +33,12 @@ def test_stop_during_a_3000_token_prefill_says_stopped_within_a_second_and_nothi
     while ticks(server) <= before and time.monotonic() < deadline:  # the server has read its first chunk
         time.sleep(0.05)
     assert ticks(server) > before, "the Prefill never reached the scheduler"
+    # while it reads: the stage says so over the old view, which is dimmed, as are the panels and the message
+    status = page.locator("#step-stage [data-testid=status-tracker].full:not(.hide)")
+    assert "reading the prompt" in status.evaluate("e => getComputedStyle(e, '::before').content")
+    for old in ("#step-stage .patched", "#step-message", "#step-below"):
+        assert float(page.locator(old).evaluate("e => getComputedStyle(e).opacity")) < 0.5, f"{old} not marked"
+    page.screenshot(path=str(ARTIFACTS / "step-prefill-reading.png"))
     pressed = time.monotonic()
     page.click("#step-stop-button")
     expect(page.locator("#step-message")).to_contain_text("Prefill stopped after", timeout=30_000)
