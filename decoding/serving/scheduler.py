@@ -49,6 +49,9 @@ from decoding.watch import Cancelled
 CHUNK_TOKENS = int(os.environ.get("DECODING_LAB_CHUNK_TOKENS", 64))
 DEEP_TOKENS, MIN_CHUNK_TOKENS = 512, 16  # past this position a prompt's chunk shrinks (`Scheduler._chunk_at`)
 WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no one is stepping (a lone prompt this long: whole)
+# a prompt its session may stop takes bites the last one's pace says end within this: Stop is read between two bites,
+# and a bite of 256 tokens deep in a 3,000-token prompt took 0.9 s on the 2-core machine beside a busy core
+STOPPABLE_BITE_MS = 300
 # a class stepping leaves gaps of a few tens of ms between its steps (each student reads the answer, then asks again):
 # a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts
 # go in chunks until no step has come for this long
@@ -88,6 +91,7 @@ class _Work:
     error: BaseException | None = None
     chunks: int = 0
     ms: float = 0.0  # passes it was in so far
+    pace: float = 0.0  # prompt tokens per ms in its last pass (0: none yet)
     stop: Callable[[], bool] | None = None  # true once its session asked to stop (a prompt is dropped between chunks)
     prompt: list[int] | None = None  # a new prompt (no cache yet): the prefix cache is asked, and keeps its blocks
     planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
@@ -211,7 +215,7 @@ class Scheduler:
         shared = [w for w in taken if not w.alone]
         if not shared:
             return []
-        if len(shared) == 1 and len(shared[0].ids) <= self._bite(shared):
+        if len(shared) == 1 and len(shared[0].ids) <= self._stoppable(shared[0], self._bite(shared)):
             self._solo(shared[0], "solo")
             return []
         return self._packed(shared)
@@ -240,6 +244,13 @@ class Scheduler:
         """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite."""
         return self.chunk_tokens if self._stepping(shared) else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
 
+    def _stoppable(self, work: _Work, tokens: int) -> int:
+        """`tokens`, or fewer for a prompt its session may stop (Stop is read between two bites): as many as its last
+        pass's pace says take `STOPPABLE_BITE_MS`, never under `MIN_CHUNK_TOKENS`."""
+        if work.stop is None or not work.pace:
+            return tokens
+        return min(tokens, max(MIN_CHUNK_TOKENS, int(STOPPABLE_BITE_MS * work.pace)))
+
     def _chunk_at(self, position: int) -> int:
         """A prompt's chunk while others step, deeper into a long prompt smaller: each chunk also reads the whole cache
         so far (its attention, and the copy that appends to it), so at position 4,000 a chunk of 16 added 90 ms to ten
@@ -262,7 +273,7 @@ class Scheduler:
                 later.append(work)
                 continue
             deep = self._chunk_at(work.start) if stepping else budget
-            take = min(len(work.ids), budget, deep) if prompt else 1
+            take = min(len(work.ids), budget, self._stoppable(work, deep)) if prompt else 1
             if prompt:
                 budget -= take
             rows.append((work, take))
@@ -295,6 +306,7 @@ class Scheduler:
         noise = self.noise.value if self.noise else 0.0
         for i, (work, n) in enumerate(rows):
             work.ids, work.start, work.chunks, work.ms = work.ids[n:], work.start + n, work.chunks + 1, work.ms + t.ms
+            work.pace = n / max(t.ms, 1e-3) if n > 1 else work.pace
             if work.ids:
                 later.append(work)  # more of its prompt next tick
             else:

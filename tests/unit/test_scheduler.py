@@ -9,6 +9,7 @@ import torch
 
 from decoding.forward import forward_one
 from decoding.serving import gil
+from decoding.serving import scheduler as scheduler_module
 from decoding.serving.scheduler import Scheduler
 from decoding.watch import Cancelled
 from tests.helpers.serving import greedy_alone, greedy_through, together
@@ -154,3 +155,12 @@ def test_a_long_prompt_goes_in_chunks_while_a_class_steps_even_between_two_of_it
 def test_deeper_into_a_long_prompt_its_chunks_shrink_while_others_step(tiny):
     scheduler = Scheduler(tiny, chunk_tokens=64)
     assert [scheduler._chunk_at(p) for p in (0, 512, 1024, 2048, 4096, 8000)] == [64, 64, 32, 16, 16, 16]
+
+
+def test_a_prompt_its_session_may_stop_takes_bites_its_last_pace_says_end_soon(tiny, scheduler, monkeypatch):
+    long_prompt = [(i * 7) % 50 + 1 for i in range(300)]
+    monkeypatch.setattr(scheduler_module, "STOPPABLE_BITE_MS", 1e-9)  # a machine too slow for any bite: the least
+    logits, cache, passed = scheduler.forward(long_prompt, None, 0, stop=lambda: False)
+    assert passed.chunks == 1 + 3 and cache.get_seq_length() == 300  # 256 (no pace yet), then bites of 16: 44 = 3
+    assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
+    assert scheduler.forward(long_prompt[::-1], None, 0)[2].chunks == 2  # no Stop to read: bites of 256
