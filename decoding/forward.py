@@ -1,7 +1,9 @@
 """The model call, and the KV cache it grows.
 
-Every loop in the lab that feeds the model a cache goes through `forward` (or `forward_one`, for one sequence),
-and every rewind of a cache goes through `rewind`. `kv_cache_bytes` is what a live cache holds, measured.
+Every loop in the lab that feeds the model a cache goes through `forward` (or `forward_one`, for one sequence;
+`forward_positions` for more positions' logits, `forward_hidden` for every layer's hidden state), and every rewind of
+a cache goes through `rewind`. The other places that call the model are listed, each with its reason, in
+`tests/unit/test_one_way.py` (`MODEL_CALLS`). `kv_cache_bytes` is what a live cache holds, measured.
 """
 
 import copy
@@ -18,9 +20,34 @@ from decoding.models import LoadedModel
 def forward(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
     """The model call: `ids` (B, T) at positions past .. past + T - 1 -> the last position's float32 logits
     (B, V) and the grown cache."""
+    logits, cache = forward_positions(lm, ids, cache, past, 1)  # (B, 1, V)
+    return logits[:, -1], cache  # (B, V)
+
+
+@torch.inference_mode()
+def forward_positions(lm: LoadedModel, ids: torch.Tensor, cache, past: int, keep: int):
+    """`forward` keeping the float32 logits of the last `keep` positions: (B, keep, V) and the grown cache. A
+    speculative verify reads every drafted position, a scored answer every token's."""
     mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1].to(dtype=torch.float32), out.cache  # (B, V)
+    out = lm.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=keep)
+    return out.logits.to(dtype=torch.float32), out.cache  # (B, keep, V)
+
+
+@torch.inference_mode()
+def forward_hidden(lm: LoadedModel, ids: torch.Tensor, cache, past: int):
+    """`forward` with every layer's hidden state, the logit lens's pass: (B, V) float32 logits at the last position,
+    the hidden states (L + 1 tensors of (B, T, H): the embeddings', then each layer's output, the last one normed),
+    and the grown cache; with no cache given (None) none is made, for a pass over a whole text."""
+    mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long, device=lm.device)  # (B, past + T)
+    out = lm.model(
+        input_ids=ids,
+        attention_mask=mask,
+        cache=cache,
+        use_cache=cache is not None,
+        logits_to_keep=1,
+        output_hidden_states=True,
+    )
+    return out.logits[:, -1].to(dtype=torch.float32), out.hidden_states, out.cache  # (B, V)
 
 
 def forward_one(lm: LoadedModel, ids: list[int], cache, past: int):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from decoding.clock import Timer
-from decoding.forward import rewind
+from decoding.forward import forward_hidden, rewind
 from decoding.models import LoadedModel
 from decoding.prompts import token_texts
 
@@ -81,17 +81,9 @@ def hidden_pass(lm: LoadedModel, ids: list[int], cache):
     and the last token fed (the pass `Run.refeed` makes). Returns float32 logits (V,), hidden (L + 1, H), cache."""
     past = len(ids) - 1
     rewind(cache, past)
-    mask = torch.ones(1, past + 1, dtype=torch.long, device=lm.device)  # (1, past + 1)
-    out = lm.model(
-        input_ids=torch.tensor([ids[-1:]], device=lm.device),
-        attention_mask=mask,
-        cache=cache,
-        use_cache=True,
-        logits_to_keep=1,
-        output_hidden_states=True,
-    )
-    hidden = torch.stack([h[0, -1] for h in out.hidden_states])  # (L + 1, H)
-    return out.logits[0, -1].to(dtype=torch.float32), hidden, out.cache
+    logits, states, cache = forward_hidden(lm, torch.tensor([ids[-1:]], device=lm.device), cache, past)  # (1, V)
+    hidden = torch.stack([h[0, -1] for h in states])  # (L + 1, H)
+    return logits[0], hidden, cache
 
 
 def read(lm: LoadedModel, logits: torch.Tensor, hidden: torch.Tensor, ms: float = 0.0, top: int = TOP) -> LayerLens:
@@ -168,13 +160,9 @@ class RunAgreement:
 def written_top1(lm: LoadedModel, ids: list[int], prompt_len: int) -> torch.Tensor:
     """Each row's lens top-1 at every position that chose a written token, from one pass over the whole text with
     no cache: (L + 1, N) token ids, N = len(ids) - prompt_len; column i chose ids[prompt_len + i]."""
-    out = lm.model(
-        input_ids=torch.tensor([ids], device=lm.device),  # (1, T)
-        use_cache=False,
-        logits_to_keep=1,  # the head runs below, on the rows the lens needs
-        output_hidden_states=True,
-    )
-    hidden = torch.stack([h[0, prompt_len - 1 : -1] for h in out.hidden_states])  # (L + 1, N, H)
+    # no cache; the head runs below, on the rows the lens needs
+    _, states, _ = forward_hidden(lm, torch.tensor([ids], device=lm.device), None, 0)  # (1, T) in
+    hidden = torch.stack([h[0, prompt_len - 1 : -1] for h in states])  # (L + 1, N, H)
     normed = torch.cat([final_norm(lm)(hidden[:-1]), hidden[-1:]])  # (L + 1, N, H), the last row normed already
     head = lm.model.get_output_embeddings()
     flat = normed.reshape(-1, normed.shape[-1])  # ((L + 1) N, H)

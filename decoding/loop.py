@@ -186,7 +186,8 @@ class Run:
             if shared.ids != tuple(self.ids) or self.static is not None or self.scheduler is not None:
                 raise ValueError("a shared prefill is of this prompt, for a run that runs its own eager passes")
             # copies: the run grows its cache, and the next run of the prompt starts from it as it was
-            passed = Pass(shared.passed.ms, mode="cached", computed_ms=shared.passed.ms)
+            first = shared.passed
+            passed = Pass(first.ms, mode="cached", computed_ms=first.ms, impl=first.impl, origin="shared")
             copied = Passed(shared.logits.clone(), copy.deepcopy(shared.cache), passed)
             self._install(copied)
         self.trace.prefill_ms, self.trace.prefill_computed_ms = self.last_pass.ms, self.last_pass.computed_ms
@@ -400,6 +401,8 @@ class Run:
             rows=self.last_pass.rows,
             pass_mode=self.last_pass.mode,
             pass_kind=self.last_pass.kind,
+            pass_impl=self.last_pass.impl,
+            pass_origin=self.last_pass.origin,
             noise=self.last_pass.noise,
             sample_ms=sample_ms,
             kv_bytes=kv_cache_bytes(self.cache),

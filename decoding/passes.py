@@ -11,6 +11,15 @@ A pass is named on two axes, the same words in the run (decoding.loop.Run, its `
   prompt not computed, its logits those its first computation got (the prefix cache, or one prefill shared by many
   runs: decoding.loop.prefill_once); "prefix", a prompt whose start was copied from the prefix cache and the rest
   computed against it (decoding.serving.prefix).
+And which implementation computed its logits, two more words:
+- its implementation (IMPLS): "modules", transformers' Llama modules (decoding.forward, the static step and its graph,
+  the modules' packed pass `ragged.packed_pass`); "scripted", the TorchScript copy of them
+  (decoding.serving.scripted), which the scheduler runs for a solo decode row or a packed pass when it fits. A pass
+  that copied its logits names the implementation of the pass that computed them;
+- where its logits come from (ORIGINS): "computed", by this pass; "fallback", by a pass of its own after the packed
+  pass it was in raised (the scheduler undoes what that wrote and runs each of its rows alone); "pool", copied from the
+  prefix cache's pool of whole prompts; "in flight", handed over by an identical prompt computed in the same tick;
+  "shared", a prefill run once for many runs of one prompt (decoding.loop.prefill_once).
 Plain data, no torch: the page's captions read the same words.
 """
 
@@ -18,6 +27,8 @@ from dataclasses import dataclass
 
 KINDS = ("eager", "static", "captured")
 MODES = ("solo", "packed", "alone", "lens", "cached", "prefix")
+IMPLS = ("modules", "scripted")
+ORIGINS = ("computed", "fallback", "pool", "in flight", "shared")
 
 
 @dataclass(frozen=True)
@@ -33,9 +44,15 @@ class Pass:
     kind: str = "eager"  # what ran: KINDS
     # a "cached" prompt's first computation (ms), which this pass copied instead of running; None: not known
     computed_ms: float | None = None
+    impl: str = "modules"  # which implementation computed the logits: IMPLS
+    origin: str = "computed"  # where the logits come from: ORIGINS
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"a pass's mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.kind not in KINDS:
             raise ValueError(f"a pass's kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.impl not in IMPLS:
+            raise ValueError(f"a pass's implementation must be one of {', '.join(IMPLS)}, got {self.impl!r}")
+        if self.origin not in ORIGINS:
+            raise ValueError(f"a pass's origin must be one of {', '.join(ORIGINS)}, got {self.origin!r}")

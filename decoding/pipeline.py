@@ -18,16 +18,46 @@ from decoding.stages import (
     EPSILON,
     ETA,
     FILTERS,
+    FREQUENCY,
     GRAMMAR,
     MIN_DIVISOR,
     MIN_P,
     PENALTIES,
+    PENALTY,
+    PRESENCE,
+    REPETITION,
     STAGES,
     TEMPERATURE,
     TOP_K,
     TOP_P,
     TYPICAL,
+    Stage,
 )
+
+# each stage's math, one decoding.samplers function (the sandbox shows its source): a penalty's takes the logits, the
+# ids it counts and the value; a warp's or a filter's the logits and the value. Here, where both are read, so that the
+# stages (plain data) and the samplers (pure math) never read each other.
+MATH = {
+    REPETITION.name: samplers.apply_repetition_penalty,
+    FREQUENCY.name: samplers.apply_frequency_penalty,
+    PRESENCE.name: samplers.apply_presence_penalty,
+    TEMPERATURE.name: samplers.apply_temperature,
+    TOP_K.name: samplers.top_k_mask,
+    TOP_P.name: samplers.top_p_mask,
+    MIN_P.name: samplers.min_p_mask,
+    TYPICAL.name: samplers.typical_mask,
+    EPSILON.name: samplers.epsilon_mask,
+    ETA.name: samplers.eta_mask,
+}
+
+
+def apply_stage(stage: Stage, logits: torch.Tensor, ids, value) -> torch.Tensor:
+    """One stage on `logits` (V,) or (B, V): `value` checked against the stage's range (a ValueError naming the knob,
+    the value and the range), then its math: new logits, or a keep-mask for a filter. `ids`: the ids a penalty counts
+    (with the prompt's for a stage that `counts_prompt`, else the generated ones alone); the others ignore it."""
+    stage.check(value)
+    fn = MATH[stage.name]
+    return fn(logits, ids, value) if stage.kind == PENALTY else fn(logits, value)
 
 
 def _names(*stages) -> tuple[str, ...]:
@@ -150,7 +180,7 @@ def process(
         else:
             stage = STAGES[name]
             ids = all_ids if stage.counts_prompt else generated_ids
-            out = stage.apply(x, ids, getattr(settings, stage.field))
+            out = apply_stage(stage, x, ids, getattr(settings, stage.field))
         if name in FILTERS or name == GRAMMAR:
             removed_by[(removed_by == -1) & ~out] = len(stages)
             x = samplers.apply_mask(x, out)

@@ -29,6 +29,8 @@ class Timings:
     pass_mode: str = "solo"  # decoding.passes.Pass.mode: what batched the pass
     noise: float = 0.0  # how far sharing it could move a logit
     pass_kind: str = "eager"  # decoding.passes.Pass.kind: what ran
+    pass_impl: str = "modules"  # decoding.passes.Pass.impl: which implementation computed the logits
+    pass_origin: str = "computed"  # decoding.passes.Pass.origin: where they come from
 
 
 def record_step(
@@ -82,6 +84,8 @@ def _timed(timings: Timings) -> dict:
         rows=timings.rows,
         pass_mode=timings.pass_mode,
         pass_kind=timings.pass_kind,
+        pass_impl=timings.pass_impl,
+        pass_origin=timings.pass_origin,
         noise=timings.noise,
     )
 

@@ -2,15 +2,14 @@
 
 Penalties and temperature return new logits; filters return a boolean keep-mask (True = kept).
 None of them changes its input: the lab shows the logits before and after each one.
-Each agrees exactly with the transformers class named in its docstring, ties and -inf included, and checks its
-argument against its stage's range (decoding.stages, where the ranges live).
+Each agrees exactly with the transformers class named in its docstring, ties and -inf included.
+This module reads no stage: a stage's range is checked where the pipeline runs the stage
+(`decoding.pipeline.apply_stage`), as transformers checks a processor's value in its `__init__`, before its math.
 """
 
 import math
 
 import torch
-
-from decoding import stages
 
 NEG_INF = float("-inf")
 
@@ -36,7 +35,6 @@ def _id_rows(prev_ids, logits: torch.Tensor) -> torch.Tensor:
 def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> torch.Tensor:
     """CTRL's rule (arXiv:1909.05858): logits of seen tokens are divided by `penalty` if positive,
     multiplied if negative. `prev_ids` are prompt and generated ids. = RepetitionPenaltyLogitsProcessor."""
-    stages.REPETITION.check(penalty)
     ids = _id_rows(prev_ids, logits)
     if penalty == 1.0 or ids.numel() == 0:
         return logits.clone()
@@ -46,18 +44,27 @@ def apply_repetition_penalty(logits: torch.Tensor, prev_ids, penalty: float) -> 
     return _like(rows.scatter(1, ids, seen), logits)
 
 
-def apply_presence_frequency_penalty(logits: torch.Tensor, prev_ids, presence: float, frequency: float) -> torch.Tensor:
-    """OpenAI's rule: logit -= frequency * count + presence * (count > 0), where count is how often
-    the token was generated so far (the prompt does not count)."""
-    stages.PRESENCE.check(presence)
-    stages.FREQUENCY.check(frequency)
+def apply_frequency_penalty(logits: torch.Tensor, prev_ids, frequency: float) -> torch.Tensor:
+    """OpenAI's frequency penalty: logit -= frequency * count, where count is how often the token was generated so
+    far (the prompt does not count)."""
     ids = _id_rows(prev_ids, logits)
-    rows = _rows(logits)
-    if (presence == 0 and frequency == 0) or ids.numel() == 0:
+    if frequency == 0 or ids.numel() == 0:
         return logits.clone()
-    counts = torch.zeros_like(rows).scatter_add_(1, ids, torch.ones_like(ids, dtype=rows.dtype))  # (B, V)
-    out = rows - frequency * counts - presence * (counts > 0).to(rows.dtype)
-    return _like(out, logits)
+    rows = _rows(logits)
+    return _like(rows - frequency * _counts(rows, ids), logits)
+
+
+def apply_presence_penalty(logits: torch.Tensor, prev_ids, presence: float) -> torch.Tensor:
+    """OpenAI's presence penalty: logit -= presence once for every token generated so far, however often."""
+    ids = _id_rows(prev_ids, logits)
+    if presence == 0 or ids.numel() == 0:
+        return logits.clone()
+    rows = _rows(logits)
+    return _like(rows - presence * (_counts(rows, ids) > 0).to(rows.dtype), logits)
+
+
+def _counts(rows: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(rows).scatter_add_(1, ids, torch.ones_like(ids, dtype=rows.dtype))  # (B, V)
 
 
 def apply_temperature(logits: torch.Tensor, t: float) -> torch.Tensor:
@@ -70,7 +77,6 @@ def apply_temperature(logits: torch.Tensor, t: float) -> torch.Tensor:
 
 def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
     """Keep the k highest logits (and every token tied with the k-th). k = 0 keeps all. = TopKLogitsWarper."""
-    stages.TOP_K.check(k)
     if k == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -81,7 +87,6 @@ def top_k_mask(logits: torch.Tensor, k: int) -> torch.Tensor:
 def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
     """Nucleus (arXiv:1904.09751): keep the smallest set of most probable tokens whose mass reaches p.
     p = 1 keeps all. = TopPLogitsWarper."""
-    stages.TOP_P.check(p)
     if p == 1.0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -95,7 +100,6 @@ def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
 def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
     """Min-p (arXiv:2407.01082): keep tokens with probability >= min_p x the top probability.
     min_p = 0 keeps all. = MinPLogitsWarper."""
-    stages.MIN_P.check(min_p)
     if min_p == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     probs = torch.softmax(_rows(logits), dim=-1)
@@ -107,7 +111,6 @@ def min_p_mask(logits: torch.Tensor, min_p: float) -> torch.Tensor:
 def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
     """Locally typical sampling (arXiv:2202.00666): keep tokens whose surprise is closest to the
     entropy until their mass reaches `mass`. 1 keeps all. = TypicalLogitsWarper."""
-    stages.TYPICAL.check(mass)
     if mass == 1.0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -124,7 +127,6 @@ def typical_mask(logits: torch.Tensor, mass: float) -> torch.Tensor:
 def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
     """Epsilon sampling (arXiv:2210.15191): drop tokens with probability below epsilon, never the top one.
     0 keeps all. = EpsilonLogitsWarper."""
-    stages.EPSILON.check(epsilon)
     if epsilon == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)
@@ -134,7 +136,6 @@ def epsilon_mask(logits: torch.Tensor, epsilon: float) -> torch.Tensor:
 def eta_mask(logits: torch.Tensor, eta: float) -> torch.Tensor:
     """Eta sampling (arXiv:2210.15191): like epsilon, with the cut-off min(eta, sqrt(eta) * exp(-entropy)).
     0 keeps all. = EtaLogitsWarper."""
-    stages.ETA.check(eta)
     if eta == 0:
         return torch.ones_like(logits, dtype=torch.bool)
     rows = _rows(logits)

@@ -31,7 +31,7 @@ PRESETS = {
 # the project function behind each panel (the UI shows its source)
 SOURCE = {
     "greedy": pipeline.select,
-    **{name: STAGES[name].function() for name in (TEMPERATURE.name, *FILTERS)},
+    **{name: pipeline.MATH[name] for name in (TEMPERATURE.name, *FILTERS)},
 }
 
 
@@ -109,7 +109,7 @@ def each_strategy_alone(
     t = settings.temperature
     usual = t in (0, TEMPERATURE.neutral)
     t = TEMPERATURE.usual if usual else t
-    warm = torch.softmax(samplers.apply_temperature(x, t), dim=-1)  # (V,)
+    warm = torch.softmax(pipeline.apply_stage(TEMPERATURE, x, (), t), dim=-1)  # (V,)
     setting = f"{TEMPERATURE.symbol} = {t:g}"
     out.append(_alone(TEMPERATURE.name, setting, t, usual, torch.ones_like(greedy), probs, top, warm))
     for name in FILTERS:
@@ -119,7 +119,7 @@ def each_strategy_alone(
         if usual and stage.usual is None:
             continue
         value = stage.usual if usual else value
-        keep = stage.apply(x, (), value)  # (V,) bool
+        keep = pipeline.apply_stage(stage, x, (), value)  # (V,) bool
         after = torch.softmax(samplers.apply_mask(x, keep), dim=-1)
         out.append(_alone(name, f"{stage.symbol} = {value:g}", value, usual, keep, probs, top, after))
     return out
@@ -205,9 +205,12 @@ def temperature_sweep(logits, temperatures=TEMPERATURES, top_p=TOP_P.usual, min_
     x = _vector(logits)
     counts: dict[str, list] = {"pk": [], "mk": [], "pm": [], "mm": []}
     for t in temperatures:
-        warm = samplers.apply_temperature(x, t)  # (V,)
+        warm = pipeline.apply_stage(TEMPERATURE, x, (), t)  # (V,)
         probs = torch.softmax(warm, dim=-1)
-        for key, keep in (("p", samplers.top_p_mask(warm, top_p)), ("m", samplers.min_p_mask(warm, min_p))):
+        for key, keep in (
+            ("p", pipeline.apply_stage(TOP_P, warm, (), top_p)),
+            ("m", pipeline.apply_stage(MIN_P, warm, (), min_p)),
+        ):
             counts[key + "k"].append(int(keep.sum()))
             counts[key + "m"].append(float(probs[keep].sum()))
     return Sweep(

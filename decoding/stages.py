@@ -1,6 +1,7 @@
 """One object per sampler stage, holding everything the app knows of it: its name in an engine's order, the
-`SamplerSettings` field that sets it, the engine's range and its neutral ("off") value, what it does to the logits,
-how the page labels and draws it, and the range a slider teaches with.
+`SamplerSettings` field that sets it, the engine's range and its neutral ("off") value, its kind (new logits or a
+keep-mask), how the page labels and draws it, and the range a slider teaches with. Plain data, no torch:
+visuals.theme reads the colours and labels, decoding.knobs the ranges.
 
 transformers writes one class per processor, validated in its `__init__`; here each stage is one `Stage`, and every
 table elsewhere (the pipeline's orders and filters, the knobs, the sandbox's panels, the charts' colours) reads from
@@ -8,7 +9,8 @@ table elsewhere (the pipeline's orders and filters, the knobs, the sandbox's pan
 (`MIN_P.name`, `MIN_P.field`), never by a string of its own. Adding a stage touches this file and its test.
 
 Penalties and temperature return new logits; filters return a keep-mask (True = kept). The math is in
-`decoding.samplers`, one pure function per stage, each agreeing exactly with its transformers class.
+`decoding.samplers`, one pure function per stage, each agreeing exactly with its transformers class; the pipeline
+(`decoding.pipeline.MATH`) pairs each stage with its function, so that neither module reads the other.
 """
 
 import math
@@ -20,14 +22,6 @@ PENALTY, WARP, FILTER = "penalty", "warp", "filter"
 # (decoding.constrained builds its mask; decoding.pipeline places it in each engine's order)
 GRAMMAR = "grammar"
 MIN_DIVISOR = 0.01  # smallest temperature / repetition penalty the pipeline accepts: below it float32 logits overflow
-
-
-def _samplers():
-    # the math, imported when a stage runs: this module stays plain data (visuals.theme reads the colours and labels
-    # without torch)
-    from decoding import samplers
-
-    return samplers
 
 
 def _finite(x) -> bool:
@@ -58,13 +52,11 @@ class Stage:
     neutral: float  # the value that turns it off
     allowed: str  # the engine's range, in words
     accepts: Callable[[object], bool]  # the engine's range, as a test
-    apply: Callable  # (logits, ids, value) -> logits or keep-mask; `ids`: the generated ids (see counts_prompt)
-    sampler: str  # the decoding.samplers function `apply` calls, by name: "min_p_mask" (the sandbox shows its source)
     label: str  # as a chart names it: "min-p"
     control: str  # as a control is labelled: "Min-p"
     teaching: Teaching
     symbol: str = ""  # in a panel's setting: "min-p = 0.1"
-    counts_prompt: bool = False  # `apply` reads the prompt's ids too, not only the generated ones (CTRL's rule)
+    counts_prompt: bool = False  # a penalty that reads the prompt's ids too, not only the generated ones (CTRL's rule)
     colour: str = ""  # a filter's "removed by" colour (Okabe-Ito; visuals.theme reads it)
     usual: float | None = None  # a common value, shown in the sandbox when the learner left it off
 
@@ -75,10 +67,6 @@ class Stage:
 
     def enabled(self, value) -> bool:
         return value != self.neutral
-
-    def function(self) -> Callable:
-        """The decoding.samplers function that does this stage's math."""
-        return getattr(_samplers(), self.sampler)
 
 
 def _temperature_ok(t) -> bool:
@@ -93,8 +81,6 @@ REPETITION = Stage(
     # the sampler takes any penalty > 0; SamplerSettings refuses one under MIN_DIVISOR, which overflows
     allowed="a finite number > 0 (1.0 = off)",
     accepts=lambda x: _finite(x) and x > 0,
-    apply=lambda x, ids, v: _samplers().apply_repetition_penalty(x, ids, v),
-    sampler="apply_repetition_penalty",
     counts_prompt=True,  # CTRL's rule: a token the prompt holds is penalised too
     label="repetition penalty",
     control="Repetition penalty",
@@ -108,8 +94,6 @@ FREQUENCY = Stage(
     neutral=0.0,
     allowed="in [-2, 2] (0 = off)",
     accepts=lambda x: _finite(x) and -2 <= x <= 2,
-    apply=lambda x, ids, v: _samplers().apply_presence_frequency_penalty(x, ids, 0.0, v),
-    sampler="apply_presence_frequency_penalty",
     label="frequency penalty",
     control="Frequency penalty",
     teaching=Teaching(-2, 2, 0.1, "between -2 and 2 (0 = off)"),
@@ -121,8 +105,6 @@ PRESENCE = Stage(
     neutral=0.0,
     allowed="in [-2, 2] (0 = off)",
     accepts=lambda x: _finite(x) and -2 <= x <= 2,
-    apply=lambda x, ids, v: _samplers().apply_presence_frequency_penalty(x, ids, v, 0.0),
-    sampler="apply_presence_frequency_penalty",
     label="presence penalty",
     control="Presence penalty",
     teaching=Teaching(-2, 2, 0.1, "between -2 and 2 (0 = off)"),
@@ -134,9 +116,6 @@ TEMPERATURE = Stage(
     neutral=1.0,
     allowed=f"0 (greedy) or in [{MIN_DIVISOR}, 100]",
     accepts=_temperature_ok,
-    # temperature 0 is greedy: selection takes the argmax, and the logits stay as they are
-    apply=lambda x, ids, v: _samplers().apply_temperature(x, v) if v else x,
-    sampler="apply_temperature",
     label="temperature",
     control="Temperature",
     # teaching range: the engine takes up to 100; above 3 every distribution is flat noise
@@ -151,8 +130,6 @@ TOP_K = Stage(
     neutral=0,
     allowed="an integer >= 0 (0 = off)",
     accepts=lambda x: _whole(x) and x >= 0,
-    apply=lambda x, ids, v: _samplers().top_k_mask(x, v),
-    sampler="top_k_mask",
     label="top-k",
     control="Top-k",
     # teaching range: the engine takes any k >= 0; 200 candidates is more than a chart can show
@@ -168,8 +145,6 @@ TOP_P = Stage(
     neutral=1.0,
     allowed="in (0, 1] (1 = off)",
     accepts=lambda x: _finite(x) and 0 < x <= 1,
-    apply=lambda x, ids, v: _samplers().top_p_mask(x, v),
-    sampler="top_p_mask",
     label="top-p",
     control="Top-p",
     # the engine's (0, 1], from 0.01: a smaller top-p keeps only the top token, as greedy does
@@ -185,8 +160,6 @@ MIN_P = Stage(
     neutral=0.0,
     allowed="in [0, 1) (0 = off)",
     accepts=lambda x: _finite(x) and 0 <= x < 1,
-    apply=lambda x, ids, v: _samplers().min_p_mask(x, v),
-    sampler="min_p_mask",
     label="min-p",
     control="Min-p",
     # the engine's [0, 1), to 0.99
@@ -202,8 +175,6 @@ TYPICAL = Stage(
     neutral=1.0,
     allowed="in (0, 1] (1 = off)",
     accepts=lambda x: _finite(x) and 0 < x <= 1,
-    apply=lambda x, ids, v: _samplers().typical_mask(x, v),
-    sampler="typical_mask",
     label="typical-p",
     control="Typical-p",
     teaching=Teaching(0.01, 1, 0.01, "between 0.01 and 1 (1 = off)"),
@@ -217,8 +188,6 @@ EPSILON = Stage(
     neutral=0.0,
     allowed="in [0, 1) (0 = off)",
     accepts=lambda x: _finite(x) and 0 <= x < 1,
-    apply=lambda x, ids, v: _samplers().epsilon_mask(x, v),
-    sampler="epsilon_mask",
     label="epsilon",
     control="Epsilon",
     teaching=Teaching(0, 0.99, 0.001, "between 0 and 0.99 (0 = off)"),
@@ -232,8 +201,6 @@ ETA = Stage(
     neutral=0.0,
     allowed="in [0, 1) (0 = off)",
     accepts=lambda x: _finite(x) and 0 <= x < 1,
-    apply=lambda x, ids, v: _samplers().eta_mask(x, v),
-    sampler="eta_mask",
     label="eta",
     control="Eta",
     teaching=Teaching(0, 0.99, 0.001, "between 0 and 0.99 (0 = off)"),

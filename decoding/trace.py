@@ -46,6 +46,10 @@ class Step:
     pass_mode: str = "solo"
     noise: float = 0.0  # how far sharing the pass could move a logit (0 when computed alone)
     pass_kind: str = "eager"
+    # which implementation computed its logits (IMPLS: "modules", "scripted") and where they come from (ORIGINS:
+    # "computed", "fallback", "pool", "in flight", "shared"); the defaults are what a trace saved before ran
+    pass_impl: str = "modules"
+    pass_origin: str = "computed"
     # with a grammar set (decoding.constrained); the defaults mean none, so traces saved before still load
     allowed: int | None = None  # tokens the grammar allowed at this step
     illegal_mass: float = 0.0  # the model's probability on the tokens the grammar refused

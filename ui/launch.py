@@ -1,5 +1,5 @@
 """Starting the app as its own process and driving it in a headless browser: what the browser tests and the
-benchmarks that load the app (`bench/classroom_load.py`, `bench/browser_step.py`, `bench/space_build.py`) share."""
+benchmarks that load the app (`bench/classroom_load.py`, `bench/browser_cost.py`, `bench/space_build.py`) share."""
 
 import os
 import socket

@@ -441,6 +441,24 @@ class Kind:
     def release(self, key: str | None) -> None:
         self.store.drop(self, key)
 
+    @contextmanager
+    def holding(self, key: str | None) -> Iterator:
+        """The session's item (`get`: None if it has none), held by this event alone until the block ends (its
+        `lock`), as a Step holds its run (`Store.holding`): two events of one page never interleave on it."""
+        item = self.get(key)
+        if item is None:
+            yield None
+            return
+        with item.lock:
+            yield item
+
+    @contextmanager
+    def storing(self, key: str, item) -> Iterator:
+        """`put` a new item already held by this event, so no other event finds it before this one is done."""
+        with item.lock:
+            self.put(key, item)
+            yield item
+
 
 STORE = Store()  # the app's one store, shared by every session and every tab
 

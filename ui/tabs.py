@@ -32,6 +32,8 @@ class TabSpec:
     # plain HTTP routes its pages' scripts ask outside gradio's queue (a gradio event costs the server ~10 ms):
     # config -> a list of starlette Routes, which app.py adds before gradio's own
     routes: Callable | None = None
+    # what it teaches, in one or two sentences: README's list of the lessons is written from it (deploy/readme.py)
+    summary: str = ""
 
 
 @cache

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
+from decoding.forward import forward_positions
 from decoding.loop import Prefilled, Run, drive
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
@@ -32,8 +33,8 @@ def score_sequence(lm: LoadedModel, prompt_ids, token_ids) -> Scored:
     """Each generated token's log-probability, from one forward pass over prompt + tokens."""
     prompt_ids, token_ids = [int(i) for i in prompt_ids], [int(i) for i in token_ids]
     ids = torch.tensor([prompt_ids + token_ids], device=lm.device)  # (1, P + T)
-    logits = lm.model(input_ids=ids).logits[0].to(torch.float32)  # (P + T, V)
-    return _scored(lm, token_ids, logits[len(prompt_ids) - 1 : -1])
+    logits, _ = forward_positions(lm, ids, None, 0, ids.shape[1])  # (1, P + T, V)
+    return _scored(lm, token_ids, logits[0, len(prompt_ids) - 1 : -1])
 
 
 @torch.inference_mode()
@@ -47,9 +48,8 @@ def score_after(lm: LoadedModel, prefilled: Prefilled, token_ids) -> Scored:
     if len(token_ids) > 1:
         past = len(prefilled.ids)
         ids = torch.tensor([token_ids[:-1]], device=lm.device)  # (1, T - 1)
-        mask = torch.ones(1, past + ids.shape[1], dtype=torch.long, device=lm.device)  # (1, P + T - 1)
-        out = lm.model(input_ids=ids, attention_mask=mask, cache=copy.deepcopy(prefilled.cache), use_cache=True)
-        rows = torch.cat([rows, out.logits[0].to(torch.float32)])  # (T, V)
+        logits, _ = forward_positions(lm, ids, copy.deepcopy(prefilled.cache), past, ids.shape[1])  # (1, T - 1, V)
+        rows = torch.cat([rows, logits[0]])  # (T, V)
     return _scored(lm, token_ids, rows[: len(token_ids)])  # no tokens: no rows
 
 

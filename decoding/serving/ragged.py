@@ -102,15 +102,20 @@ def _packed_row(lm: LoadedModel, segments: list[Segment]):
     return ids, positions, ragged_cache, last
 
 
-@torch.inference_mode()
 def packed_forward(lm: LoadedModel, segments: list[Segment], scripted: bool = True) -> torch.Tensor:
     """One pass over every segment; returns the float32 logits at each segment's last token (S, V).
 
     A model that `decoding.serving.scripted` fits (the bundled one) runs the same operations compiled by TorchScript,
     with the interpreter lock let go for the whole pass, bit for bit the modules' result; `scripted=False` runs the
     modules whatever the model."""
+    return packed_pass(lm, segments, scripted)[0]
+
+
+@torch.inference_mode()
+def packed_pass(lm: LoadedModel, segments: list[Segment], scripted: bool = True) -> tuple[torch.Tensor, str]:
+    """`packed_forward`, and which implementation ran it (decoding.passes.IMPLS): "scripted" or "modules"."""
     if scripted and scripted_pass.fits(lm, [s.cache for s in segments]):
-        return scripted_forward(lm, segments)
+        return scripted_forward(lm, segments), "scripted"
     ids, positions, ragged_cache, last = _packed_row(lm, segments)
     # a 4-D mask is passed through as it is: the packed pass needs none (attention masks per segment)
     no_mask = torch.zeros(1, 1, 1, 1, device=lm.device)
@@ -122,7 +127,7 @@ def packed_forward(lm: LoadedModel, segments: list[Segment], scripted: bool = Tr
         use_cache=True,
         logits_to_keep=last,
     )
-    return out.logits[0].to(dtype=torch.float32)  # (S, V)
+    return out.logits[0].to(dtype=torch.float32), "modules"  # (S, V)
 
 
 @torch.inference_mode()
@@ -148,9 +153,9 @@ def feed_together(lm: LoadedModel, runs) -> None:
     install(lm)
     segments = [Segment(run.cache, run.unfed, len(run.ids) - len(run.unfed)) for run in hungry]
     with Timer(lm.device) as t:
-        logits = packed_forward(lm, segments)  # (S, V)
+        logits, impl = packed_pass(lm, segments)  # (S, V)
     for run, row in zip(hungry, logits):
-        run.fed(row, Pass(t.ms, rows=len(hungry), mode="packed"))
+        run.fed(row, Pass(t.ms, rows=len(hungry), mode="packed", impl=impl))
 
 
 def new_cache(lm: LoadedModel) -> DynamicCache:

@@ -56,6 +56,10 @@ STOPPABLE_BITE_MS = 300
 # a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts
 # go in chunks until no step has come for this long
 STEPPING_S = 1.0
+# a prompt longer than one whole pass goes in bites this long, sized by what the last pass took on this machine now:
+# Stop is read between two bites, so a student's Stop ends a long Prefill within about this long even on a busy CPU
+# (a fixed 256 tokens took 1.7 s at position 500 on 2 busy cores)
+BITE_S = 0.25
 MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
@@ -133,6 +137,7 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self._last_rows = 0
         self._stepped_at = -STEPPING_S  # time.monotonic() of the last tick with a step in it
+        self._prefill_rate: float | None = None  # prompt tokens a second at the last pass of prompts alone (`_bite`)
 
     # --- what a session calls ---
 
@@ -220,29 +225,43 @@ class Scheduler:
             return []
         return self._packed(shared)
 
-    def _solo(self, work: _Work, mode: str) -> None:
+    def _solo(self, work: _Work, mode: str, origin: str = "computed") -> None:
+        impl = "modules"
         with Timer(self.lm.device) as t:
             try:
                 if mode == "solo" and work.decode and scripted.fits(self.lm, [work.cache]):
                     # one decode row: the scripted pass computes bit for bit what forward_one does (test_scripted.py),
                     # without waiting for the interpreter lock at each of its operations
                     logits = ragged.scripted_forward(self.lm, [ragged.Segment(work.cache, work.ids, work.start)])[0]
+                    impl = "scripted"
                 else:
                     logits, work.cache = forward_one(self.lm, work.ids, work.cache, work.start)
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)
-        self.log.add(
+        self._timed(
             Tick(at=time.time(), ms=t.ms, rows=1, decode_rows=int(work.decode), prefill_tokens=prompt, mode=mode)
         )
-        self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1))
+        self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1, impl=impl, origin=origin))
 
     def _stepping(self, shared: list[_Work]) -> bool:
         return any(w.decode for w in shared) or time.monotonic() - self._stepped_at < STEPPING_S
 
     def _bite(self, shared: list[_Work]) -> int:
-        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite."""
-        return self.chunk_tokens if self._stepping(shared) else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite: a whole pass's worth,
+        or for a prompt longer than that what this machine prefilled in `BITE_S` at its last pass."""
+        if self._stepping(shared):
+            return self.chunk_tokens
+        whole = max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
+        if self._prefill_rate is None or all(len(w.ids) <= whole for w in shared):
+            return whole
+        return max(self.chunk_tokens, min(whole, int(self._prefill_rate * BITE_S)))
+
+    def _timed(self, tick: Tick) -> None:
+        """Log `tick`; a pass of prompt tokens alone sets the prefill rate the next bites are sized by."""
+        self.log.add(tick)
+        if tick.prefill_tokens and not tick.decode_rows and tick.ms > 0:
+            self._prefill_rate = tick.prefill_tokens / (tick.ms / 1000)
 
     def _stoppable(self, work: _Work, tokens: int) -> int:
         """`tokens`, or fewer for a prompt its session may stop (Stop is read between two bites): as many as its last
@@ -285,15 +304,15 @@ class Scheduler:
         lengths = [w.cache.get_seq_length() for w, _ in rows]
         try:
             with Timer(self.lm.device) as t:
-                logits = ragged.packed_forward(self.lm, segments)  # (S, V)
+                logits, impl = ragged.packed_pass(self.lm, segments)  # (S, V)
         except Exception:  # noqa: BLE001 -- undo what the pass wrote, then give each session its own pass
             for (work, _), length in zip(rows, lengths):
                 rewind(work.cache, length)
             for work, _ in rows:
-                self._solo(work, "solo")
+                self._solo(work, "solo", origin="fallback")
             return later
         prefill = sum(n for w, n in rows if not w.decode)
-        self.log.add(
+        self._timed(
             Tick(
                 at=time.time(),
                 ms=t.ms,
@@ -311,7 +330,9 @@ class Scheduler:
                 later.append(work)  # more of its prompt next tick
             else:
                 self._answer(
-                    work, logits[i], Pass(ms=work.ms, rows=len(rows), mode="packed", chunks=work.chunks, noise=noise)
+                    work,
+                    logits[i],
+                    Pass(ms=work.ms, rows=len(rows), mode="packed", chunks=work.chunks, noise=noise, impl=impl),
                 )
         return later
 
@@ -333,7 +354,10 @@ class Scheduler:
             config, first = self.lm.model.config, hit.end.passed
             work.copy = _Copy(lambda: self.prefix.copy_into(hit, config), len(hit.blocks) + 1, from_pool=True)
             # the pool's logits, read-only (the session clones them); the pass's time is the copy's, once made
-            self._answer(work, hit.end.logits, Pass(0.0, first.rows, "cached", noise=first.noise, computed_ms=first.ms))
+            pooled = Pass(
+                0.0, first.rows, "cached", noise=first.noise, computed_ms=first.ms, impl=first.impl, origin="pool"
+            )
+            self._answer(work, hit.end.logits, pooled)
             return True
         if hit.blocks:  # a shared start: prefill only the rest, against the copied blocks
             work.cache = self.prefix.copy_into(hit, self.lm.model.config)
@@ -348,7 +372,7 @@ class Scheduler:
         self._computing.pop(tuple(work.prompt), None)
         if work.reused:
             noise = max(passed.noise, self.prefix_noise or 0.0)
-            passed = Pass(passed.ms, passed.rows, "prefix", passed.chunks, noise)
+            passed = dataclasses.replace(passed, mode="prefix", noise=noise)
         if self.prefix.max_bytes:
             self.prefix.keep(work.prompt, work.cache, logits, passed)
             self.prefix.remember(work.cache, work.prompt, copied=work.reused // BLOCK_TOKENS)
@@ -358,7 +382,15 @@ class Scheduler:
         config, blocks = self.lm.model.config, (len(work.prompt) - 1) // BLOCK_TOKENS + 1
         for follower in work.followers:
             follower.copy = _Copy(lambda: filled_cache(config, _cloned(layers)), blocks, from_pool=False)
-            waited = Pass(passed.ms, passed.rows, "cached", noise=passed.noise, computed_ms=passed.ms)
+            waited = Pass(
+                passed.ms,
+                passed.rows,
+                "cached",
+                noise=passed.noise,
+                computed_ms=passed.ms,
+                impl=passed.impl,
+                origin="in flight",
+            )
             self._answer(follower, logits.clone(), waited)  # cloned now: the leader's session may change its logits
         return passed
 

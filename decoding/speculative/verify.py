@@ -8,6 +8,7 @@ KV cache holds all K + 1 positions; the rejected guesses are cropped off again (
 
 import torch
 
+from decoding.forward import forward_positions
 from decoding.models import LoadedModel
 
 
@@ -17,6 +18,5 @@ def verify(lm: LoadedModel, fed: list[int], cache, past: int):
     grown cache. Not a scheduler work item: the scheduler's forward keeps only the last position's logits, so this
     pass runs in a model turn of its own (ui.context.model_turn), between the scheduler's ticks."""
     ids = torch.tensor([fed], device=lm.device)  # (1, T)
-    mask = torch.ones(1, past + len(fed), dtype=torch.long, device=lm.device)  # (1, past + T)
-    out = lm.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=len(fed))
-    return out.logits[0].to(dtype=torch.float32), out.cache  # (T, V)
+    logits, cache = forward_positions(lm, ids, cache, past, len(fed))  # (1, T, V)
+    return logits[0], cache  # (T, V)

@@ -30,4 +30,5 @@ def test_the_static_decode_step_runs_from_the_next_prefill_and_the_step_line_nam
     line = page.get_by_text(PASS_LINE).first.inner_text()
     # no CUDA here: the static step runs as it is, and says so
     assert "computed alone by the static cache's step, uncaptured" in line, line
+    assert "run by transformers' Llama modules" in line, line  # which implementation ran it (decoding.passes.IMPLS)
     page.close()

@@ -1,7 +1,8 @@
 """One way into a run: every forward pass of a Run goes through `Run._pass`, and `Run._install` is the only place a
 run's logits, cache and last pass are set, whatever ran the pass: an eager pass of its own, the scheduler's solo,
 packed and alone passes and its prefix cache, the static step, the lens, a pass fed to several runs at once, a
-prefill shared by many runs."""
+prefill shared by many runs. Each pass names the implementation that computed it (transformers' modules or the
+TorchScript copy) and where its logits came from; and decoding/ calls the model only where MODEL_CALLS allows."""
 
 import ast
 import sys
@@ -15,6 +16,7 @@ from decoding.loop import Run, prefill_once
 from decoding.passes import KINDS, MODES, Pass
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import encode_prompt
+from decoding.serving import ragged, scripted
 from decoding.serving.ragged import feed_together
 from decoding.serving.scheduler import Scheduler
 from decoding.static import can_capture
@@ -24,15 +26,16 @@ from visuals.serving.traffic import pass_caption
 FIELDS = ("logits", "cache", "last_pass")
 GREEDY, SAMPLED = SamplerSettings(temperature=0), SamplerSettings()
 ROOT = Path(__file__).resolve().parents[2]
-# every way a pass reaches a run, as (kind, mode): decoding.passes' words
+# every way a pass reaches a run through its `_pass`, as (kind, mode, implementation, origin): decoding.passes' words
 EVERY_PATH = {
-    ("eager", "solo"),
-    ("eager", "lens"),
-    ("static", "solo"),
-    ("eager", "packed"),
-    ("eager", "alone"),
-    ("eager", "cached"),
-    ("eager", "prefix"),
+    ("eager", "solo", "modules", "computed"),  # a run's own eager pass
+    ("eager", "lens", "modules", "computed"),
+    ("static", "solo", "modules", "computed"),
+    ("eager", "packed", "scripted", "computed"),  # the scheduler's packed pass, in TorchScript
+    ("eager", "solo", "scripted", "computed"),  # the scheduler's solo decode row, in TorchScript
+    ("eager", "alone", "modules", "computed"),
+    ("eager", "cached", "modules", "pool"),  # the prefix cache's whole prompt; its first pass was the modules'
+    ("eager", "prefix", "modules", "computed"),
 }
 
 
@@ -41,7 +44,7 @@ class Ways:
     holds a distribution), and every field of a run set outside `_install`."""
 
     def __init__(self):
-        self.ran, self.installed, self.stray = [], [], []
+        self.ran, self.installed, self.stray, self.passes = [], [], [], []
         self.installing = threading.local()
 
 
@@ -57,6 +60,7 @@ def ways(monkeypatch):
     def installing(run, passed):
         came = "_pass" if any(passed is p for p in seen.ran) else sys._getframe(1).f_code.co_name
         seen.installed.append((came, passed.passed.kind, passed.passed.mode, passed.logits is not None))
+        seen.passes.append((came, passed.passed))
         seen.installing.now = True
         try:
             install(run, passed)
@@ -97,22 +101,12 @@ def _own_passes(tiny, prompt):
     feed_together(tiny, pair)
 
 
-def _scheduled_passes(tiny, texts):
-    """Runs through one scheduler: a prompt alone on the server (solo), the same prompt again (cached), one that starts
-    the same way (prefix), one that asks to run alone; then three stepping at once (packed)."""
-    scheduler = Scheduler(tiny, chunk_tokens=8)
-    prompts = [encode_prompt(tiny.tokenizer, text, chat=True) for text in texts]
-    runs = [Run(tiny, p, max_new_tokens=8, scheduler=scheduler) for p in (prompts[0], prompts[0], prompts[1])]
-    for run in runs:
-        run.prefill()
-    alone = Run(tiny, prompts[0], max_new_tokens=2, scheduler=scheduler, alone=True)
-    alone.prefill()
-    alone.step(GREEDY)
+def _step_together(runs, steps):
     barrier = threading.Barrier(len(runs))
 
     def student(run):
         barrier.wait()
-        for _ in range(6):
+        for _ in range(steps):
             run.step(GREEDY)
 
     threads = [threading.Thread(target=student, args=(run,)) for run in runs]
@@ -122,17 +116,78 @@ def _scheduled_passes(tiny, texts):
         thread.join(timeout=120)
 
 
+def _scheduled_passes(tiny, texts):
+    """Runs through one scheduler: a prompt alone on the server (solo), the same prompt again (cached), one that starts
+    the same way (prefix), one that asks to run alone; then three stepping at once (packed), and one stepping with
+    nobody else (the solo decode row)."""
+    scheduler = Scheduler(tiny, chunk_tokens=8)
+    prompts = [encode_prompt(tiny.tokenizer, text, chat=True) for text in texts]
+    runs = [Run(tiny, p, max_new_tokens=8, scheduler=scheduler) for p in (prompts[0], prompts[0], prompts[1])]
+    for run in runs:
+        run.prefill()
+    alone = Run(tiny, prompts[0], max_new_tokens=2, scheduler=scheduler, alone=True)
+    alone.prefill()
+    alone.step(GREEDY)
+    _step_together(runs, 6)
+    runs[0].step(GREEDY)  # a step with nobody else stepping: the scheduler's solo decode row
+
+
 def test_every_pass_of_a_run_goes_through_its_one_pass_and_lands_through_its_one_install(tiny, ways):
     prompt = encode_prompt(tiny.tokenizer, "Tell me a story.", chat=True)
     _own_passes(tiny, prompt)
     _scheduled_passes(tiny, ("Tell me a story about a cat.", "Tell me a story about a dog, please."))
     assert ways.stray == []  # nothing set a run's logits, cache or last pass but `_install`
-    assert {(p.passed.kind, p.passed.mode) for p in ways.ran} == EVERY_PATH
+    assert {(p.passed.kind, p.passed.mode, p.passed.impl, p.passed.origin) for p in ways.ran} == EVERY_PATH
+    # the passes run for several runs name theirs too: the packed pass fed together, the prefill shared by many
+    given_passes = {(came, p.mode, p.impl, p.origin) for came, p in ways.passes if came in ("fed", "prefill")}
+    assert given_passes == {("fed", "packed", "scripted", "computed"), ("prefill", "cached", "modules", "shared")}
     # a distribution to choose from came from the run's own pass, from a pass the caller ran for several runs at once
     # (packed), or from a prefill run once for many (cached); everything else installed holds none
     given = {(came, mode) for came, kind, mode, pending in ways.installed if pending and came != "_pass"}
     assert given == {("fed", "packed"), ("prefill", "cached")}
     assert {came for came, *_, pending in ways.installed if not pending} == {"__init__", "_spend", "refeed"}
+
+
+def _serving_runs(tiny, scheduler, texts):
+    runs = [
+        Run(tiny, encode_prompt(tiny.tokenizer, t, chat=True), max_new_tokens=8, scheduler=scheduler) for t in texts
+    ]
+    for run in runs:
+        run.prefill()
+    return runs
+
+
+TEXTS = ("Tell me a story about a cat.", "Tell me a story about a dog, please.", "Name three colours.")
+
+
+def test_a_packed_pass_of_the_modules_is_named_so_and_the_step_line_says_which_ran(tiny, monkeypatch):
+    monkeypatch.setattr(scripted, "fits", lambda lm, caches: False)  # a model the TorchScript copy does not fit
+    runs = _serving_runs(tiny, Scheduler(tiny, chunk_tokens=8), TEXTS)
+    _step_together(runs, 6)
+    steps = [step for run in runs for step in run.trace.steps]
+    packed = [step for step in steps if step.pass_mode == "packed"]
+    assert packed and {step.pass_impl for step in steps} == {"modules"}
+    line = pass_caption(packed[0].rows, 1.0, "packed", None, impl=packed[0].pass_impl, origin=packed[0].pass_origin)
+    assert line.endswith("run by transformers' Llama modules")
+    assert pass_caption(1, 1.0, "solo", None, impl="scripted").endswith(
+        "the TorchScript copy of those modules (bit for bit the same)"
+    )
+
+
+def test_a_row_computed_again_after_a_failed_packed_pass_says_it_was_a_fallback(tiny, monkeypatch):
+    def failing(lm, segments, scripted=True):
+        raise RuntimeError("a packed pass that fails (test)")
+
+    monkeypatch.setattr(ragged, "packed_pass", failing)
+    runs = _serving_runs(tiny, Scheduler(tiny, chunk_tokens=8), TEXTS)
+    _step_together(runs, 6)
+    steps = [step for run in runs for step in run.trace.steps]
+    assert {step.pass_mode for step in steps} <= {"solo", "cached", "prefix"}  # no packed pass ever answered
+    fallback = [step for step in steps if step.pass_origin == "fallback"]
+    assert fallback, "no row was packed with another: the race did not happen"
+    assert all(step.pass_mode == "solo" for step in fallback)
+    line = pass_caption(1, 2.0, "solo", None, impl=fallback[0].pass_impl, origin="fallback")
+    assert line.startswith("computed alone: the packed pass it was in failed")
 
 
 def _run_classes(trees) -> set[str]:
@@ -188,5 +243,71 @@ def test_one_vocabulary_names_a_pass_in_the_run_the_regime_map_and_the_step_line
         Pass(1.0, mode="batched")
     with pytest.raises(ValueError, match="kind must be one of eager, static, captured, got 'dynamic'"):
         Pass(1.0, kind="dynamic")
+    with pytest.raises(ValueError, match="implementation must be one of modules, scripted, got 'compiled'"):
+        Pass(1.0, impl="compiled")
+    with pytest.raises(ValueError, match="origin must be one of computed, fallback, pool, in flight, shared, got 'x'"):
+        Pass(1.0, origin="x")
     with pytest.raises(ValueError, match="path must be one of eager, static, captured, got 'dynamic'"):
         Run(tiny, encode_prompt(tiny.tokenizer, "hi", chat=False), path="dynamic")
+
+
+# every place in decoding/ that calls the model itself, and why it cannot go through decoding.forward: any new call
+# fails below, named. A pass that can go through `forward` (or `forward_positions`, `forward_hidden`) goes through it.
+MODEL_CALLS = {
+    ("decoding/forward.py", "forward_positions"): "the eager pass: `forward`, `forward_one` and every loop's step",
+    ("decoding/forward.py", "forward_hidden"): "the eager pass with every layer's hidden state (the logit lens)",
+    ("decoding/static.py", "StaticStep._one"): "the static cache's step: no mask or positions from the host, so a "
+    "CUDA graph can capture it",
+    ("decoding/serving/ragged.py", "packed_pass"): "the modules' packed pass: many sessions' tokens in one row, "
+    "their caches behind a ragged view, no mask",
+    ("decoding/serving/scripted.py", "packed_forward"): "the same packed pass in TorchScript, the model's layers "
+    "written out op for op (it starts at the embedding, not at model())",
+    ("decoding/nondeterminism/batched_decode.py", "_decode"): "the nondeterminism lesson's point: a left-padded batch "
+    "with its own positions and padding mask, as generate() pads one",
+    ("decoding/models.py", "warm_up"): "at load, before any lesson: a model not yet wrapped in a LoadedModel",
+    ("decoding/quantization/quality.py", "_logits"): "a quantized copy of the model, never the shared one: no cache",
+    ("decoding/quantization/smooth.py", "activation_maxima"): "a copy of the model with hooks reading each layer's "
+    "activations: no cache, no logits",
+}
+
+
+def _model_calls(tree):
+    """Every call into a model in a module, as (class.function, line): `model(...)`, `lm.model(...)`,
+    `….model.forward(...)`, or a model's embedding called by hand (a pass written out layer by layer)."""
+    found, where = [], []
+
+    def visit(node):
+        named = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        if named:
+            where.append(node.name)
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            forward_of_model = (
+                name == "forward" and isinstance(f, ast.Attribute) and ast.unparse(f.value).endswith("model")
+            )
+            if name in ("model", "embed_tokens") or forward_of_model:
+                found.append((".".join(where), node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+        if named:
+            where.pop()
+
+    visit(tree)
+    return found
+
+
+def test_every_call_into_the_model_in_decoding_is_one_of_the_allowed_few():
+    sites = {}
+    for path in sorted((ROOT / "decoding").rglob("*.py")):
+        module = str(path.relative_to(ROOT))
+        for where, line in _model_calls(ast.parse(path.read_text(), module)):
+            sites.setdefault((module, where), []).append(line)
+    new = sorted(
+        f"{module}:{lines[0]} in {where}"
+        for (module, where), lines in sites.items()
+        if (module, where) not in MODEL_CALLS
+    )
+    assert not new, f"a call into the model outside decoding.forward and the allowed table: {new}"
+    gone = sorted(set(MODEL_CALLS) - set(sites))
+    assert not gone, f"allowed model calls that no longer exist (drop them from MODEL_CALLS): {gone}"

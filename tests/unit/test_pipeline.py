@@ -150,7 +150,13 @@ def test_settings_are_checked_against_the_samplers_ranges_without_running_a_samp
     def boom(*args):
         raise AssertionError("validation ran a sampler")
 
-    for name in ("apply_repetition_penalty", "apply_presence_frequency_penalty", "top_k_mask", "top_p_mask"):
+    for name in (
+        "apply_repetition_penalty",
+        "apply_frequency_penalty",
+        "apply_presence_penalty",
+        "top_k_mask",
+        "top_p_mask",
+    ):
         monkeypatch.setattr(samplers, name, boom)
     SamplerSettings(repetition_penalty=1.2, frequency_penalty=0.5, top_k=5, top_p=0.9)
     with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\] \(1 = off\), got 1.5"):

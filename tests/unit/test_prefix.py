@@ -30,7 +30,7 @@ def test_a_prompt_identical_to_a_cached_one_gives_what_computing_it_alone_gives_
     first = greedy_through(scheduler, PROMPT, 5)[0]
     tokens, seen, passes = greedy_through(scheduler, PROMPT, 5)
     alone_tokens, alone_seen = greedy_alone(tiny, PROMPT, 5)
-    assert passes[0].mode == "cached"
+    assert (passes[0].mode, passes[0].origin, passes[0].impl) == ("cached", "pool", "modules")  # a prompt's pass
     assert tokens == first == alone_tokens
     assert all(torch.equal(a, b) for a, b in zip(seen, alone_seen))
     assert prefilled(scheduler) == len(PROMPT), "the second prompt was computed again"
@@ -56,6 +56,8 @@ def test_identical_prompts_at_once_are_computed_once(tiny):
         assert torch.equal(seen[0], alone_seen[0]), "the first distribution is the one pass's, computed alone"
     assert prefilled(scheduler) == len(PROMPT)
     assert [passes[0].mode for *_, passes in runs].count("cached") == 3
+    # each copy says where its logits came from: the prompt computed in the same tick, or the pool once it was kept
+    assert {passes[0].origin for *_, passes in runs if passes[0].mode == "cached"} <= {"in flight", "pool"}
     stats = scheduler.prefix.stats()
     assert stats.prompts == 4 and stats.reused_tokens == 3 * len(PROMPT)
 

@@ -1,4 +1,5 @@
-"""Each sampler equals its transformers class exactly, never edits its input, and rejects bad values clearly."""
+"""Each sampler equals its transformers class exactly and never edits its input; a bad value is rejected clearly, by
+its stage's range where the pipeline runs it."""
 
 import math
 
@@ -17,7 +18,8 @@ from transformers.generation.logits_process import (
     TypicalLogitsWarper,
 )
 
-from decoding import samplers
+from decoding import samplers, stages
+from decoding.pipeline import apply_stage
 from decoding.samplers import apply_mask
 
 INF = float("inf")
@@ -129,9 +131,9 @@ def test_presence_frequency_penalty_follows_openai_rule(x, presence, frequency, 
     ids = data.draw(st.lists(st.integers(0, vocab - 1), max_size=10))
     rows = x.unsqueeze(0) if x.dim() == 1 else x
     before = x.clone()
-    ours = samplers.apply_presence_frequency_penalty(
-        x, [ids] * rows.shape[0] if x.dim() == 2 else ids, presence, frequency
-    )
+    seen = [ids] * rows.shape[0] if x.dim() == 2 else ids
+    # the pipeline's order: frequency, then presence (decoding.stages.PENALTIES)
+    ours = samplers.apply_presence_penalty(samplers.apply_frequency_penalty(x, seen, frequency), seen, presence)
     assert torch.equal(x, before)
     expected = rows.clone()
     for token in set(ids):
@@ -151,7 +153,7 @@ def test_repetition_penalty_divides_positive_and_multiplies_negative_logits():
 
 def test_presence_counts_once_and_frequency_counts_every_occurrence():
     x = torch.tensor([1.0, 1.0, 1.0, 1.0])
-    out = samplers.apply_presence_frequency_penalty(x, [2, 2, 2, 0], presence=0.5, frequency=0.25)
+    out = samplers.apply_presence_penalty(samplers.apply_frequency_penalty(x, [2, 2, 2, 0], 0.25), [2, 2, 2, 0], 0.5)
     # token 2: 1 - 0.5 - 3 * 0.25; token 0: 1 - 0.5 - 0.25; tokens 1 and 3 unseen
     assert out.tolist() == [0.25, 1.0, -0.25, 1.0]
 
@@ -212,38 +214,49 @@ def test_neutral_penalties_leave_logits_unchanged_in_a_new_tensor():
     x = torch.tensor([2.0, -2.0, 1.0, -INF])
     for out in (
         samplers.apply_repetition_penalty(x, [0, 1, 3], 1.0),
-        samplers.apply_presence_frequency_penalty(x, [0, 1, 3], 0.0, 0.0),
+        samplers.apply_frequency_penalty(x, [0, 1, 3], 0.0),
+        samplers.apply_presence_penalty(x, [0, 1, 3], 0.0),
         samplers.apply_temperature(x, 1.0),
     ):
         assert torch.equal(out, x) and out is not x
 
 
 NAN = float("nan")
+
+
+def _through(stage):
+    # a stage's value is checked where the pipeline runs it (the samplers read no stage); temperature's math also
+    # refuses what it cannot divide by
+    return lambda x, v: apply_stage(stage, x, [0], v)
+
+
 BAD_VALUES = [
-    (samplers.top_k_mask, -1, "top_k", "integer >= 0"),
-    (samplers.top_k_mask, 1.5, "top_k", "integer >= 0"),
-    (samplers.top_k_mask, True, "top_k", "integer >= 0"),
-    (samplers.top_p_mask, 0.0, "top_p", "in (0, 1]"),
-    (samplers.top_p_mask, 1.5, "top_p", "in (0, 1]"),
-    (samplers.top_p_mask, NAN, "top_p", "in (0, 1]"),
-    (samplers.min_p_mask, 1.0, "min_p", "in [0, 1)"),
-    (samplers.min_p_mask, -0.1, "min_p", "in [0, 1)"),
-    (samplers.min_p_mask, NAN, "min_p", "in [0, 1)"),
-    (samplers.typical_mask, 0.0, "typical_p", "in (0, 1]"),
-    (samplers.typical_mask, NAN, "typical_p", "in (0, 1]"),
-    (samplers.epsilon_mask, -0.01, "epsilon", "in [0, 1)"),
-    (samplers.epsilon_mask, 1.0, "epsilon", "in [0, 1)"),
-    (samplers.eta_mask, -0.01, "eta", "in [0, 1)"),
-    (samplers.eta_mask, NAN, "eta", "in [0, 1)"),
+    (_through(stages.TOP_K), -1, "top_k", "integer >= 0"),
+    (_through(stages.TOP_K), 1.5, "top_k", "integer >= 0"),
+    (_through(stages.TOP_K), True, "top_k", "integer >= 0"),
+    (_through(stages.TOP_P), 0.0, "top_p", "in (0, 1]"),
+    (_through(stages.TOP_P), 1.5, "top_p", "in (0, 1]"),
+    (_through(stages.TOP_P), NAN, "top_p", "in (0, 1]"),
+    (_through(stages.MIN_P), 1.0, "min_p", "in [0, 1)"),
+    (_through(stages.MIN_P), -0.1, "min_p", "in [0, 1)"),
+    (_through(stages.MIN_P), NAN, "min_p", "in [0, 1)"),
+    (_through(stages.TYPICAL), 0.0, "typical_p", "in (0, 1]"),
+    (_through(stages.TYPICAL), NAN, "typical_p", "in (0, 1]"),
+    (_through(stages.EPSILON), -0.01, "epsilon", "in [0, 1)"),
+    (_through(stages.EPSILON), 1.0, "epsilon", "in [0, 1)"),
+    (_through(stages.ETA), -0.01, "eta", "in [0, 1)"),
+    (_through(stages.ETA), NAN, "eta", "in [0, 1)"),
     (samplers.apply_temperature, 0.0, "temperature", "> 0"),
     (samplers.apply_temperature, -1.0, "temperature", "> 0"),
     (samplers.apply_temperature, NAN, "temperature", "> 0"),
     (samplers.apply_temperature, INF, "temperature", "> 0"),
-    (lambda x, v: samplers.apply_repetition_penalty(x, [0], v), 0.0, "repetition_penalty", "> 0"),
-    (lambda x, v: samplers.apply_repetition_penalty(x, [0], v), -1.2, "repetition_penalty", "> 0"),
-    (lambda x, v: samplers.apply_repetition_penalty(x, [0], v), NAN, "repetition_penalty", "> 0"),
-    (lambda x, v: samplers.apply_presence_frequency_penalty(x, [0], v, 0.0), 2.5, "presence_penalty", "[-2, 2]"),
-    (lambda x, v: samplers.apply_presence_frequency_penalty(x, [0], 0.0, v), NAN, "frequency_penalty", "[-2, 2]"),
+    (_through(stages.TEMPERATURE), INF, "temperature", "[0.01, 100]"),
+    (_through(stages.TEMPERATURE), 0.001, "temperature", "[0.01, 100]"),
+    (_through(stages.REPETITION), 0.0, "repetition_penalty", "> 0"),
+    (_through(stages.REPETITION), -1.2, "repetition_penalty", "> 0"),
+    (_through(stages.REPETITION), NAN, "repetition_penalty", "> 0"),
+    (_through(stages.PRESENCE), 2.5, "presence_penalty", "[-2, 2]"),
+    (_through(stages.FREQUENCY), NAN, "frequency_penalty", "[-2, 2]"),
 ]
 
 

@@ -22,6 +22,7 @@ from ui.step.links import open_link
 from ui.step.page import layout
 from ui.step.tab import named
 from visuals.glossary import term
+from visuals.serving.traffic import IMPL_WORDS
 
 KNOBS = {"temperature": 0.7, "top_k": 5, "top_p": 0.9, "min_p": 0.05, **OFF}
 
@@ -170,3 +171,10 @@ def test_on_a_replica_of_a_lecture_hall_the_pass_line_names_the_server(tiny, mon
     run_id = h.prefill(CONFIG, None, TINY, "which server", RAW, 0, 4, "", page(GREEDY)).run_id
     h.step(run_id, page(GREEDY))
     assert "· on this server, 2 of 4" in sent(run_id)["step-orders"]
+
+
+def test_the_pass_line_names_the_implementation_that_computed_the_distribution(tiny):
+    run_id = h.prefill(CONFIG, None, TINY, "which implementation", RAW, 0, 4, "", page(GREEDY)).run_id
+    h.step(run_id, page(GREEDY))
+    line = sent(run_id)["step-orders"]
+    assert sum(f"run by {words}" in line for words in IMPL_WORDS.values()) == 1, line

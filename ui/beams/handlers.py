@@ -6,8 +6,10 @@ A search in progress is a `beam_steps` generator: it holds the KV cache of every
 and return a `BeamView`, whose fields name the outputs.
 """
 
+import threading
 import uuid
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -68,6 +70,8 @@ class Search:
     steps: list = field(default_factory=list)
     result: beams.BeamResult | None = None
     compared: tuple | None = None  # (greedy Scored, beam Scored, (greedy cut, beam cut) at the token limit)
+    # one session's events never interleave on its search (two Steps at once): each holds it whole
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
 
 SEARCHES = STORE.kind(
@@ -95,21 +99,23 @@ def settings(num_beams, length_penalty, early_stopping, max_new_tokens) -> Setti
     return Settings(num_beams=k, length_penalty=float(penalty), early_stopping=early, max_new_tokens=max_new)
 
 
-def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> tuple[str, Search]:
+@contextmanager
+def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> Iterator[tuple[str, Search]]:
     """This session's search, or a new one when there is none or the settings (`knobs`, keyed by the names of
-    `Settings`) changed since it began."""
+    `Settings`) changed since it began; held by this event alone until the block ends."""
     asked = settings(**knobs)
     lm = get_model(config)
     prompt = encode_prompt(lm.tokenizer, text, chat=template == CHAT, context_length=lm.context_length)
     key = (lm.model_id, tuple(prompt.ids), asked)
     sid = sid or uuid.uuid4().hex
-    search = SEARCHES.get(sid)
-    if search is None or search.key != key:
-        gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
-        nbytes = beam_search_bytes(lm, len(prompt.ids), asked.num_beams, asked.max_new_tokens)
-        search = Search(key=key, settings=asked, nbytes=nbytes, prompt=prompt, gen=gen)
-        SEARCHES.put(sid, search)
-    return sid, search
+    with SEARCHES.holding(sid) as search:
+        if search is not None and search.key == key:
+            yield sid, search
+            return
+    gen = beams.beam_steps(lm, prompt.ids, **asked._asdict())  # Settings' fields are beam_steps' arguments
+    nbytes = beam_search_bytes(lm, len(prompt.ids), asked.num_beams, asked.max_new_tokens)
+    with SEARCHES.storing(sid, Search(key=key, settings=asked, nbytes=nbytes, prompt=prompt, gen=gen)) as search:
+        yield sid, search
 
 
 def _advance(config: AppConfig, search: Search, check=None) -> None:
@@ -138,9 +144,9 @@ def _compare(config: AppConfig, search: Search, check=None) -> None:
 
 
 def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) -> BeamView:
-    sid, search = _search(config, sid, text, template, knobs)
-    _advance(config, search)
-    return view(sid, search)
+    with _search(config, sid, text, template, knobs) as (sid, search):
+        _advance(config, search)
+        return view(sid, search)
 
 
 def run_to_end(
@@ -148,18 +154,18 @@ def run_to_end(
 ) -> BeamView:
     """The search's remaining steps, then greedy scored beside it; the bar says which step. Stop (`STOPS`) ends it
     between two steps (or two of greedy's), and the status says so and how soon after the press reached the server."""
-    sid, search = _search(config, sid, text, template, knobs)
-    max_new, watch = search.settings.max_new_tokens, STOPS.watch(request, progress)
-    try:
-        while search.compared is None:
-            watch.check()
-            at = len(search.steps) + 1
-            doing = f"beam step {at} of at most {max_new}" if search.result is None else "greedy, scored beside it"
-            watch.on_progress(min(at, max_new) / max_new, desc=doing)
-            _advance(config, search, watch.check)
-    except Cancelled:
-        return view(sid, search, halted=STOPS.since_pressed(request))
-    return view(sid, search)
+    with _search(config, sid, text, template, knobs) as (sid, search):
+        max_new, watch = search.settings.max_new_tokens, STOPS.watch(request, progress)
+        try:
+            while search.compared is None:
+                watch.check()
+                at = len(search.steps) + 1
+                doing = f"beam step {at} of at most {max_new}" if search.result is None else "greedy, scored beside it"
+                watch.on_progress(min(at, max_new) / max_new, desc=doing)
+                _advance(config, search, watch.check)
+        except Cancelled:
+            return view(sid, search, halted=STOPS.since_pressed(request))
+        return view(sid, search)
 
 
 def blank() -> BeamView:

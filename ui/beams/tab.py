@@ -278,4 +278,5 @@ SPEC = TabSpec(
     try_this="#beams-try",
     buttons="#beams-buttons",
     presets=tuple(PRESETS),
+    summary="greedy is only locally optimal; why greedy loops, measured.",
 )

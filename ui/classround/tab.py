@@ -121,4 +121,8 @@ SPEC = TabSpec(
     css=CSS + VIEW_CSS + KIND_CSS,
     presets=tuple(PRESETS),
     routes=shown.routes,  # what its pages ask every fraction of a second or few seconds, outside gradio's queue
+    summary=(
+        "the class guesses the next word, or samples it together, from phones, and the projector counts every draw "
+        "and guess."
+    ),
 )

@@ -11,7 +11,8 @@ run is untouched by it.
 """
 
 import html
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -100,12 +101,15 @@ def sampler_settings(config: AppConfig, controls: Controls) -> SamplerSettings:
     return settings_from(controls.knobs, vocab_size=get_model(config).vocab_size)
 
 
-def _run(config: AppConfig, run_id, controls: Controls) -> tuple[str, ConstrainedRun]:
-    """This session's run, or a new one (prefilled) when there is none or what it was started with changed."""
+@contextmanager
+def _run(config: AppConfig, run_id, controls: Controls) -> Iterator[tuple[str, ConstrainedRun]]:
+    """This session's run, or a new one (prefilled) when there is none or what it was started with changed; held by
+    this event alone until the block ends (its entry's lock, as a Step holds its run)."""
     s = started(config, controls)
-    entry = _entry(run_id)
-    if entry is not None and isinstance(entry.run, ConstrainedRun) and _started_with(entry.run).key() == s.key():
-        return run_id, entry.run
+    with _held(run_id) as entry:
+        if entry is not None and isinstance(entry.run, ConstrainedRun) and _started_with(entry.run).key() == s.key():
+            yield run_id, entry.run
+            return
     run = ConstrainedRun(
         s.lm,
         s.prompt,
@@ -118,7 +122,9 @@ def _run(config: AppConfig, run_id, controls: Controls) -> tuple[str, Constraine
     )
     run.prefill()
     # the entry's view: what the page's step view was last sent (a new run's first answer is whole)
-    return STORE.put(Entry(trace=run.trace, run=run, view=Patcher()), replace=run_id), run
+    entry = Entry(trace=run.trace, run=run, view=Patcher())
+    with entry.lock:  # held before the store lets another event find it
+        yield STORE.put(entry, replace=run_id), run
 
 
 def _entry(run_id) -> Entry | None:
@@ -126,6 +132,17 @@ def _entry(run_id) -> Entry | None:
         return STORE.get(run_id) if run_id else None
     except ValueError:  # expired: a new run starts
         return None
+
+
+@contextmanager
+def _held(run_id) -> Iterator[Entry | None]:
+    """The session's entry (`_entry`), held by this event alone until the block ends."""
+    entry = _entry(run_id)
+    if entry is None:
+        yield None
+        return
+    with entry.lock:
+        yield entry
 
 
 def _advance(run: ConstrainedRun, settings: SamplerSettings, force_id=None) -> None:
@@ -137,50 +154,50 @@ def _advance(run: ConstrainedRun, settings: SamplerSettings, force_id=None) -> N
 
 def step(config: AppConfig, run_id, controls: Controls) -> View:
     settings = sampler_settings(config, controls)
-    run_id, run = _run(config, run_id, controls)
-    if run.done:
-        raise ValueError(f"the run has stopped ({run.trace.stop_reason}): press Back, or Reset for a new one")
-    _advance(run, settings)
-    return view(run_id, run, settings)
+    with _run(config, run_id, controls) as (run_id, run):
+        if run.done:
+            raise ValueError(f"the run has stopped ({run.trace.stop_reason}): press Back, or Reset for a new one")
+        _advance(run, settings)
+        return view(run_id, run, settings)
 
 
 def run_to_end(config: AppConfig, run_id, controls: Controls, progress=PROGRESS) -> View:
     settings = sampler_settings(config, controls)
-    run_id, run = _run(config, run_id, controls)
-    report = paced(progress)
-    for _ in drive(run, advance=lambda: _advance(run, settings), deadline=deadline()):
-        report((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
-    return view(run_id, run, settings)
+    with _run(config, run_id, controls) as (run_id, run):
+        report = paced(progress)
+        for _ in drive(run, advance=lambda: _advance(run, settings), deadline=deadline()):
+            report((len(run.trace.steps), run.trace.max_new_tokens), desc="constrained decoding")
+        return view(run_id, run, settings)
 
 
 def force(config: AppConfig, run_id, controls: Controls, token) -> View:
     """Your token instead of the pipeline's: one token of the vocabulary, refused (naming the legal ones) if the
     grammar does not allow it here."""
     settings = sampler_settings(config, controls)
-    run_id, run = _run(config, run_id, controls)
-    if not isinstance(token, str) or token == "":
-        raise ValueError("type the token to force (for example yes, or {), then press Force")
-    ids = run.lm.tokenizer(token, add_special_tokens=False).input_ids
-    if len(ids) != 1:
-        raise ValueError(f"{token!r} is {len(ids)} tokens for this tokenizer; type one token")
-    if run.done:
-        raise ValueError(f"the run has stopped ({run.trace.stop_reason}): press Back first")
-    _advance(run, settings, force_id=ids[0])
-    return view(run_id, run, settings)
+    with _run(config, run_id, controls) as (run_id, run):
+        if not isinstance(token, str) or token == "":
+            raise ValueError("type the token to force (for example yes, or {), then press Force")
+        ids = run.lm.tokenizer(token, add_special_tokens=False).input_ids
+        if len(ids) != 1:
+            raise ValueError(f"{token!r} is {len(ids)} tokens for this tokenizer; type one token")
+        if run.done:
+            raise ValueError(f"the run has stopped ({run.trace.stop_reason}): press Back first")
+        _advance(run, settings, force_id=ids[0])
+        return view(run_id, run, settings)
 
 
 def back(run_id, controls: Controls) -> View:
     """Undo the last decision: the forced tokens after it, then it; the matcher rolls back with the run."""
-    entry = _entry(run_id)
-    if entry is None or not entry.run.trace.steps:  # this tab has no Prefill: Step starts a run
-        raise ValueError("nothing to go back to: no token has been generated yet (press Step to start)")
-    run = entry.run
-    settings = settings_from(controls.knobs, vocab_size=run.lm.vocab_size)
-    while run.trace.steps and run.trace.steps[-1].grammar_forced:
-        run.back()
-    if run.trace.steps:
-        run.back()
-    return view(run_id, run, settings)
+    with _held(run_id) as entry:
+        if entry is None or not entry.run.trace.steps:  # this tab has no Prefill: Step starts a run
+            raise ValueError("nothing to go back to: no token has been generated yet (press Step to start)")
+        run = entry.run
+        settings = settings_from(controls.knobs, vocab_size=run.lm.vocab_size)
+        while run.trace.steps and run.trace.steps[-1].grammar_forced:
+            run.back()
+        if run.trace.steps:
+            run.back()
+        return view(run_id, run, settings)
 
 
 def reset(run_id) -> View:
@@ -195,8 +212,8 @@ def blank() -> View:
 
 def whole(run_id) -> dict | str:
     """The whole step view as last sent, for a page whose copy missed a change (ui/patch.py)."""
-    entry = _entry(run_id)
-    return entry.view.resend() if entry is not None and isinstance(entry.view, Patcher) else blank().shown
+    with _held(run_id) as entry:
+        return entry.view.resend() if entry is not None and isinstance(entry.view, Patcher) else blank().shown
 
 
 def view(run_id, run: ConstrainedRun, settings: SamplerSettings) -> View:
@@ -233,7 +250,7 @@ def orders(run: ConstrainedRun, settings: SamplerSettings) -> str:
 
 def orders_now(config: AppConfig, run_id, controls: Controls) -> str:
     """The engine table again after a knob changed (no forward pass: the next token's logits are kept)."""
-    entry = _entry(run_id)
-    if entry is None or not isinstance(entry.run, ConstrainedRun):
-        return ""
-    return orders(entry.run, sampler_settings(config, controls))
+    with _held(run_id) as entry:
+        if entry is None or not isinstance(entry.run, ConstrainedRun):
+            return ""
+        return orders(entry.run, sampler_settings(config, controls))

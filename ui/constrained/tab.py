@@ -284,4 +284,8 @@ SPEC = TabSpec(
     buttons="#constrained-buttons",
     css=CSS,
     presets=tuple(PRESETS),
+    summary=(
+        "a grammar (JSON schema, regex, choice, Lark) is one more mask, so every answer parses; where each engine "
+        "puts it; validity, likelihood and the mask's cost, measured."
+    ),
 )

@@ -236,4 +236,5 @@ SPEC = TabSpec(
     chart="#nondeterminism-noise",
     try_this="#nondeterminism-try",
     old_ids=("batching",),  # its id in links until the ids became the packages' names
+    summary="greedy is not deterministic once requests are batched: why, and the batch-invariant fix.",
 )

@@ -214,4 +214,8 @@ SPEC = TabSpec(
     chart="#quantization-dist",
     try_this="#quantization-try",
     buttons="#quantization-buttons",
+    summary=(
+        "what the bundled GGUF holds; float32 and a rounded copy decoding side by side (KL, Δp, the first "
+        "divergence); each format's bytes, speed and quality on this device."
+    ),
 )

@@ -233,4 +233,8 @@ SPEC = TabSpec(
     chart="#sandbox-strategies",
     try_this="#sandbox-try",
     presets=tuple(PRESETS),
+    summary=(
+        "type logits or pick a preset and see every sampler's mask; how top-p and min-p behave as the temperature "
+        "rises."
+    ),
 )

@@ -304,4 +304,8 @@ SPEC = TabSpec(
     chart="#serving-ticks",
     try_this="#serving-try",
     stop="#serving-stop",  # the simulated class steps for two minutes unless stopped
+    summary=(
+        "the server batches every student's steps into shared forward passes; its own traffic, live, with simulated "
+        "students for one person alone."
+    ),
 )

@@ -5,8 +5,10 @@ by name (`Controls`) and answers with the whole `View`: the session id and the t
 and the run (visuals/speculative/views.py), each sending the page only what changed since the last answer."""
 
 import html
+import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -85,6 +87,8 @@ class Spec:
     comparison: Comparison | None = None
     round_view: Patcher = field(default_factory=Patcher)  # what the page's round view was last sent
     run_view: Patcher = field(default_factory=Patcher)  # and its run view
+    # one session's events never interleave on its run (a Round and a Back at once): each holds it whole
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
 
 RUNS = STORE.kind(
@@ -126,24 +130,29 @@ def _started(config: AppConfig, controls: Controls) -> Started:
     )
 
 
-def _start(config: AppConfig, sid, key: Started) -> tuple[str, Spec]:
+@contextmanager
+def _start(config: AppConfig, sid, key: Started) -> Iterator[tuple[str, Spec]]:
+    """A new prefilled run for the session, held by this event until the block ends."""
     lm = get_model(config)
     run = SpecRun(lm, list(key.ids), key.settings, **_run_options(key))
     with model_turn(lm, LABEL):
         run.prefill()
     sid = sid or uuid.uuid4().hex
-    spec = Spec(key, run, token_texts(lm.tokenizer, list(key.ids)))
-    RUNS.put(sid, spec)
-    return sid, spec
+    with RUNS.storing(sid, Spec(key, run, token_texts(lm.tokenizer, list(key.ids)))) as spec:
+        yield sid, spec
 
 
-def _current(config: AppConfig, sid, controls: Controls) -> tuple[str, Spec]:
-    """This session's run, or a fresh prefilled one when there is none or a control changed since it began."""
+@contextmanager
+def _current(config: AppConfig, sid, controls: Controls) -> Iterator[tuple[str, Spec]]:
+    """This session's run, or a fresh prefilled one when there is none or a control changed since it began; held by
+    this event alone until the block ends."""
     key = _started(config, controls)
-    spec = RUNS.get(sid)
-    if spec is None or spec.key != key:
-        return _start(config, sid, key)
-    return sid, spec
+    with RUNS.holding(sid) as spec:
+        if spec is not None and spec.key == key:
+            yield sid, spec
+            return
+    with _start(config, sid, key) as started:
+        yield started
 
 
 def _round(config: AppConfig, spec: Spec) -> None:
@@ -157,14 +166,14 @@ def _round(config: AppConfig, spec: Spec) -> None:
 
 def prefill(config: AppConfig, sid, controls: Controls) -> View:
     RUNS.release(sid)
-    sid, spec = _start(config, sid, _started(config, controls))
-    return view(sid, spec, get_model(config))
+    with _start(config, sid, _started(config, controls)) as (sid, spec):
+        return view(sid, spec, get_model(config))
 
 
 def step(config: AppConfig, sid, controls: Controls) -> View:
-    sid, spec = _current(config, sid, controls)
-    _round(config, spec)
-    return view(sid, spec, get_model(config))
+    with _current(config, sid, controls) as (sid, spec):
+        _round(config, spec)
+        return view(sid, spec, get_model(config))
 
 
 def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS, request=None) -> View:
@@ -172,23 +181,27 @@ def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS, re
     the round and how many tokens. Stop (`STOPS`) ends it between two rounds, or two of plain decoding's passes, and
     the run's words say so and how soon after the press reached the server. On ZeroGPU the timing is a GPU call of
     its own: the whole run again, and plain decoding, on the GPU (`race`)."""
-    sid, spec = _current(config, sid, controls)
-    run, lm, watch = spec.run, get_model(config), STOPS.watch(request, progress)
-    try:
-        for _ in drive(run, advance=lambda: _round(config, spec)):
-            made, most = len(run.generated), run.max_new
-            watch.on_progress(made / most, desc=f"round {len(run.rounds)}: {made} of at most {most} tokens")
-            watch.check()
-        progress(0.99, desc="plain decoding, for comparison")
-        if gpu.ZEROGPU:
-            job = gpu.Job(raced, (spec.key,), config, cancel_file=gpu.NO_CANCEL, seconds=GPU_SECONDS)
-            spec.comparison = gpu.run(config, job, progress, LABEL)
-            return view(sid, spec, lm)
-        with model_turn(lm, LABEL):
-            plain_watch = Watch(should_stop=watch.should_stop, between_passes=pass_turn(lm), deadline=watch.deadline)
-            plain = plain_decode(lm, run.result.prompt_ids, run.settings, run.max_new, spec.key.seed, plain_watch)
-    except Cancelled:
-        return view(sid, spec, lm, halted=STOPS.since_pressed(request))
+    with _current(config, sid, controls) as (sid, spec):
+        try:
+            return _to_end(config, sid, spec, progress, STOPS.watch(request, progress))
+        except Cancelled:
+            return view(sid, spec, get_model(config), halted=STOPS.since_pressed(request))
+
+
+def _to_end(config: AppConfig, sid, spec: Spec, progress, watch: Watch) -> View:
+    run, lm = spec.run, get_model(config)
+    for _ in drive(run, advance=lambda: _round(config, spec)):
+        made, most = len(run.generated), run.max_new
+        watch.on_progress(made / most, desc=f"round {len(run.rounds)}: {made} of at most {most} tokens")
+        watch.check()
+    progress(0.99, desc="plain decoding, for comparison")
+    if gpu.ZEROGPU:
+        job = gpu.Job(raced, (spec.key,), config, cancel_file=gpu.NO_CANCEL, seconds=GPU_SECONDS)
+        spec.comparison = gpu.run(config, job, progress, LABEL)
+        return view(sid, spec, lm)
+    with model_turn(lm, LABEL):
+        plain_watch = Watch(should_stop=watch.should_stop, between_passes=pass_turn(lm), deadline=watch.deadline)
+        plain = plain_decode(lm, run.result.prompt_ids, run.settings, run.max_new, spec.key.seed, plain_watch)
     spec.comparison = Comparison(run.result, plain)
     return view(sid, spec, lm)
 
@@ -204,12 +217,12 @@ def _run_options(key: Started) -> dict:
 
 
 def back(config: AppConfig, sid) -> View:
-    spec = RUNS.get(sid)
-    if spec is None:
-        raise ValueError(gone("run", "press Prefill to start one", had=sid is not None))
-    spec.run.back()
-    spec.context, spec.comparison = spec.context[: len(spec.run.ids)], None  # the timing was of the whole run
-    return view(sid, spec, get_model(config))
+    with RUNS.holding(sid) as spec:
+        if spec is None:
+            raise ValueError(gone("run", "press Prefill to start one", had=sid is not None))
+        spec.run.back()
+        spec.context, spec.comparison = spec.context[: len(spec.run.ids)], None  # the timing was of the whole run
+        return view(sid, spec, get_model(config))
 
 
 def reset(sid) -> View:
@@ -225,12 +238,12 @@ def blank() -> View:
 def whole(sid, part: str) -> dict | str:
     """The whole round or run view as last sent, for a page whose copy missed a change (ui/patch.py)."""
     try:
-        spec = RUNS.get(sid)
+        with RUNS.holding(sid) as spec:
+            if spec is not None:
+                return getattr(spec, f"{part}_view").resend()
     except ValueError:  # freed: the next click says so
-        spec = None
-    if spec is None:
-        return getattr(blank(), part)
-    return getattr(spec, f"{part}_view").resend()
+        pass
+    return getattr(blank(), part)
 
 
 def view(sid: str, spec: Spec, lm, halted: float | None = None) -> View:

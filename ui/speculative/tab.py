@@ -270,4 +270,8 @@ SPEC = TabSpec(
     css=".projector .speculative-round { line-height: 2; }\n"
     + stale_while_running("#speculative-round-view", "#speculative-run-view", "#speculative-message"),
     presets=tuple(PRESETS),
+    summary=(
+        "a cheap draft guesses K tokens and the model checks them in one pass; the accept rule, round by round, and "
+        "the speed-up beside plain decoding."
+    ),
 )

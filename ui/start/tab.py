@@ -107,4 +107,14 @@ def build(config: AppConfig) -> None:
     gr.HTML(plans_html(config), elem_id="start-plans")
 
 
-SPEC = TabSpec("Start here", "start", 0, build, main="#start-plans a")
+SPEC = TabSpec(
+    "Start here",
+    "start",
+    0,
+    build,
+    main="#start-plans a",
+    summary=(
+        "what a token and a probability are, and four class plans; each step of a plan is a link that opens its "
+        "lesson set up."
+    ),
+)

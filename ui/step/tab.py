@@ -39,6 +39,10 @@ SPEC = TabSpec(
     try_this="#step-try",
     presets=tuple(lessons.PRESETS),
     css=STALE,
+    summary=(
+        "prefill, then one forward pass per token: the distribution at every step, each sampler's mask, penalties, "
+        "forcing a token, going back, why it stopped, and what each layer would have said (the logit lens)."
+    ),
 )
 
 

@@ -237,7 +237,15 @@ def _pass_line(step) -> str:
     """How the pass behind `step` ran: alone, or with whom; and whether a batchmate could have flipped its pick."""
     gap = step.top[0].logit - step.top[1].logit if len(step.top) > 1 else None
     return serving.pass_caption(
-        step.rows, step.forward_ms, step.pass_mode, step.noise, gap, kind=step.pass_kind, server=this_server()
+        step.rows,
+        step.forward_ms,
+        step.pass_mode,
+        step.noise,
+        gap,
+        kind=step.pass_kind,
+        server=this_server(),
+        impl=step.pass_impl,
+        origin=step.pass_origin,
     )
 
 

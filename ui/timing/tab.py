@@ -198,7 +198,17 @@ def build(config: AppConfig) -> None:
 
 
 SPEC = TabSpec(
-    "Prefill vs decode", "timing", 30, build, main="#timing-measure", chart="#timing-roofline", try_this="#timing-try"
+    "Prefill vs decode",
+    "timing",
+    30,
+    build,
+    main="#timing-measure",
+    chart="#timing-roofline",
+    try_this="#timing-try",
+    summary=(
+        "prefill is compute-bound, decode is memory-bandwidth-bound, measured on this device, with the roofline that "
+        "explains it."
+    ),
 )
 
 

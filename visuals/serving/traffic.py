@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from decoding.nondeterminism.flips import flip_possible
-from decoding.passes import KINDS, MODES
+from decoding.passes import IMPLS, KINDS, MODES, ORIGINS
 from visuals.glossary import term
 from visuals.words import count
 
@@ -28,6 +28,19 @@ if TYPE_CHECKING:
 
 # a static run's one-token pass by its kind (decoding.passes.KINDS): always a pass of its own, no batchmate to warn of
 STATIC_STEPS = {"static": "uncaptured", "captured": f"replayed as a {term('CUDA graph')}"}
+# which implementation computed a pass's logits (decoding.passes.IMPLS), as the line under a step ends
+IMPL_WORDS = {
+    "modules": "transformers' Llama modules",
+    "scripted": "the TorchScript copy of those modules (bit for bit the same)",
+}
+# where a copied pass's logits came from (decoding.passes.ORIGINS), for a "cached" pass
+CACHED_FROM = {
+    "pool": "your whole prompt was in the server's {prefix}, its keys and values copied in {ms} ms",
+    "in flight": "the same prompt was being computed for another session in the same tick, its keys and values "
+    "copied in {ms} ms",
+    "shared": "one prefill of this prompt, run once for many runs of it, copied in {ms} ms",
+    "computed": "your whole prompt was in the server's {prefix}, its keys and values copied in {ms} ms",
+}
 # the controls sit above the charts
 NO_TRAFFIC = "No traffic yet: open simulated students above, or press Step in another tab"
 
@@ -88,15 +101,26 @@ def pass_caption(
     gap: float | None = None,
     kind: str = "eager",
     server: str = "",
+    impl: str = "",
+    origin: str = "computed",
 ) -> str:
-    """The note under one step: how its forward pass ran (`mode`, what batched it; `kind`, what ran: the words of
-    decoding.passes), and whether a batchmate could have flipped its pick; `server` (a lecture hall's replica, in
-    words) ends it."""
-    caption = _pass_caption(rows, ms, mode, noise, gap, kind)
+    """The note under one step: how its forward pass ran (`mode`, what batched it; `kind`, what ran; `origin`, where
+    its logits came from: the words of decoding.passes), and whether a batchmate could have flipped its pick; `impl`
+    (which implementation computed the logits; "" leaves it unsaid) and `server` (a lecture hall's replica, in words)
+    end it."""
+    if impl and impl not in IMPLS:
+        raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
+    if origin not in ORIGINS:
+        raise ValueError(f"origin must be one of {ORIGINS}, got {origin!r}")
+    caption = _pass_caption(rows, ms, mode, noise, gap, kind, origin)
+    if impl:
+        caption += f" · run by {IMPL_WORDS[impl]}"
     return f"{caption} · on {server}" if server else caption
 
 
-def _pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: float | None, kind: str) -> str:
+def _pass_caption(
+    rows: int, ms: float, mode: str, noise: float | None, gap: float | None, kind: str, origin: str
+) -> str:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if kind not in KINDS:
@@ -109,8 +133,9 @@ def _pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: flo
         return f"the lens pass, a pass of its own over this position with every layer's hidden state: {num(ms)} ms"
     if mode == "cached":
         return (
-            f"not computed: your whole prompt was in the server's {term('prefix cache')}, its keys and values copied "
-            f"in {num(ms)} ms; these are the logits its first computation got"
+            "not computed: "
+            + CACHED_FROM[origin].format(prefix=term("prefix cache"), ms=num(ms))
+            + "; these are the logits its first computation got"
             + (f" (a pass shared by {rows} sessions)" if rows > 1 else " (a pass of its own)")
         )
     if mode == "prefix":
@@ -122,6 +147,11 @@ def _pass_caption(rows: int, ms: float, mode: str, noise: float | None, gap: flo
         if gap is not None and flip_possible(gap, noise):
             text += f" — the top two were {_small(gap)} apart, within that noise: this pick could have flipped"
         return text
+    if origin == "fallback":
+        return (
+            "computed alone: the packed pass it was in failed, so the server undid it and ran each row alone: "
+            f"{num(ms)} ms"
+        )
     if mode == "solo" or rows <= 1:
         return f"computed alone (nobody else was stepping): {num(ms)} ms"
     others = rows - 1
