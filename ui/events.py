@@ -110,6 +110,14 @@ def paced(progress, every_s: float = REDRAW_EVERY_S, clock=time.monotonic):
     return report
 
 
+def stale_while_running(bar: str, *stale: str) -> str:
+    """CSS for a long run's outputs: while gradio's full progress bar shows on `bar` (a selector: the element the
+    answer appears in, where the bar says how far), every element of `stale` (the old answer's other parts, the old
+    message) is dimmed, as the answer before this run. No script: the rule ends with the run's event."""
+    busy = f"body:has({bar} [data-testid=status-tracker].full:not(.hide))"
+    return f"{busy} :is({', '.join(stale)}) {{ opacity: .35; filter: grayscale(1); }}\n"
+
+
 def model_event(triggers, fn, inputs=None, outputs=None, *, message=None, direct=False, **options):
     """Wire `fn` to run the model when a trigger fires: in the model queue, in the server process, with its
     ValueErrors shown to the person (in `message`, see `teach`). `triggers` is one listener (`button.click`) or a
@@ -135,6 +143,7 @@ class CancelFlags:
 
     def __init__(self):
         self._flags: dict[str, threading.Event] = {}
+        self._pressed: dict[str, float] = {}  # when each session's Cancel reached the server (time.monotonic)
         self._dir = Path(tempfile.gettempdir()) / f"decoding-lab-cancel-{os.getpid()}" / f"{id(self):x}"
 
     def watch(self, request: gr.Request | None, progress: gr.Progress, between_passes=None) -> Watch:
@@ -152,10 +161,17 @@ class CancelFlags:
         return str(path)
 
     def cancel(self, request: gr.Request = None) -> None:
+        self._pressed[_session(request)] = time.monotonic()
         self._flag(request).set()
         path = self._file(request)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
+
+    def since_pressed(self, request: gr.Request | None) -> float | None:
+        """Seconds since this session's Cancel reached the server, read as its work ends (None: not pressed): what
+        the page says, so a person, and a test on a loaded machine, reads the server's own time to stop."""
+        pressed = self._pressed.get(_session(request))
+        return None if pressed is None else time.monotonic() - pressed
 
     def wire(self, button: gr.Button):
         """The Cancel button: it skips the model queue, or it would wait behind the run it should stop."""

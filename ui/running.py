@@ -15,6 +15,11 @@ the stopping answer is queued after the run's last view; the run, taking the loc
 ends. A run ends, stopped or not, by yielding `END`, which draws nothing, so the completion message's copy of it draws
 nothing either (a run that ended by itself just before a Reset would otherwise draw its last view over the Reset).
 
+The Stop button ends a run the same way (`Running.halt`), so its answer ("stopped by you") is drawn after the run's
+last view, never under it; unlike `stop`, which is for good (the run's entry is going), a halt ends only the run under
+way: Run to end pressed after it goes on. It returns how long the run took to end after Stop reached the server
+(one step's time at most), which the page says.
+
 gradio's own `cancels=` is not used for this: it runs beside the events, in no order with them, and a run cancelled
 while it holds the lock would keep it (`stop` then waits `SETTLE_S`, not forever).
 """
@@ -57,7 +62,12 @@ class Pace:
 class Running:
     def __init__(self):
         self._held = threading.Lock()
-        self.stopped = False
+        self._state = threading.Lock()  # `active` and `halting` change together
+        self.stopped = False  # for good: the run's entry is going (Reset, a new Prefill)
+        self.halting = False  # Stop pressed: the run under way ends, a later one goes on
+        self.active = False  # a run's views are under way
+        self.ended_at: float | None = None  # when the last run ended (time.monotonic)
+        self._ended = threading.Event()  # set as a run ends: its views are all on the page's stream by then
 
     def views(
         self, steps: Iterator[T], every_s: float = REDRAW_EVERY_S, clock=time.monotonic, draw=None
@@ -74,26 +84,38 @@ class Running:
         it is sent (`draw(item)`): a view made of changes since the last one sent (ui/patch.py) must be drawn then."""
         draw = draw or (lambda item: item)
         pace, unsent = Pace(every_s, clock), _ENDED
-        while True:
-            with self._held:
-                try:
-                    item = _ENDED if self.stopped else next(steps, _ENDED)
-                except ValueError:  # the run refused its next step (a limit): show how far it got, then say why
-                    if unsent is not _ENDED:
-                        yield draw(unsent)
-                    raise
-                if self.stopped:  # stopped while this step ran: its view would come after the answer
-                    break
-                if item is _ENDED:
-                    if unsent is not _ENDED:
-                        yield draw(unsent)
-                    break
-                if not pace.due():
-                    unsent = item
-                    continue
-                unsent = _ENDED
-                yield draw(item)
+        with self._state:
+            self.active = True
+            self._ended.clear()
+        try:
+            while True:
+                with self._held:
+                    try:
+                        item = _ENDED if self._over() else next(steps, _ENDED)
+                    except ValueError:  # the run refused its next step (a limit): show how far it got, then say why
+                        if unsent is not _ENDED:
+                            yield draw(unsent)
+                        raise
+                    if self._over():  # stopped while this step ran: its view would come after the answer
+                        break
+                    if item is _ENDED:
+                        if unsent is not _ENDED:
+                            yield draw(unsent)
+                        break
+                    if not pace.due():
+                        unsent = item
+                        continue
+                    unsent = _ENDED
+                    yield draw(item)
+        finally:  # ended, stopped, refused or closed: a later Stop finds nothing under way
+            with self._state:
+                self.active = self.halting = False
+                self.ended_at = time.monotonic()
+                self._ended.set()
         yield END
+
+    def _over(self) -> bool:
+        return self.stopped or self.halting
 
     def stop(self) -> None:
         """Stop the run, and return once the view of a step under way is on its way to the page (or after
@@ -101,3 +123,16 @@ class Running:
         self.stopped = True
         if self._held.acquire(timeout=SETTLE_S):
             self._held.release()
+
+    def halt(self) -> float | None:
+        """Stop's press: end the run under way after its step in flight, and return once its last view is on its
+        way to the page, with the seconds from this call to the run's end; None when no run was under way (a later
+        run is not stopped by it)."""
+        pressed = time.monotonic()
+        with self._state:
+            if not self.active:
+                return None
+            self.halting = True
+        if not self._ended.wait(SETTLE_S):
+            return None
+        return max(0.0, self.ended_at - pressed)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from decoding.forward import forward_positions
-from decoding.loop import Prefilled, run_to_end
+from decoding.loop import Prefilled, Run, drive
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
 from decoding.prompts import Prompt, token_texts
@@ -61,9 +61,14 @@ def _scored(lm: LoadedModel, token_ids: list[int], logits: torch.Tensor) -> Scor
     return Scored(token_ids, text, token_texts(lm.tokenizer, token_ids), chosen)
 
 
-def greedy_sequence(lm: LoadedModel, prompt_ids, max_new_tokens=32) -> Scored:
-    """The greedy continuation (the engine's loop at temperature 0), scored for comparison with a beam."""
+def greedy_sequence(lm: LoadedModel, prompt_ids, max_new_tokens=32, check=None) -> Scored:
+    """The greedy continuation (the engine's loop at temperature 0), scored for comparison with a beam. `check()`, if
+    given, runs between two of its steps (a `decoding.watch.Watch`'s: it raises to stop the work)."""
     prompt_ids = [int(i) for i in prompt_ids]
     prompt = Prompt(lm.tokenizer.decode(prompt_ids), prompt_ids, token_texts(lm.tokenizer, prompt_ids))
-    trace = run_to_end(lm, prompt, SamplerSettings(temperature=0.0), max_new_tokens=max_new_tokens, top_n=1)
-    return score_sequence(lm, prompt_ids, trace.token_ids)
+    run = Run(lm, prompt, max_new_tokens=max_new_tokens, top_n=1)
+    run.prefill()
+    for _ in drive(run, SamplerSettings(temperature=0.0)):
+        if check is not None:
+            check()
+    return score_sequence(lm, prompt_ids, run.trace.token_ids)

@@ -49,14 +49,13 @@ from decoding.watch import Cancelled
 CHUNK_TOKENS = int(os.environ.get("DECODING_LAB_CHUNK_TOKENS", 64))
 DEEP_TOKENS, MIN_CHUNK_TOKENS = 512, 16  # past this position a prompt's chunk shrinks (`Scheduler._chunk_at`)
 WHOLE_PREFILL_TOKENS = 256  # prompt tokens in one pass when no one is stepping (a lone prompt this long: whole)
+# a prompt its session may stop takes bites the last one's pace says end within this: Stop is read between two bites,
+# and a bite of 256 tokens deep in a 3,000-token prompt took 0.9 s on the 2-core machine beside a busy core
+STOPPABLE_BITE_MS = 300
 # a class stepping leaves gaps of a few tens of ms between its steps (each student reads the answer, then asks again):
 # a long prompt's big bite in such a gap (0.7 s at position 4,000 on 2 cores) would stall every next step, so prompts
 # go in chunks until no step has come for this long
 STEPPING_S = 1.0
-# a prompt longer than one whole pass goes in bites this long, sized by what the last pass took on this machine now:
-# Stop is read between two bites, so a student's Stop ends a long Prefill within about this long even on a busy CPU
-# (a fixed 256 tokens took 1.7 s at position 500 on 2 busy cores)
-BITE_S = 0.25
 MAX_ROWS = 64  # sessions in one pass
 # sessions answered by a tick come back within a millisecond or two (they sample, then ask again): waiting this
 # long for them keeps them in one pass instead of splitting the class into a fast and a slow half
@@ -92,6 +91,7 @@ class _Work:
     error: BaseException | None = None
     chunks: int = 0
     ms: float = 0.0  # passes it was in so far
+    pace: float = 0.0  # prompt tokens per ms in its last pass (0: none yet)
     stop: Callable[[], bool] | None = None  # true once its session asked to stop (a prompt is dropped between chunks)
     prompt: list[int] | None = None  # a new prompt (no cache yet): the prefix cache is asked, and keeps its blocks
     planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
@@ -133,7 +133,6 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self._last_rows = 0
         self._stepped_at = -STEPPING_S  # time.monotonic() of the last tick with a step in it
-        self._prefill_rate: float | None = None  # prompt tokens a second at the last pass of prompts alone (`_bite`)
 
     # --- what a session calls ---
 
@@ -216,7 +215,7 @@ class Scheduler:
         shared = [w for w in taken if not w.alone]
         if not shared:
             return []
-        if len(shared) == 1 and len(shared[0].ids) <= self._bite(shared):
+        if len(shared) == 1 and len(shared[0].ids) <= self._stoppable(shared[0], self._bite(shared)):
             self._solo(shared[0], "solo")
             return []
         return self._packed(shared)
@@ -235,7 +234,7 @@ class Scheduler:
             except Exception as err:  # noqa: BLE001 -- the session that asked gets the error, the server goes on
                 return self._fail(work, err)
         prompt = 0 if work.decode else len(work.ids)
-        self._timed(
+        self.log.add(
             Tick(at=time.time(), ms=t.ms, rows=1, decode_rows=int(work.decode), prefill_tokens=prompt, mode=mode)
         )
         self._answer(work, logits, Pass(work.ms + t.ms, 1, mode, work.chunks + 1, impl=impl, origin=origin))
@@ -244,20 +243,15 @@ class Scheduler:
         return any(w.decode for w in shared) or time.monotonic() - self._stepped_at < STEPPING_S
 
     def _bite(self, shared: list[_Work]) -> int:
-        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite: a whole pass's worth,
-        or for a prompt longer than that what this machine prefilled in `BITE_S` at its last pass."""
-        if self._stepping(shared):
-            return self.chunk_tokens
-        whole = max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
-        if self._prefill_rate is None or all(len(w.ids) <= whole for w in shared):
-            return whole
-        return max(self.chunk_tokens, min(whole, int(self._prefill_rate * BITE_S)))
+        """Prompt tokens this tick may take: a chunk while anyone is stepping, else a bigger bite."""
+        return self.chunk_tokens if self._stepping(shared) else max(self.chunk_tokens, WHOLE_PREFILL_TOKENS)
 
-    def _timed(self, tick: Tick) -> None:
-        """Log `tick`; a pass of prompt tokens alone sets the prefill rate the next bites are sized by."""
-        self.log.add(tick)
-        if tick.prefill_tokens and not tick.decode_rows and tick.ms > 0:
-            self._prefill_rate = tick.prefill_tokens / (tick.ms / 1000)
+    def _stoppable(self, work: _Work, tokens: int) -> int:
+        """`tokens`, or fewer for a prompt its session may stop (Stop is read between two bites): as many as its last
+        pass's pace says take `STOPPABLE_BITE_MS`, never under `MIN_CHUNK_TOKENS`."""
+        if work.stop is None or not work.pace:
+            return tokens
+        return min(tokens, max(MIN_CHUNK_TOKENS, int(STOPPABLE_BITE_MS * work.pace)))
 
     def _chunk_at(self, position: int) -> int:
         """A prompt's chunk while others step, deeper into a long prompt smaller: each chunk also reads the whole cache
@@ -281,7 +275,7 @@ class Scheduler:
                 later.append(work)
                 continue
             deep = self._chunk_at(work.start) if stepping else budget
-            take = min(len(work.ids), budget, deep) if prompt else 1
+            take = min(len(work.ids), budget, self._stoppable(work, deep)) if prompt else 1
             if prompt:
                 budget -= take
             rows.append((work, take))
@@ -301,7 +295,7 @@ class Scheduler:
                 self._solo(work, "solo", origin="fallback")
             return later
         prefill = sum(n for w, n in rows if not w.decode)
-        self._timed(
+        self.log.add(
             Tick(
                 at=time.time(),
                 ms=t.ms,
@@ -314,6 +308,7 @@ class Scheduler:
         noise = self.noise.value if self.noise else 0.0
         for i, (work, n) in enumerate(rows):
             work.ids, work.start, work.chunks, work.ms = work.ids[n:], work.start + n, work.chunks + 1, work.ms + t.ms
+            work.pace = n / max(t.ms, 1e-3) if n > 1 else work.pace
             if work.ids:
                 later.append(work)  # more of its prompt next tick
             else:

@@ -1,5 +1,7 @@
 """The beam tab's handlers on the tiny model: a search lives on the server, steps, ends, and is compared with greedy."""
 
+import re
+
 import pytest
 
 from decoding.beams.search import beam_search
@@ -43,3 +45,17 @@ def test_changing_a_setting_starts_a_new_search():
     h.step(CONFIG, sid, TEXT, h.CHAT, {**KNOBS, "num_beams": 2})
     assert h.SEARCHES.get(sid) is not first and len(h.SEARCHES.get(sid).steps) == 1
     h.reset(sid)
+
+
+def test_stop_during_run_to_end_ends_it_between_two_steps_and_says_how_soon():
+    def pressed(*args, **kwargs):  # Stop pressed as the bar first says "beam step 1": step 1 is taken, no more
+        h.STOPS.cancel(None)
+
+    halted = h.run_to_end(CONFIG, None, TEXT, h.CHAT, {**KNOBS, "max_new_tokens": 20}, progress=pressed)
+    search = h.SEARCHES.get(halted.sid)
+    assert len(search.steps) == 1 and search.result is None
+    took = float(re.search(r"\*\*Stopped by you\*\*, ([\d.]+) s after you pressed Stop", halted.status).group(1))
+    assert 0 <= took < 5 and "the search can go on" in halted.status
+    end = h.run_to_end(CONFIG, halted.sid, TEXT, h.CHAT, {**KNOBS, "max_new_tokens": 20}, progress=lambda *a, **k: 0)
+    assert "Stopped by you" not in end.status and "greedy" in end.compare_md  # a Run to end after it goes on
+    h.reset(halted.sid)

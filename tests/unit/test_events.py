@@ -150,3 +150,12 @@ def test_a_long_run_redraws_its_progress_bar_at_most_four_times_a_second():
         now[0] += 0.04
     # the first at once, then one every 0.25 s of the run: at 0, 0.28, 0.56, 0.84 and 1.12 s
     assert [desc for _, desc in seen] == ["token 1", "token 8", "token 15", "token 22", "token 29"]
+
+
+def test_a_cancel_keeps_when_it_reached_the_server_for_the_message_that_says_how_soon_the_work_ended():
+    flags = CancelFlags()
+    assert flags.since_pressed(None) is None  # never pressed: the message says no time
+    flags.cancel(None)
+    took = flags.since_pressed(None)
+    assert took is not None and took >= 0
+    assert not flags.watch(None, lambda *a, **k: None).should_stop()  # a new piece of work starts unstopped

@@ -68,3 +68,31 @@ def test_a_run_stopped_between_sent_views_drops_the_ones_it_had_not_sent():
         yield 3
 
     assert list(running.views(steps(), every_s=0.25, clock=lambda: next(ticks))) == [1, END]
+
+
+def test_halt_ends_the_run_under_way_after_its_view_in_flight_and_says_how_soon():
+    running, taken, took = Running(), [], []
+    run = running.views(counting(taken), every_s=0)
+    assert next(run) == 1
+    halting = threading.Thread(target=lambda: took.append(running.halt()))
+    halting.start()
+    halting.join(0.3)
+    assert not took  # waiting until gradio asks for the next view: by then view 1 is on the page's stream
+    assert list(run) == [END] and taken == [1]
+    halting.join(5)
+    assert took and 0 <= took[0] < 5
+
+
+def test_a_halt_with_nothing_running_stops_nothing_later():
+    running = Running()
+    assert running.halt() is None
+    assert list(running.views(iter([1, 2]), every_s=0)) == [1, 2, END]
+
+
+def test_a_run_after_a_halt_goes_on():
+    running, taken = Running(), []
+    run = running.views(counting(taken), every_s=0)
+    next(run)
+    threading.Thread(target=running.halt).start()
+    assert list(run) == [END]
+    assert list(running.views(iter([7, 8]), every_s=0)) == [7, 8, END]  # Run to end pressed again: it runs

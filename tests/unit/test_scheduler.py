@@ -78,23 +78,6 @@ def test_a_long_prompt_alone_goes_in_bites_of_the_whole_prefill_size(tiny, sched
     assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
 
 
-def test_past_a_whole_pass_a_long_prompts_bites_last_what_the_machine_prefills_in_the_bite_time(tiny, monkeypatch):
-    # Stop is read between two bites: each is sized by the previous pass's measured rate, so a busy machine's bites
-    # shrink and a Stop still ends the Prefill soon (a tiny model's rate is so high that a short bite time shows it)
-    monkeypatch.setattr(scheduling, "BITE_S", 2e-5)
-    scheduler = Scheduler(tiny, chunk_tokens=4)
-    long_prompt = [(i * 7) % 50 + 1 for i in range(1200)]
-    logits, cache, passed = scheduler.forward(long_prompt, None, 0)
-    ticks = scheduler.log.recent()
-    assert cache.get_seq_length() == 1200 and sum(t.prefill_tokens for t in ticks) == 1200
-    assert ticks[0].prefill_tokens == scheduling.WHOLE_PREFILL_TOKENS  # no pass measured yet: a whole pass's worth
-    for before, tick in zip(ticks, ticks[1:-1]):  # the last bite is what was left
-        rate = before.prefill_tokens / (before.ms / 1000)
-        assert tick.prefill_tokens == max(4, min(scheduling.WHOLE_PREFILL_TOKENS, int(rate * scheduling.BITE_S)))
-    assert passed.chunks == len(ticks) > 5
-    assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
-
-
 def test_a_failing_row_fails_only_its_own_session(tiny, scheduler):
     bad = [tiny.vocab_size + 5]  # no such token: the embedding lookup fails
 
@@ -172,3 +155,12 @@ def test_a_long_prompt_goes_in_chunks_while_a_class_steps_even_between_two_of_it
 def test_deeper_into_a_long_prompt_its_chunks_shrink_while_others_step(tiny):
     scheduler = Scheduler(tiny, chunk_tokens=64)
     assert [scheduler._chunk_at(p) for p in (0, 512, 1024, 2048, 4096, 8000)] == [64, 64, 32, 16, 16, 16]
+
+
+def test_a_prompt_its_session_may_stop_takes_bites_its_last_pace_says_end_soon(tiny, scheduler, monkeypatch):
+    long_prompt = [(i * 7) % 50 + 1 for i in range(300)]
+    monkeypatch.setattr(scheduling, "STOPPABLE_BITE_MS", 1e-9)  # a machine too slow for any bite: the least
+    logits, cache, passed = scheduler.forward(long_prompt, None, 0, stop=lambda: False)
+    assert passed.chunks == 1 + 3 and cache.get_seq_length() == 300  # 256 (no pace yet), then bites of 16: 44 = 3
+    assert (logits - forward_one(tiny, long_prompt, None, 0)[0]).abs().max() < TOLERANCE
+    assert scheduler.forward(long_prompt[::-1], None, 0)[2].chunks == 2  # no Stop to read: bites of 256

@@ -4,6 +4,7 @@ the session stays usable."""
 
 import dataclasses
 import html
+import re
 
 import pytest
 
@@ -200,3 +201,20 @@ def test_the_sampler_sliders_are_drawn_from_the_knobs_ranges():
         assert (slider.minimum, slider.maximum, slider.step, slider.label) == (knob.lo, knob.hi, knob.step, knob.label)
     # top-k is a box with no range of its own, so a typed -4 reaches the check that names it
     assert (c.knobs.top_k.minimum, c.knobs.top_k.maximum, c.knobs.top_k.label) == (None, None, "Top-k")
+
+
+def test_stop_during_run_to_end_ends_it_between_two_rounds_and_says_how_soon(tiny):
+    def pressed(*args, **kwargs):  # Stop pressed as the bar first says how far: one round taken, no more
+        h.STOPS.cancel(None)
+
+    sid = h.prefill(CONFIG, None, controls(max_new=48)).sid
+    h.run_to_end(CONFIG, sid, controls(max_new=48), progress=pressed)
+    spec = h.RUNS.get(sid)
+    assert len(spec.run.rounds) == 1 and not spec.run.done and spec.comparison is None
+    words = shown(sid).slots["#speculative-text"]
+    took = float(re.search(r"<b>Stopped by you</b>, ([\d.]+) s after you pressed Stop", words).group(1))
+    assert 0 <= took < 5 and "press Round or Run to end to go on" in words
+    h.run_to_end(CONFIG, sid, controls(max_new=48), progress=quiet)  # a Run to end after it goes on to the timing
+    assert spec.run.done and spec.comparison is not None
+    assert "Stopped by you" not in shown(sid).slots["#speculative-text"]
+    h.reset(sid)

@@ -1,6 +1,9 @@
 """What the step tab shows for a tiny-model run: the prompt's chips and one chip per step, the loop's phase, the
 chart's bars with the chosen one marked, the numbers line; and the side panels drawn from the session's own run."""
 
+import re
+import threading
+
 import gradio as gr
 
 from decoding.knobs import settings_from
@@ -124,13 +127,43 @@ def test_a_bad_value_is_one_message_and_every_panel_keeps_its_view(tiny):
     STORE.release(run_id)
 
 
-def test_after_stop_the_stop_line_says_you_stopped_it_and_how_to_go_on(tiny):
-    run_id = h.prefill(CONFIG, None, TINY, "stopped here", RAW, 0, 8, "", page(GREEDY)).run_id
+def test_stop_during_run_to_end_ends_it_says_how_soon_and_says_it_until_the_next_step(tiny):
+    run_id = h.prefill(CONFIG, None, TINY, "stopped here", RAW, 0, 40, "", page(GREEDY)).run_id
+    run = h.run_to_end(run_id, page(GREEDY))
+    first = next(run)  # the first view: the run under way, how far, and a bar
+    assert "<b>running</b>: token 1 of at most 40" in sent(run_id)["step-stop"]
+    assert '<progress class="step-progress" value="1" max="40">' in sent(run_id)["step-stop"]
+    assert first is not None
+    stopping = {}
+    stopper = threading.Thread(target=lambda: stopping.update(answer=h.halted(run_id, page(GREEDY))))
+    stopper.start()
+    rest = list(run)  # gradio asks for the next view: the run sees the Stop and ends, drawing nothing more
+    stopper.join(10)
+    assert rest == [None] and "answer" in stopping
+    entry = STORE.get(run_id)
+    made = len(entry.trace.steps)
+    assert 1 <= made < 40 and not entry.run.done
+    line = sent(run_id)["step-stop"]
+    took = float(re.search(r"stopped by you</b>, ([\d.]+) s after you pressed Stop", line).group(1))
+    assert 0 <= took < 1.0, line
+    assert "press Step or Run to end to go on" in line
+    h.stopped(run_id, page(GREEDY))  # "Bars show" changed: a redraw still says Stop ended the run
+    assert "<b>stopped by you</b>" in sent(run_id)["step-stop"] and len(entry.trace.steps) == made
+    h.halted(run_id, page(GREEDY))  # Stop again, nothing under way: it still says the first Stop, never "waiting"
+    assert "<b>stopped by you</b>" in sent(run_id)["step-stop"]
+    h.step(run_id, page(GREEDY))  # a step after it: the run goes on, and the line no longer says Stop
+    assert "<b>waiting for you</b>" in sent(run_id)["step-stop"] and len(entry.trace.steps) == made + 1
+    assert list(h.run_steps(run_id, 2, page(GREEDY)))[-1] is None  # a Run N after the Stop is not stopped by it
+    assert len(entry.trace.steps) == made + 3
+    STORE.release(run_id)
+
+
+def test_stop_with_nothing_running_says_the_run_waits(tiny):
+    run_id = h.prefill(CONFIG, None, TINY, "nothing running", RAW, 0, 8, "", page(GREEDY)).run_id
     h.step(run_id, page(GREEDY))
     h.halted(run_id, page(GREEDY))
-    assert "<b>stopped by you</b>: press Step or Run to end to go on" in sent(run_id)["step-stop"]
-    h.stopped(run_id, page(GREEDY))  # "Bars show" changed: a redraw, not a Stop
     assert "<b>waiting for you</b>" in sent(run_id)["step-stop"]
+    STORE.release(run_id)
 
 
 def test_on_a_replica_of_a_lecture_hall_the_pass_line_names_the_server(tiny, monkeypatch):

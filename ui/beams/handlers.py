@@ -17,13 +17,15 @@ from decoding import values
 from decoding.beams import scoring
 from decoding.beams import search as beams
 from decoding.prompts import Prompt, encode_prompt
+from decoding.watch import Cancelled
 from ui.context import CHAT, AppConfig, get_model, model_turn
-from ui.events import PROGRESS, deadline, paced
+from ui.events import PROGRESS, CancelFlags
 from ui.sessions import STORE, beam_search_bytes
 from visuals.beams.search import beam_tree_figure, beams_markdown, compare_figure, compare_markdown
 from visuals.theme import empty_figure
 
 EARLY = {"false": False, "true": True, "never": "never"}
+STOPS = CancelFlags()  # the Stop button beside Run to end: read between two steps
 MAX_BEAMS_UI, MAX_NEW_UI = 8, 64
 PENALTY_RANGE = (-2, 3)  # the slider's; the engine takes [-5, 5], but beyond 3 every answer runs to the limit
 
@@ -116,24 +118,26 @@ def _search(config: AppConfig, sid, text, template, knobs: Mapping[str, object])
         yield sid, search
 
 
-def _advance(config: AppConfig, search: Search) -> None:
-    """One beam step; when it was the last, collect the result and score greedy beside it."""
-    if search.result is not None:
-        return
-    with model_turn(get_model(config), "a beam search step"):  # between the scheduler's ticks
-        record = next(search.gen)
-        search.steps.append(record)
-        if record.last:
-            try:
-                next(search.gen)
-            except StopIteration as stop:
-                search.result = stop.value
-            _compare(config, search)
+def _advance(config: AppConfig, search: Search, check=None) -> None:
+    """One beam step; when it was the last, collect the result and score greedy beside it (`check()` between two of
+    greedy's steps: a Watch's, which raises on Stop)."""
+    if search.result is None:
+        with model_turn(get_model(config), "a beam search step"):  # between the scheduler's ticks
+            record = next(search.gen)
+            search.steps.append(record)
+            if record.last:
+                try:
+                    next(search.gen)
+                except StopIteration as stop:
+                    search.result = stop.value
+    if search.result is not None and search.compared is None:
+        with model_turn(get_model(config), "a beam search step"):
+            _compare(config, search, check)
 
 
-def _compare(config: AppConfig, search: Search) -> None:
+def _compare(config: AppConfig, search: Search, check=None) -> None:
     lm, ids = get_model(config), search.prompt.ids
-    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.settings.max_new_tokens)
+    greedy = scoring.greedy_sequence(lm, ids, max_new_tokens=search.settings.max_new_tokens, check=check)
     beam = scoring.score_sequence(lm, ids, search.result.token_ids)
     cut = tuple(not seq.token_ids or seq.token_ids[-1] not in lm.eos_ids for seq in (greedy, beam))
     search.compared = (greedy, beam, cut)
@@ -145,14 +149,22 @@ def step(config: AppConfig, sid, text, template, knobs: Mapping[str, object]) ->
         return view(sid, search)
 
 
-def run_to_end(config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS) -> BeamView:
+def run_to_end(
+    config: AppConfig, sid, text, template, knobs: Mapping[str, object], progress=PROGRESS, request=None
+) -> BeamView:
+    """The search's remaining steps, then greedy scored beside it; the bar says which step. Stop (`STOPS`) ends it
+    between two steps (or two of greedy's), and the status says so and how soon after the press reached the server."""
     with _search(config, sid, text, template, knobs) as (sid, search):
-        max_new, report, limit = search.settings.max_new_tokens, paced(progress), deadline()
-        while search.result is None:
-            report((len(search.steps), max_new), desc=f"beam step {len(search.steps) + 1} of at most {max_new}")
-            _advance(config, search)
-            if search.result is None:
-                limit.check()
+        max_new, watch = search.settings.max_new_tokens, STOPS.watch(request, progress)
+        try:
+            while search.compared is None:
+                watch.check()
+                at = len(search.steps) + 1
+                doing = f"beam step {at} of at most {max_new}" if search.result is None else "greedy, scored beside it"
+                watch.on_progress(min(at, max_new) / max_new, desc=doing)
+                _advance(config, search, watch.check)
+        except Cancelled:
+            return view(sid, search, halted=STOPS.since_pressed(request))
         return view(sid, search)
 
 
@@ -173,8 +185,9 @@ def reset(sid) -> BeamView:
     return blank()
 
 
-def view(sid: str, search: Search) -> BeamView:
-    """The search as it stands: its tree, beams table and status line, and greedy beside it once it ended."""
+def view(sid: str, search: Search, halted: float | None = None) -> BeamView:
+    """The search as it stands: its tree, beams table and status line, and greedy beside it once it ended; `halted`:
+    Stop ended a Run to end, this many seconds after the press reached the server."""
     k, penalty, early, max_new = search.settings
     done = search.result is not None
     label = f"{k} beam{'s' if k > 1 else ''} · length penalty {penalty:g} · early stopping {early}"
@@ -190,6 +203,11 @@ def view(sid: str, search: Search) -> BeamView:
     if done:
         reason = STOP_WORDS.get(search.result.stop_reason, search.result.stop_reason)
         status += f"\n\n**Stopped**: {reason}. The answer is the finished hypothesis with the best score (★)."
+    if halted is not None:
+        left = "greedy was not scored beside it yet" if done else "the search can go on"
+        status += (
+            f"\n\n**Stopped by you**, {halted:.2f} s after you pressed Stop: {left}. Press Step or Run to end to go on."
+        )
     compare_plot, compare_md = empty_figure(COMPARE_BLANK, 300), ""
     if search.compared is not None:
         greedy, beam, cut = search.compared

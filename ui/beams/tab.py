@@ -10,7 +10,7 @@ import gradio as gr
 from ui.beams import handlers as h
 from ui.beams import repetition as repetition_panel
 from ui.context import CHAT, RAW, AppConfig, quoting, quoting_steps
-from ui.events import PROGRESS, message_line, model_event, teach
+from ui.events import PROGRESS, message_line, model_event, stale_while_running, teach
 from ui.group import Group
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
@@ -108,7 +108,9 @@ EARLY_CHOICES = [
 ]
 CSS = """
 #beams-buttons button { min-width: 90px; }
-"""
+""" + stale_while_running(
+    "#beams-tree", "#beams-status", "#beams-table", "#beams-compare-text", "#beams-compare", "#beams-message"
+)
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ class BeamPage:
     knobs: BeamKnobs
     step_btn: gr.Button
     end_btn: gr.Button
+    stop_btn: gr.Button
     reset_btn: gr.Button
     message: gr.HTML
     view: h.BeamView  # of components: the session id and what shows the search
@@ -180,6 +183,7 @@ def layout(config: AppConfig) -> BeamPage:
             with gr.Row(elem_id="beams-buttons"):
                 step_btn = gr.Button("Step", variant="primary", elem_id="beams-step")
                 end_btn = gr.Button("Run to end", elem_id="beams-end")
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="beams-stop")
                 reset_btn = gr.Button("Reset", elem_id="beams-reset")
             message = message_line("beams-message")
             status = gr.Markdown(elem_id="beams-status")
@@ -198,6 +202,7 @@ def layout(config: AppConfig) -> BeamPage:
         knobs=knobs,
         step_btn=step_btn,
         end_btn=end_btn,
+        stop_btn=stop_btn,
         reset_btn=reset_btn,
         message=message,
         view=view,
@@ -237,10 +242,10 @@ def wire(c: BeamPage, config: AppConfig) -> None:
         view = h.step(config, given[c.view.sid], given[c.prompt], given[c.template], c.knobs.read(given))
         return shown(c, view)
 
-    def run_to_end(given: dict, progress=PROGRESS) -> dict:
+    def run_to_end(given: dict, progress=PROGRESS, request: gr.Request = None) -> dict:
         knobs = c.knobs.read(given)
-        view = h.run_to_end(config, given[c.view.sid], given[c.prompt], given[c.template], knobs, progress=progress)
-        return shown(c, view)
+        sid, prompt, template = given[c.view.sid], given[c.prompt], given[c.template]
+        return shown(c, h.run_to_end(config, sid, prompt, template, knobs, progress=progress, request=request))
 
     reset = teach(lambda sid: shown(c, h.reset(sid)), c.message)
     outputs = list(c.view)
@@ -248,7 +253,9 @@ def wire(c: BeamPage, config: AppConfig) -> None:
     picked = c.preset.change(partial(apply_preset, c, config), c.preset, preset_outputs)
     picked.then(reset, c.view.sid, [*outputs, c.message])
     model_event(c.step_btn.click, step, inputs, outputs, message=c.message, show_progress="minimal")
-    model_event(c.end_btn.click, run_to_end, inputs, outputs, message=c.message)
+    # one bar, over the tree the run grows, which says the beam step; the status, table and comparison dimmed (CSS)
+    model_event(c.end_btn.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.tree)
+    h.STOPS.wire(c.stop_btn)  # between two steps; the run's own answer says it stopped
     c.reset_btn.click(reset, c.view.sid, [*outputs, c.message])
 
 

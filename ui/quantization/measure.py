@@ -137,9 +137,15 @@ def measure(config: AppConfig, formats, progress=PROGRESS, request: gr.Request =
     try:
         rows, label = gpu.run(config, job, progress, "a quantization measurement", exclusive=True)
     except Cancelled:
-        raise ValueError("measurement cancelled: press Measure to start again") from None
+        raise ValueError(f"measurement cancelled{_after(CANCEL, request)}: press Measure to start again") from None
     said = draw.gained(rows, PREFILL_TOKENS) + "\n\n" + draw.streamed(rows, machine_gbs(config))
     return Speed(draw.speed_figure(rows, label), draw.speed_table(rows), said)
+
+
+def _after(flags: CancelFlags, request) -> str:
+    """How soon the work ended after Cancel reached the server, as the message says it (the server's own time)."""
+    took = flags.since_pressed(request)
+    return f", {took:.2f} s after you pressed Cancel" if took is not None else ""
 
 
 def machine_gbs(config: AppConfig) -> float | None:
@@ -167,7 +173,7 @@ def score(config: AppConfig, formats, parts, tokens, progress=PROGRESS, request:
     try:
         rows = gpu.run(config, job, progress, "the quantization quality table")
     except Cancelled:
-        raise ValueError("scoring cancelled: press Score to start again") from None
+        raise ValueError(f"scoring cancelled{_after(SCORE_CANCEL, request)}: press Score to start again") from None
     head = f"Over the first {n:,} tokens of the held-out text ({rows[0]['positions']:,} predicted positions):\n\n"
     return head + draw.quality_table(rows) + "\n\n" + draw.llama_cpp_note()
 

@@ -21,11 +21,11 @@ from decoding.speculative.baseline import Comparison, plain_decode, race
 from decoding.speculative.drafts import layer_count
 from decoding.speculative.records import EARLY_EXIT, PROMPT_LOOKUP, acceptance_by_position, summary
 from decoding.speculative.run import SpecRun
-from decoding.watch import Watch
+from decoding.watch import Cancelled, Watch
 from ui import gpu
 from ui.alive import gone
 from ui.context import CHAT, AppConfig, get_model, model_turn, pass_turn
-from ui.events import PROGRESS, deadline, paced
+from ui.events import PROGRESS, CancelFlags
 from ui.patch import Patcher
 from ui.sessions import STORE, spec_run_bytes
 from ui.speculative import lens
@@ -35,6 +35,7 @@ from visuals.speculative import views
 from visuals.speculative.captions import round_caption, run_caption, speedup_caption
 from visuals.speculative.round import round_html
 
+STOPS = CancelFlags()  # the Stop button beside Run to end: read between two rounds
 SOURCES = {"prompt lookup": PROMPT_LOOKUP, "early exit (first L layers)": EARLY_EXIT}
 MAX_K_UI, MAX_NEW_UI, LABEL = 12, 160, "speculative decoding"
 GPU_SECONDS = 60  # ZeroGPU's estimate for the speed-up: 160 tokens at most, twice
@@ -175,25 +176,32 @@ def step(config: AppConfig, sid, controls: Controls) -> View:
         return view(sid, spec, get_model(config))
 
 
-def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS) -> View:
-    """The remaining rounds, then plain decoding on the same prompt and settings, timed side by side. On ZeroGPU
-    the timing is a GPU call of its own: the whole run again, and plain decoding, on the GPU (`race`)."""
+def run_to_end(config: AppConfig, sid, controls: Controls, progress=PROGRESS, request=None) -> View:
+    """The remaining rounds, then plain decoding on the same prompt and settings, timed side by side; the bar says
+    the round and how many tokens. Stop (`STOPS`) ends it between two rounds, or two of plain decoding's passes, and
+    the run's words say so and how soon after the press reached the server. On ZeroGPU the timing is a GPU call of
+    its own: the whole run again, and plain decoding, on the GPU (`race`)."""
     with _current(config, sid, controls) as (sid, spec):
-        return _to_end(config, sid, spec, progress)
+        try:
+            return _to_end(config, sid, spec, progress, STOPS.watch(request, progress))
+        except Cancelled:
+            return view(sid, spec, get_model(config), halted=STOPS.since_pressed(request))
 
 
-def _to_end(config: AppConfig, sid, spec: Spec, progress) -> View:
-    run, lm, report = spec.run, get_model(config), paced(progress)
-    for _ in drive(run, advance=lambda: _round(config, spec), deadline=deadline()):
-        report((len(run.generated), run.max_new), desc=f"round {len(run.rounds) + 1}")
+def _to_end(config: AppConfig, sid, spec: Spec, progress, watch: Watch) -> View:
+    run, lm = spec.run, get_model(config)
+    for _ in drive(run, advance=lambda: _round(config, spec)):
+        made, most = len(run.generated), run.max_new
+        watch.on_progress(made / most, desc=f"round {len(run.rounds)}: {made} of at most {most} tokens")
+        watch.check()
     progress(0.99, desc="plain decoding, for comparison")
     if gpu.ZEROGPU:
         job = gpu.Job(raced, (spec.key,), config, cancel_file=gpu.NO_CANCEL, seconds=GPU_SECONDS)
         spec.comparison = gpu.run(config, job, progress, LABEL)
         return view(sid, spec, lm)
     with model_turn(lm, LABEL):
-        watch = Watch(between_passes=pass_turn(lm))
-        plain = plain_decode(lm, run.result.prompt_ids, run.settings, run.max_new, spec.key.seed, watch)
+        plain_watch = Watch(should_stop=watch.should_stop, between_passes=pass_turn(lm), deadline=watch.deadline)
+        plain = plain_decode(lm, run.result.prompt_ids, run.settings, run.max_new, spec.key.seed, plain_watch)
     spec.comparison = Comparison(run.result, plain)
     return view(sid, spec, lm)
 
@@ -238,14 +246,18 @@ def whole(sid, part: str) -> dict | str:
     return getattr(blank(), part)
 
 
-def view(sid: str, spec: Spec, lm) -> View:
+def view(sid: str, spec: Spec, lm, halted: float | None = None) -> View:
     """The run as the page shows it: the last round, the run so far and, once run to the end, the timing; each view
-    as the changes from what the page was last sent."""
+    as the changes from what the page was last sent. `halted`: Stop ended a Run to end, this many seconds after the
+    press reached the server."""
     run = spec.run
     text = html.escape(lm.tokenizer.decode(run.generated, skip_special_tokens=True)) or "∅"
     written = f"<b>Written so far</b> ({len(run.generated)} of at most {run.max_new} tokens): {text}"
     if run.done:
         written += f"<br><b>Stopped:</b> {stop_reason(run.result.stop_reason)}."
+    if halted is not None:
+        left = "plain decoding was not timed beside it" if run.done else "press Round or Run to end to go on"
+        written += f"<br><b>Stopped by you</b>, {halted:.2f} s after you pressed Stop: {left}."
     if not run.rounds:
         status = f"<b>Prefilled</b> {len(run.result.prompt_ids) - 1} prompt tokens in {run.result.prefill_ms:.0f} ms. "
         status += "Press <b>Round</b>: the draft guesses, the target checks every guess in one pass."

@@ -11,7 +11,7 @@ from decoding.knobs import KNOBS, ORDER_LABEL
 from decoding.pipeline import ORDERS
 from decoding.stages import REPETITION, TEMPERATURE, TOP_K, TOP_P
 from ui.context import CHAT, RAW, AppConfig, quoting_steps
-from ui.events import PROGRESS, message_line, model_event, teach
+from ui.events import PROGRESS, message_line, model_event, stale_while_running, teach
 from ui.group import Group, controls_from
 from ui.lesson import lesson, style, try_this
 from ui.links import picked_on_load
@@ -87,6 +87,7 @@ class SpecPage:
     round: gr.Button
     back: gr.Button
     end: gr.Button
+    stop: gr.Button
     reset: gr.Button
     message: gr.HTML  # a bad value, said in words naming its control
     view: h.View  # the outputs' components
@@ -170,6 +171,7 @@ def layout(config: AppConfig) -> SpecPage:
                     round=gr.Button("Round", variant="primary", elem_id="speculative-round"),
                     back=gr.Button("Back", elem_id="speculative-back"),
                     end=gr.Button("Run to end", elem_id="speculative-end"),
+                    stop=gr.Button("Stop", variant="stop", elem_id="speculative-stop"),
                     reset=gr.Button("Reset", elem_id="speculative-reset"),
                 )
             message = message_line("speculative-message")
@@ -217,8 +219,8 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     def step(given):
         return c.shown(h.step(config, given[c.sid], c.controls(given)))
 
-    def run_to_end(given, progress=PROGRESS):
-        return c.shown(h.run_to_end(config, given[c.sid], c.controls(given), progress=progress))
+    def run_to_end(given, progress=PROGRESS, request: gr.Request = None):
+        return c.shown(h.run_to_end(config, given[c.sid], c.controls(given), progress=progress, request=request))
 
     def back(sid):
         return c.shown(h.back(config, sid))
@@ -240,6 +242,7 @@ def wire(c: SpecPage, config: AppConfig) -> None:
     model_event(c.back.click, back, c.sid, outputs, **on_round)
     # one progress bar, over the round's view: on every output it drew the same bar several times over
     model_event(c.end.click, run_to_end, inputs, outputs, message=c.message, show_progress_on=c.view.round)
+    h.STOPS.wire(c.stop)  # between two rounds; the run's own answer says it stopped
     c.reset.click(teach(reset, c.message), c.sid, [*outputs, c.message], show_progress="hidden")
     # a view that missed a change asks for its whole self (ui/patch.py)
     for part in ("round", "run"):
@@ -264,7 +267,8 @@ SPEC = TabSpec(
     try_this="#speculative-try",
     buttons="#speculative-buttons",
     # in projector mode a round's rows of chips sit closer, so its verify chart still fits under them at 1280x720
-    css=".projector .speculative-round { line-height: 2; }",
+    css=".projector .speculative-round { line-height: 2; }\n"
+    + stale_while_running("#speculative-round-view", "#speculative-run-view", "#speculative-message"),
     presets=tuple(PRESETS),
     summary=(
         "a cheap draft guesses K tokens and the model checks them in one pass; the accept rule, round by round, and "

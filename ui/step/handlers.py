@@ -141,7 +141,9 @@ def prefill(
         run.prefill(stop=stop)
     except Cancelled as err:
         STORE.release(run_id)
-        raise ValueError(f"Prefill {err}: nothing of it was kept. Press Prefill to start again.") from None
+        took = PREFILL_STOPS.since_pressed(request)
+        after = f", {took:.2f} s after you pressed Stop" if took is not None else ""
+        raise ValueError(f"Prefill {err}{after}: nothing of it was kept. Press Prefill to start again.") from None
     except BaseException:
         STORE.release(run_id)
         raise
@@ -176,6 +178,7 @@ def _take(entry: Entry, knobs: Mapping, force_id=None) -> SamplerSettings | None
     """The step's work, without its view (the caller holds `entry`): choose and append a token, or, replaying a loaded
     trace, move to the next recorded step. Returns the settings it chose with (None for a replay)."""
     v: StepView = entry.view
+    v.halted = None  # a step taken: the stop line no longer says Stop
     if entry.run is None:
         v.cursor = min(v.cursor + 1, len(entry.trace.steps))
         v.shown, v.preview = (entry.trace.steps[v.cursor - 1] if v.cursor else None), False
@@ -229,15 +232,19 @@ def run_steps(run_id, n, page):
             shown = view(entry, state, settings)
         yield shown
         return
-    first = entry.view.cursor
+    first, trace = entry.view.cursor, entry.trace
+    # the tokens this run may make: its limit, or what is left of max new tokens (of the recorded steps, replaying)
+    left = trace.max_new_tokens - len(trace.steps) if entry.run is not None else len(trace.steps) - first
+    asked = min(limit, left)
     if entry.run is not None:
         steps = drive(entry.run, limit=limit, advance=lambda: _taken(entry, state.knobs), deadline=deadline())
     else:  # a replay moves through its steps
-        steps = (_taken(entry, state.knobs) for _ in range(min(limit, len(entry.trace.steps) - entry.view.cursor)))
+        steps = (_taken(entry, state.knobs) for _ in range(asked))
 
     def drawn(_):
         with entry.lock:  # still running: more steps to take, and the run not finished
-            running = not _finished(entry) and entry.view.cursor - first < limit
+            made = entry.view.cursor - first
+            running = (made, asked) if not _finished(entry) and made < limit else None
             return view(entry, state, settings, running=running)
 
     yield from entry.running.views(steps, draw=drawn)
@@ -276,6 +283,7 @@ def back(run_id, page) -> Answer:
 def _back(entry: Entry) -> None:
     entry.run.back()
     v = entry.view
+    v.halted = None
     # the step's record goes with it; the lens read before it chose stays: it read this very context
     v.pending = StepRecord(lens=v.records.pop().lens)
     v.cursor = len(entry.trace.steps)
@@ -318,24 +326,36 @@ def _show_preview(entry: Entry, settings: SamplerSettings) -> None:
 
 def stopped(run_id, page) -> Answer | dict:
     """A new mode for the bars: the run as it stands (no longer said to be running)."""
-    return _as_it_stands(run_id, page)
-
-
-def halted(run_id, page) -> Answer | dict:
-    """After Stop: the run as it stands, its stop line saying you stopped it and how to go on."""
-    return _as_it_stands(run_id, page, halted=True)
-
-
-def _as_it_stands(run_id, page, halted: bool = False) -> Answer | dict:
-    state = page_state.read(page)
     try:
         entry = STORE.get(run_id)
     except ValueError:  # no run, or it expired: nothing to say
         return {}
+    return _as_it_stands(entry, page)
+
+
+def halted(run_id, page, request: gr.Request | None = None) -> Answer | dict:
+    """Stop: a Prefill under way stops between two of the scheduler's chunks (`PREFILL_STOPS`); a Run N or Run to end
+    under way ends after its step in flight (ui.running), its last view sent before this answer; then the run as it
+    stands, its stop line saying you stopped it, how soon after the press reached the server the run ended, and how
+    to go on (until the next step: a redraw says it too)."""
+    PREFILL_STOPS.cancel(request)
+    try:
+        entry = STORE.get(run_id)
+    except ValueError:  # no run, or it expired (a Prefill under way reads its own Stop): nothing to say
+        return {}
+    took = entry.running.halt()
+    if took is not None:
+        with entry.lock:
+            entry.view.halted = took
+    return _as_it_stands(entry, page)
+
+
+def _as_it_stands(entry: Entry, page) -> Answer:
+    state = page_state.read(page)
     with entry.lock:
         live = entry.run is not None and not entry.run.done
         settings = settings_from(state.knobs, vocab_size=entry.run.lm.vocab_size) if live else None
-        return view(entry, state, settings, halted=halted)
+        return view(entry, state, settings)
 
 
 def strategies_drawn(run_id, page):

@@ -8,13 +8,19 @@ from functools import partial
 import gradio as gr
 
 from ui.context import AppConfig
-from ui.events import model_event, teach
+from ui.events import model_event, stale_while_running, teach
 from ui.opened import FirstOpen
 from ui.step import handlers as h
 from ui.step import keys, lens, lessons, links, page_state
 from ui.step.controls import Knobs
 from ui.step.page import STYLE, StepPage, layout
 from ui.tabs import TabSpec, on_its_page
+
+# while a Prefill reads its prompt (the stage's full status shows), the old run's chart, panels and message are dimmed,
+# and the status says what the server is doing
+STALE = stale_while_running("#step-stage", "#step-stage .patched", "#step-message", "#step-below", "#step-strategies")
+STALE += """#step-stage [data-testid=status-tracker].full:not(.hide)::before {
+  content: "reading the prompt…"; font-size: var(--text-lg); font-weight: 600; margin-bottom: 4px; }"""
 
 
 def build(config: AppConfig):
@@ -32,6 +38,7 @@ SPEC = TabSpec(
     chart="#step-dist",
     try_this="#step-try",
     presets=tuple(lessons.PRESETS),
+    css=STALE,
     summary=(
         "prefill, then one forward pass per token: the distribution at every step, each sampler's mask, penalties, "
         "forcing a token, going back, why it stopped, and what each layer would have said (the logit lens)."
@@ -84,10 +91,10 @@ def wire(c: StepPage, config: AppConfig):
     page = dict(page=c.page)
     live = dict(run_id=c.run_id, **page)
 
-    def on_step(triggers, fn, **options):  # fn from `named`: runs the model, a bad value to the message line
-        # the click's progress on the stage alone: a status drawn on each of the answer's elements cost the page
-        # ~100 ms a Step (bench/browser_cost.py)
-        progress = dict(show_progress="minimal", show_progress_on=c.stage)
+    def on_step(triggers, fn, show_progress="minimal", **options):  # fn from `named`: runs the model, a bad value
+        # to the message line; the click's progress on the stage alone: a status drawn on each of the answer's
+        # elements cost the page ~100 ms a Step (bench/browser_cost.py)
+        progress = dict(show_progress=show_progress, show_progress_on=c.stage)
         # a click answered at once skips gradio's queue (ui/events.py); Run n and Run to end stream their views
         direct = not inspect.isgeneratorfunction(fn[0])
         return model_event(triggers, *fn, message=c.message, direct=direct, **progress, **options)
@@ -102,17 +109,19 @@ def wire(c: StepPage, config: AppConfig):
     start = dict(model_id=c.model, message=c.prompt, template=c.template, seed=c.seed, max_new=c.max_new, stops=c.stops)
     # the page's visible inputs keep their order (the API's, bench/classroom_load.py's)
     prefill = named(partial(h.prefill, config), c.started, run_id=c.run_id, **start, **page, alone=c.alone, path=c.path)
-    on_step(b.prefill.click, prefill, api_name="prefill")
+    # a full status over the stage: a long prompt's Prefill takes seconds, and the old run's chart, panels and
+    # message are marked as the run before it meanwhile (STALE)
+    on_step(b.prefill.click, prefill, show_progress="full", api_name="prefill")
     c.alone.change(teach(h.set_alone), [c.run_id, c.alone], None, show_progress="hidden")
     on_step(b.step.click, named(h.step, c.answer, **live), api_name="step")
     on_step(b.back.click, named(h.back, c.answer, **live))
     # a bar clicked, or a candidate picked and Force pressed: the page's script puts its id in the box
     on_step(c.click.click, named(h.force, c.answer, run_id=c.run_id, force_id=c.click_box, **page))
-    run_n = on_step(b.run_n.click, named(h.run_steps, c.answer, run_id=c.run_id, n=b.n_steps, **page))
-    run_end = on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
-    # Stop cancels the run, then says where it stopped (its last view said "running")
-    b.stop.click(None, cancels=[run_n, run_end]).then(*named(h.halted, c.answer, **live), **h.QUIET)
-    h.PREFILL_STOPS.wire(b.stop)  # a long Prefill stops between two of the scheduler's chunks
+    on_step(b.run_n.click, named(h.run_steps, c.answer, run_id=c.run_id, n=b.n_steps, **page))
+    on_step(b.run_end.click, named(h.run_to_end, c.answer, **live))
+    # Stop ends a long Prefill between two of its chunks, or a run after its step in flight, and says so after the
+    # run's last view (ui.running); off the model's queue, or it would wait behind what it stops
+    b.stop.click(*named(h.halted, c.answer, **live), **h.QUIET)
     c.redraw.click(*saying(h.stopped, c.answer, **live), **h.QUIET)  # "Bars show" changed: the same run, redrawn
     b.reset.click(*saying(h.reset, c.started, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]

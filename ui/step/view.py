@@ -76,6 +76,9 @@ class StepView:
     stage: Patcher = field(default_factory=Patcher)  # what the stage was last sent
     below: Patcher = field(default_factory=Patcher)  # what the panels below were last sent
     number: int = 0  # the number of the chart last drawn (`chart`): a panel drawn later is drawn for it
+    # Stop ended a run: the seconds from the press reaching the server to the run's end (None: not stopped since the
+    # last step); every redraw says it until the next step
+    halted: float | None = None
 
     def record(self, index: int) -> StepRecord | None:
         """What was seen of step `index`'s distribution: the pending one's when `index` is the next step."""
@@ -133,11 +136,11 @@ def view(
     page: PageState,
     settings: SamplerSettings | None,
     started: float | None = None,
-    running: bool = False,
-    halted: bool = False,
+    running: tuple[int, int] | None = None,
 ) -> Answer:
     """The whole answer for `entry` as it stands; `started` (a new step's start) adds its drawing and server time;
-    `running`: a Run N is under way, `halted`: the person pressed Stop (the stop line says so)."""
+    `running`: a Run N is under way, (tokens made, tokens asked for); the stop line says how far, or that the person
+    pressed Stop (`StepView.halted`)."""
     start = time.perf_counter()
     v: StepView = entry.view
     trace, steps = entry.trace, entry.trace.steps[: v.cursor]
@@ -154,7 +157,7 @@ def view(
             "step-loop": sequence.loop_html(phase, len(steps), len(trace.prompt_ids) + len(steps)),
             "step-chips": sequence.chips_parts(trace.prompt_tokens, trace.prompt_ids, steps, held),
             "step-stop": sequence.stop_html(
-                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running, halted
+                trace.stop_reason if done_here else None, held, trace.text, entry.run is not None, running, v.halted
             ),
             "step-force-row": force_row(v.shown, page.mode),
             "step-orders": html_of(_orders(entry, settings)),

@@ -113,23 +113,35 @@ def loop_html(phase: str, step_number: int, context_len: int) -> str:
 
 
 def stop_html(
-    stop_reason: str | None, held_text: str, text: str, live: bool = True, running: bool = False, halted: bool = False
+    stop_reason: str | None,
+    held_text: str,
+    text: str,
+    live: bool = True,
+    running: tuple[int, int] | None = None,
+    halted: float | None = None,
 ) -> str:
     """Why the run stopped, in words, and what to press next; while it has not stopped, whether it is running (a Run N
-    under way), stopped by the person (`halted`: Stop) or waiting for the next press. Held-back text shown as such."""
+    under way: `running` is (tokens made, tokens asked for), drawn as words and a bar), stopped by the person
+    (`halted`: Stop, the seconds from the press reaching the server to the run's end) or waiting for the next press.
+    Held-back text shown as such."""
     reasons = {
         "eos": "the model chose its end-of-sequence token",
         "max_new_tokens": "it reached max new tokens",
         "stop_sequence": "a stop string appeared (it is cut from the text)",
     }
-    if stop_reason is None:
+    if stop_reason is None and running is not None:
+        made, asked = running
         head = (
-            "<b>running</b>: no stop condition met yet"
-            if running
-            else "<b>stopped by you</b>: press Step or Run to end to go on"
-            if halted
-            else "<b>waiting for you</b>: no stop condition met yet; press Step for the next token"
+            f"<b>running</b>: token {made:,} of at most {asked:,} · press Stop to end it "
+            f'<progress class="step-progress" value="{made}" max="{max(asked, 1)}"></progress>'
         )
+    elif stop_reason is None and halted is not None:
+        head = (
+            f"<b>stopped by you</b>, {halted:.2f} s after you pressed Stop (the step under way finished): press Step "
+            "or Run to end to go on"
+        )
+    elif stop_reason is None:
+        head = "<b>waiting for you</b>: no stop condition met yet; press Step for the next token"
     else:
         again = "press Prefill to run again with the new settings" if live else "press Prefill to run it live"
         head = f"<b>finished</b>: {html.escape(reasons.get(stop_reason, stop_reason))} · {again}"
@@ -150,5 +162,6 @@ CSS = """
 .loop-box { padding:3px 10px; border:1px solid rgba(128,128,128,.6); border-radius:6px; }
 .loop-arrow { opacity:.7; }
 .stop { font-size: calc(16px * var(--lab-type, 1)); }
+.step-progress { width: 10em; height: .8em; vertical-align: middle; margin-left: 6px; }
 .held { border:1px dashed rgba(128,128,128,.8); padding:0 4px; }
 """
