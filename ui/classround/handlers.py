@@ -235,7 +235,7 @@ def pick(session, picked) -> Viewed:
     showed, so a tap that crosses the teacher's Next is refused with why, not counted for the next step)."""
     r, seat = _student(session)
     step, _, token = str(picked or "").rpartition(":")
-    step = values.whole("Guess (step)", step, 0, r.run.trace.max_new_tokens) if step else None
+    step = values.whole("Guess (step)", step, 0, r.max_steps) if step else None
     r.guess(seat.student, values.whole("Guess (token id)", token, 0, r.lm.vocab_size - 1), step)
     return _viewed(session, r)
 

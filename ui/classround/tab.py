@@ -11,7 +11,7 @@ import gradio as gr
 from decoding.classround.greedy import LENGTH
 from decoding.classround.records import CLASS, MODEL
 from ui.classround import handlers as h
-from ui.classround import shown
+from ui.classround import rounds, shown
 from ui.classround.page import CSS, ClassroundPage, layout
 from ui.classround.presets import PRESETS
 from ui.context import AppConfig
@@ -27,7 +27,8 @@ QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that ne
 
 def build(config: AppConfig):
     """The tab; returns the function app.py calls with the page: a shared link's round joined as the page loads, and
-    a closed page counted out of its round."""
+    a closed page counted out of its round. Where its rounds live is chosen here, once (ui/classround/rounds.py)."""
+    rounds.serve(config)
     return wire(layout(), config)
 
 
