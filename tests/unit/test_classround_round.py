@@ -14,8 +14,8 @@ from decoding.classround.greedy import first_split
 from decoding.classround.guesses import typed_token
 from decoding.classround.records import CLASS, GREEDY, GUESS, MODEL, PROJECTOR, SAMPLE
 from decoding.classround.round import DRAW_BURST, DRAWS_PER_S, GONE_S, NotTeacher, Round
-from decoding.pipeline import SamplerSettings, process, select
 from decoding.classround.state import LocalState
+from decoding.pipeline import SamplerSettings, process, select
 from decoding.prompts import encode_prompt
 from tests.helpers.redis_server import HOMES, emptied
 

@@ -1,7 +1,8 @@
 """The class round's tab on the tiny model: it is a lesson added by its own packages alone; a student's page cannot
 advance, change or end the round and is told why; a closed page is counted out; an idle round ends; a round lives in
 the server's one store under its byte cap; a refresh with nothing new sends nothing; a teacher's new round takes the
-class along; a link joins its round."""
+class along; a link joins its round. Each rule holds with the rounds in this process and in Redis (a lecture hall's
+replicas: `rounds.serve` with a Redis address)."""
 
 import html
 import re
@@ -11,6 +12,7 @@ import gradio as gr
 import pytest
 
 from decoding.classround.records import MODEL
+from tests.helpers.redis_server import HOMES, emptied
 from tests.helpers.step_knobs import CONFIG
 from ui.classround import handlers as h
 from ui.classround import rounds
@@ -25,6 +27,15 @@ SETUP = ("The best pet is a", False, "Sample together", 1.0, 0, 1.0, 0.0)
 # where the lesson may be named: its own packages, its tests and docs, Start here's plans (data) and the load bench
 OWN = ("ui/classround/", "decoding/classround/", "visuals/classround/", "tests/", "docs/", "artifacts/")
 ALSO = ("ui/start/plans.py", "bench/classroom_load.py", "bench/class_round.py", "README.md")
+
+
+@pytest.fixture(params=HOMES, autouse=True)
+def home(request):
+    """The tab's rounds in this process, then in a real Redis (an empty database)."""
+    url = emptied(request.getfixturevalue("redis_url")) if request.param == "redis" else ""
+    rounds.serve(CONFIG, url)
+    yield request.param
+    rounds.serve(CONFIG, "")
 
 
 def started(session="teacher-page"):
