@@ -101,6 +101,7 @@ class GreedyTogether:
             shared=sum(mode == "packed" for _, _, mode in steps),
             most_rows=max((rows for _, rows, _ in steps), default=0),
             noise=noise,
+            across_servers=self.state.shared,
         )
 
 

@@ -179,6 +179,7 @@ class RedisState(RoundState):
     """Round `code`'s state in Redis; one object per replica and round (it caches what never changes)."""
 
     clock = staticmethod(time.time)  # the replicas' one clock (a monotonic clock is each process's own)
+    shared = True
 
     def __init__(self, client: redis.Redis, code: str, keep_s: int = KEEP_S):
         self.r, self.code, self.keep_s = client, code, keep_s

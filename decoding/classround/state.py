@@ -92,6 +92,7 @@ class RoundState:
     """The interface both homes implement (each method's docstring is the contract)."""
 
     clock = staticmethod(time.monotonic)  # the default clock of a round in this home
+    shared = False  # whether other processes (a lecture hall's replicas) read and write the round too
 
     def create(self, setup: Setup, fields: Fields) -> None:
         """A new round (its code is its own: `rounds` claims it first)."""

@@ -339,7 +339,7 @@ def test_the_kind_decides_what_a_student_may_do(tiny):
         r.greedy_step("ada")
 
 
-def test_greedy_together_alone_every_students_tokens_agree_and_equal_the_solo_argmax_run(tiny):
+def test_greedy_together_alone_every_students_tokens_agree_and_equal_the_solo_argmax_run(tiny, home):
     r = opened(tiny, kind=GREEDY)
     for name in ("ada", "bob"):
         r.join(name, 1)
@@ -349,6 +349,7 @@ def test_greedy_together_alone_every_students_tokens_agree_and_equal_the_solo_ar
     assert record.split is None and record.compared == 6
     assert dict(record.students) == {"ada": tuple(solo.token_ids), "bob": tuple(solo.token_ids)}
     assert record.passes == 12  # each student's steps, each chosen from a pass of its own (no scheduler here)
+    assert record.across_servers == (home == "redis")  # the projector says each student's run is on their own server
 
 
 def test_the_first_split_names_the_step_the_majority_and_each_student_who_wrote_otherwise():
