@@ -249,3 +249,15 @@ def test_the_rounds_numbers_answer_the_teachers_key_alone(tiny):
         with pytest.raises(ValueError, match="can read the numbers of it"):
             h.numbers(r.code, key)
     assert h.numbers(r.code.lower(), teacher["key"])["code"] == r.code
+
+
+def test_a_teachers_page_a_server_no_longer_seats_takes_its_round_back_with_its_key(tiny):
+    teacher, r = started()
+    SEATS.leave("teacher-page")  # as a hall's other server sees the page its own server served
+    h.advance("teacher-page", teacher, MODEL)
+    assert r.record().step == 1 and SEATS.get("teacher-page").student is None  # its projector again
+    SEATS.leave("teacher-page")
+    assert 'data-role="teacher"' in h.refresh("teacher-page", teacher).view["html"]
+    SEATS.leave("teacher-page")
+    with pytest.raises(ValueError, match="no class round in this session yet|no longer on the server"):
+        h.advance("teacher-page", {"code": r.code, "key": "guessed"}, MODEL)

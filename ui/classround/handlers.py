@@ -18,7 +18,7 @@ from decoding.classround.guesses import typed_token
 from decoding.classround.records import CLASS, MODEL
 from decoding.knobs import settings_from
 from decoding.prompts import encode_prompt
-from ui.alive import gone
+from ui.alive import gone, page_restarted
 from ui.classround import rounds
 from ui.classround.presets import DEFAULT_KIND, DEFAULT_PRESET, PRESETS, link_setup
 from ui.classround.seats import SEATS, Seat, student_of
@@ -35,6 +35,11 @@ OFF = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}  # the knobs 
 TEACHER_AGAIN = "press Start a round to begin a new one (or join one with its code)"
 STUDENT_AGAIN = "open the round's link, or type its code and Join"
 EITHER_AGAIN = "the teacher presses Start a round, and each student joins it with its new code"
+# a lecture hall (rounds in a shared store): a page whose replica went away is served by another, and its round goes on
+MOVED = (
+    "this page's server went away and another one of the hall's servers took the page over; the round goes on (the "
+    "servers share it): press Join to take your seat again (what you drew and guessed still counts)"
+)
 
 
 class Viewed(NamedTuple):
@@ -125,12 +130,13 @@ def load(session, teacher, query: dict) -> Loaded:
     return Loaded(**setup, **shown, message=message)
 
 
-def refresh(session) -> Viewed:
+def refresh(session, teacher=None) -> Viewed:
     """The page's view, if anything changed (else nothing is sent): pressed by the page's script when the round's
-    number it asks (ui/classround/shown.py) changed. A student whose teacher started the next round follows them."""
-    seat = SEATS.get(session)
+    number it asks (ui/classround/shown.py) changed. A student whose teacher started the next round follows them; a
+    teacher's page that another of a hall's servers took over shows its round again (`teacher`: what it keeps)."""
+    seat = SEATS.get(session) or (SEATS.get(session) if _resumed(session, teacher) else None)
     if seat is None:  # the view shows a round the server holds no seat in for this page: said in the view, whole
-        return Viewed(Patcher().send(blank_parts(gone("class round", EITHER_AGAIN, had=True))))
+        return Viewed(Patcher().send(blank_parts(_lost(EITHER_AGAIN, had=True))))
     try:
         r = rounds.find(seat.code)
         if seat.student is not None and r.seat(seat.student).removed:
@@ -278,7 +284,7 @@ def _knobs(temperature, top_k, top_p, min_p) -> dict:
 
 def _teacher(session, teacher):
     """The page's round and the key its page sent (None when it holds none for this round: a student's page)."""
-    seat = SEATS.get(session)
+    seat = SEATS.get(session) or (SEATS.get(session) if _resumed(session, teacher) else None)
     if seat is None:
         had = isinstance(teacher, dict) and teacher.get("code") is not None
         raise ValueError(gone("class round", TEACHER_AGAIN, had=had))
@@ -290,14 +296,25 @@ def _teacher(session, teacher):
 def _student(session):
     seat = SEATS.get(session)
     if seat is None:
-        raise ValueError(gone("class round", STUDENT_AGAIN, had=False))
+        raise ValueError(_lost(STUDENT_AGAIN, had=False))
     if seat.student is None:
         raise ValueError(f"this page started round {seat.code}: it is the round's projector, not a student's page")
     return rounds.find(seat.code), seat
 
 
+def _lost(again: str, had: bool) -> str:
+    """Why this page has no seat here: in a lecture hall, a page another server took over (its round goes on), else
+    `gone`'s one rule."""
+    if rounds.shared() and page_restarted():
+        return MOVED
+    return gone("class round", again, had=had)
+
+
 def _resumed(session, teacher) -> bool:
-    """A reloaded teacher's page: its round again, if it still runs and the key is its own."""
+    """A reloaded teacher's page, or one another of a hall's servers took over: its round again, if it still runs and
+    the key is its own."""
+    if not isinstance(teacher, dict):
+        return False
     try:
         r = rounds.find(teacher.get("code"))
         r.check(teacher.get("key"), "show")

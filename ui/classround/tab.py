@@ -87,7 +87,7 @@ def wire(c: ClassroundPage, config: AppConfig):
     model_event(c.step_greedy.click, *named(c, partial(h.greedy, steps=1), h.Viewed), **greedy)
     model_event(c.run_greedy.click, *named(c, partial(h.greedy, steps=LENGTH), h.Viewed), **view)
     # a page told by its script that its round changed, and a patched view that missed a change: the view alone
-    c.refresh.click(*named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
+    c.refresh.click(*named(c, h.refresh, h.Viewed, [c.teacher], message=False), api_name="refresh", **QUIET)
     c.view.input(*named(c, h.resend, h.Viewed, message=False), api_name="resend", **QUIET)
     # the round's numbers, for its teacher key alone: before the reveal they are the answer
     gr.api(teach(h.numbers), api_name="round_numbers", concurrency_limit=None)
