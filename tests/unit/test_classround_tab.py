@@ -112,7 +112,7 @@ def test_a_round_is_in_the_servers_one_store_and_its_greedy_runs_count_under_the
     h.set_kind("teacher-page", teacher, "Greedy together")
     for page in ("ada-page", "bob-page"):
         h.join(page, r.code)
-        h.greedy(page, 1)
+        h.greedy(page, steps=1)
     assert STORE.kv_bytes() > before
     assert rounds.round_bytes(r) == sum(rounds.kv_bytes_at(r.lm, n) for n in r.held_tokens())  # each, at its longest
     assert len(r.held_tokens()) == 3
