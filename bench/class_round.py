@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from gradio_client import Client
 
-from bench.page_calls import PageCaller
+from bench.page_calls import PageCaller, pinned
 from decoding.classround.chisquare import chi_square
 from decoding.classround.greedy import LENGTH
 from decoding.classround.round import DRAWS_PER_S
@@ -62,15 +62,18 @@ def root_attrs(value) -> dict:
     return {op[2][5:]: op[3] for op in value.get("ops", []) if op[0] == "attr" and op[1] == ".classround-view"}
 
 
-def session(url: str) -> PageCaller:
-    """A page of its own: a gradio session, its clicks sent as the page sends them."""
+def session(url: str, through: bool = False) -> PageCaller:
+    """A page of its own: a gradio session, its clicks sent as the page sends them; `through` a lecture hall's proxy,
+    kept on the replica its first request was given (`replica`: its name; `headers`: what keeps it there)."""
+    replica, headers = pinned(url) if through else (None, {})
     # a class opening the page at once on a busy server: the API description can take longer than httpx's 5 s
-    return PageCaller(Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120}))
+    client = Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120}, headers=headers)
+    return PageCaller(client, replica)
 
 
 class Student:
-    def __init__(self, url: str, index: int, think_ms: float):
-        self.call, self.rng, self.think_s = session(url), random.Random(index), think_ms / 1e3
+    def __init__(self, url: str, index: int, think_ms: float, through: bool = False):
+        self.call, self.rng, self.think_s = session(url, through), random.Random(index), think_ms / 1e3
         self.view: dict = {}  # the view's root attributes, as the page holds them
         self.choices: list[int] = []
         self.draw_ms, self.guess_ms, self.greedy_ms, self.errors = [], [], [], []
@@ -139,8 +142,9 @@ class Heard:
     def _ask(self) -> None:
         with httpx.Client(timeout=60) as ask:
             while True:
-                for student in self.class_:
-                    ask.get(self.url, params={"code": self.code, "seat": student.view.get("ping", "")})
+                for student in self.class_:  # from the student's page: on its replica, where its seat's ping is known
+                    seat = {"code": self.code, "seat": student.view.get("ping", "")}
+                    ask.get(self.url, params=seat, headers=student.call.headers)
                     if self._stop.wait(STUDENT_EVERY_S / len(self.class_)):
                         return
 
@@ -151,7 +155,7 @@ class Projector:
 
     def __init__(self, url: str, code: str, call: PageCaller):
         self.call = PageCaller(call.client)  # the teacher's session, its own connection
-        self.ask, self.url, self.code = httpx.Client(timeout=60), url.rstrip("/") + ROUTE, code
+        self.ask, self.url, self.code = httpx.Client(timeout=60, headers=call.headers), url.rstrip("/") + ROUTE, code
         self.shown: list[tuple[float, int]] = []  # (when the view's answer came, the draws it showed)
         self.asked = self.refreshed = 0
         self._stop = threading.Event()
@@ -210,24 +214,41 @@ def cpu_share(cpu_seconds, pid, run, cores: int) -> tuple[float | None, float]:
     return server, round((own1 - own0) / seconds / cores, 3)
 
 
-def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_seconds, cores: int, idle_s: float):
-    # warm-up: the model, the tab's first events (not counted)
-    warm = session(url)
+def class_round(
+    url: str,
+    students: int,
+    draws: int,
+    think_ms: float,
+    pid,
+    cpu_seconds,
+    cores: int,
+    idle_s: float,
+    through: bool = False,
+):
+    """`through`: a lecture hall's proxy, each page kept on its replica by a cookie; the round is shared by them all
+    (its Redis), the teacher on one replica and the class spread over every one."""
+    # warm-up: the model, the tab's first events (not counted); through a hall, on each replica
+    warm = session(url, through)
     code = warm("/start", None, PROMPT, False, "Sample together", *OFF)[0]["code"]
-    first = Student(url, 10_000, 0)
-    first.join(code)
-    first.timed([], "/draw")
+    warmed: set = set()
+    for k in range(8 if through else 1):
+        first = Student(url, 10_000 + k, 0, through)
+        if first.call.replica in warmed:
+            continue
+        warmed.add(first.call.replica)
+        first.join(code)
+        first.timed([], "/draw")
 
-    teacher = session(url)
+    teacher = session(url, through)
     kept = teacher("/start", None, PROMPT, False, "Guess, then reveal", *OFF)[0]
     code = kept["code"]
-    client = Client(url, verbose=False, analytics_enabled=False)
+    client = Client(url, verbose=False, analytics_enabled=False, headers=teacher.headers)
 
     def numbers() -> dict:
         return client.predict(code, kept["key"], api_name="/round_numbers")  # the teacher's key: the answers
 
     with ThreadPoolExecutor(max_workers=students) as pool, contextlib.ExitStack() as pages:
-        class_ = list(pool.map(lambda i: Student(url, i, think_ms), range(students)))
+        class_ = list(pool.map(lambda i: Student(url, i, think_ms, through), range(students)))
         list(pool.map(lambda s: s.join(code), class_))
         pages.enter_context(Heard(url, code, class_))  # until the pages only wait (4), which asks as they do
 
@@ -314,6 +335,8 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         "students_cpu_share_drawing": pages_cpu,  # the simulated pages' own share, on the same machine
         "server_cpu_share_waiting": waiting_cpu,
         "server_cpu_share_idle": baseline_cpu,
+        "teacher_replica": teacher.replica,
+        "replicas": dict(Counter(s.call.replica for s in class_)) if through else None,
     }
 
 
@@ -321,14 +344,15 @@ def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, s
     """The pages alone for `seconds`, as they wait: the projector asks whether the round changed every quarter second,
     each student's page every 3 s (a plain GET, ui/classround/shown.py), and nothing changes, so no view is asked
     for. What a class costs the server while it only looks."""
-    asks = [httpx.Client(timeout=60) for _ in class_]
+    asks = [httpx.Client(timeout=60, headers=s.call.headers) for s in class_]  # each on its page's replica
+    projector = httpx.Client(timeout=60, headers=teacher.headers)
     ask_url = url.rstrip("/") + ROUTE
 
     def ask(client: httpx.Client, ping: str = "") -> None:
         client.get(ask_url, params={"code": code, "seat": ping}).raise_for_status()
 
     def run() -> None:
-        pages = [(lambda: ask(asks[0]), PROJECTOR_EVERY_S)]
+        pages = [(lambda: ask(projector), PROJECTOR_EVERY_S)]
         pages += [
             (lambda client=client, s=s: ask(client, s.view.get("ping", "")), STUDENT_EVERY_S)
             for client, s in zip(asks, class_)
@@ -340,7 +364,7 @@ def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, s
             time.sleep(max(0.0, due[k] - time.perf_counter()))
             pages[k][0]()
             due[k] += pages[k][1]
-        for client in asks:
+        for client in [*asks, projector]:
             client.close()
 
     return run
