@@ -78,6 +78,7 @@ class Student:
         self.choices: list[int] = []
         self.draw_ms, self.guess_ms, self.greedy_ms, self.errors = [], [], [], []
         self.drawn: list[tuple[int, int, float]] = []  # (token, the class's count with it, when the answer came)
+        self.code = ""
 
     def timed(self, into: list, api: str, *args):
         t0 = time.perf_counter()
@@ -93,21 +94,22 @@ class Student:
         return out
 
     def join(self, code: str) -> None:
+        self.code = code  # the page's code box: every student click sends it (ui/classround/tab.py)
         out = self.timed([], "/join", code)
         if out is not None and isinstance(out[0], dict) and "html" in out[0]:
             self.choices = re.findall(r'classround-choice[^"]*" data-key="(\d+:\d+)"', out[0]["html"])
 
     def guess(self, index: int) -> None:
         if index % 2 and self.choices:  # half pick one of the ten ("step:token id", as the page sends it)
-            self.timed(self.guess_ms, "/pick", self.rng.choice(self.choices))
+            self.timed(self.guess_ms, "/pick", self.rng.choice(self.choices), self.code)
         else:
-            self.timed(self.guess_ms, "/guess", self.rng.choice(GUESSES))
+            self.timed(self.guess_ms, "/guess", self.rng.choice(GUESSES), self.code)
 
     def draws(self, n: int, start: threading.Barrier) -> None:
         start.wait()
         for _ in range(n):
             pressed = time.perf_counter()
-            if self.timed(self.draw_ms, "/draw") is None:
+            if self.timed(self.draw_ms, "/draw", self.code) is None:
                 return
             self.drawn.append((int(self.view["drew"]), int(self.view["serial"]), time.perf_counter()))
             # a person presses again after a think, and never faster than DRAWS_PER_S
@@ -117,7 +119,7 @@ class Student:
     def greedy(self, steps: int, start: threading.Barrier) -> None:
         start.wait()
         for _ in range(steps):
-            if self.timed(self.greedy_ms, "/greedy") is None:
+            if self.timed(self.greedy_ms, "/greedy", self.code) is None:
                 return
             time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
 
