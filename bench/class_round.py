@@ -155,8 +155,9 @@ class Projector:
     """The teacher's page as its script runs (ui/classround/script.py): every quarter second it asks the round's
     version (a plain GET), and when it changed it asks for its view (one gradio event); when each count was shown."""
 
-    def __init__(self, url: str, code: str, call: PageCaller):
+    def __init__(self, url: str, code: str, call: PageCaller, kept: dict):
         self.call = PageCaller(call.client)  # the teacher's session, its own connection
+        self.kept = kept  # what the teacher's page keeps: its refresh sends it
         self.ask, self.url, self.code = httpx.Client(timeout=60, headers=call.headers), url.rstrip("/") + ROUTE, code
         self.shown: list[tuple[float, int]] = []  # (when the view's answer came, the draws it showed)
         self.asked = self.refreshed = 0
@@ -179,7 +180,7 @@ class Projector:
             self.asked += 1
             if version == seen:
                 continue
-            attrs = root_attrs(self.call("/refresh")[0])
+            attrs = root_attrs(self.call("/refresh", self.kept)[0])
             self.refreshed += 1
             total, seen = int(attrs.get("total", total)), int(attrs.get("version", version))
             self.shown.append((time.perf_counter(), total))
@@ -190,17 +191,17 @@ class Projector:
         return None if first is None else max(0.0, first - at) * 1e3
 
 
-def projector_page(call: PageCaller) -> str:
+def projector_page(call: PageCaller, kept: dict) -> str:
     """The projector's view as its page shows it now: its timer's answer, then the whole view (as a page that missed
-    a change asks for it)."""
-    call("/refresh")
+    a change asks for it); `kept`: what the teacher's page keeps, which it sends."""
+    call("/refresh", kept)
     return call("/resend")[0]["html"]
 
 
-def projector_bars(call: PageCaller) -> dict[int, int]:
+def projector_bars(call: PageCaller, kept: dict) -> dict[int, int]:
     """The projector's histogram as the page draws it: draws by token id (-1: the column of every less probable
     token)."""
-    page = projector_page(call)
+    page = projector_page(call, kept)
     drawn = [
         (json.loads(c)[0], int(float(y))) for series, y, c in BAR.findall(page) if "draws" in html.unescape(series)
     ]
@@ -263,13 +264,13 @@ def class_round(
         # 2) sample together: every student draws, the projector polls as the teacher's page does
         teacher("/kind", kept, "Sample together")
         start = threading.Barrier(students)
-        with Projector(url, code, teacher) as projector:
+        with Projector(url, code, teacher, kept) as projector:
             drawing_cpu, pages_cpu = cpu_share(
                 cpu_seconds, pid, lambda: list(pool.map(lambda s: s.draws(draws, start), class_)), cores
             )
             time.sleep(2 * PROJECTOR_EVERY_S)  # the projector's next polls, which show the last draws
         tally = numbers()["draw"]
-        bars = projector_bars(teacher)
+        bars = projector_bars(teacher, kept)
         each = teacher("/draw_each", kept)
         after = numbers()["draw"]
 
@@ -278,7 +279,7 @@ def class_round(
         start = threading.Barrier(students)
         list(pool.map(lambda s: s.greedy(LENGTH, start), class_))
         greedy = numbers()["greedy"]
-        verdict = re.search(r"Every token agreed|At step \d+ not every token agreed", projector_page(teacher))
+        verdict = re.search(r"Every token agreed|At step \d+ not every token agreed", projector_page(teacher, kept))
 
         # 4) the pages only wait: the projector asks every quarter second, each student's page every 3 s
         pages.close()
