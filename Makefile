@@ -30,16 +30,21 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
-# the lecture hall's parts, Debian's packages as chromium is: HAProxy in front of the replicas (deploy/haproxy.cfg)
+# the lecture hall's parts, Debian's packages as chromium is: HAProxy in front of the replicas (deploy/haproxy.cfg) and
+# the redis-server their class rounds live in (deploy/redis.conf)
 hall-tools:
 	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq haproxy; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq haproxy; fi; }
+	@command -v redis-server >/dev/null 2>&1 || test -x /usr/bin/redis-server || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server; fi; }
 
 run: setup
 	$(PY) app.py $(ARGS)
 
-# several app processes behind HAProxy, each student kept on one by a cookie (docs/classroom.md, "A lecture hall")
+# several app processes behind HAProxy, each student kept on one by a cookie, their class rounds in one redis-server
+# (docs/classroom.md, "A lecture hall")
 REPLICAS ?= $(shell nproc)
 hall: setup hall-tools
 	$(PY) -m deploy.hall --replicas $(REPLICAS) $(ARGS)

@@ -186,6 +186,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
+    parser.add_argument(
+        "--store",
+        default=os.environ.get("DECODING_LAB_STORE", ""),
+        help="redis://host:port/db: what a lecture hall's replicas share (make hall starts one); default: this process",
+    )
     args, _ = parser.parse_known_args(argv)
     return args
 
@@ -213,6 +218,7 @@ def preload(config: AppConfig) -> None:
 
 install_bundled_on_space()
 args = parse_args()
+os.environ["DECODING_LAB_STORE"] = args.store  # read once, as the lessons that share state are built
 config = AppConfig(args.model, args.device, args.dtype, args.weights)
 demo = build_app(config)
 

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from gradio_client import Client
 
-from bench.page_calls import PageCaller
+from bench.page_calls import PageCaller, pinned
 from decoding.classround.chisquare import chi_square
 from decoding.classround.greedy import LENGTH
 from decoding.classround.round import DRAWS_PER_S
@@ -62,19 +62,23 @@ def root_attrs(value) -> dict:
     return {op[2][5:]: op[3] for op in value.get("ops", []) if op[0] == "attr" and op[1] == ".classround-view"}
 
 
-def session(url: str) -> PageCaller:
-    """A page of its own: a gradio session, its clicks sent as the page sends them."""
+def session(url: str, through: bool = False) -> PageCaller:
+    """A page of its own: a gradio session, its clicks sent as the page sends them; `through` a lecture hall's proxy,
+    kept on the replica its first request was given (`replica`: its name; `headers`: what keeps it there)."""
+    replica, headers = pinned(url) if through else (None, {})
     # a class opening the page at once on a busy server: the API description can take longer than httpx's 5 s
-    return PageCaller(Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120}))
+    client = Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120}, headers=headers)
+    return PageCaller(client, replica)
 
 
 class Student:
-    def __init__(self, url: str, index: int, think_ms: float):
-        self.call, self.rng, self.think_s = session(url), random.Random(index), think_ms / 1e3
+    def __init__(self, url: str, index: int, think_ms: float, through: bool = False):
+        self.call, self.rng, self.think_s = session(url, through), random.Random(index), think_ms / 1e3
         self.view: dict = {}  # the view's root attributes, as the page holds them
         self.choices: list[int] = []
         self.draw_ms, self.guess_ms, self.greedy_ms, self.errors = [], [], [], []
         self.drawn: list[tuple[int, int, float]] = []  # (token, the class's count with it, when the answer came)
+        self.code = ""
 
     def timed(self, into: list, api: str, *args):
         t0 = time.perf_counter()
@@ -90,21 +94,22 @@ class Student:
         return out
 
     def join(self, code: str) -> None:
+        self.code = code  # the page's code box: every student click sends it (ui/classround/tab.py)
         out = self.timed([], "/join", code)
         if out is not None and isinstance(out[0], dict) and "html" in out[0]:
             self.choices = re.findall(r'classround-choice[^"]*" data-key="(\d+:\d+)"', out[0]["html"])
 
     def guess(self, index: int) -> None:
         if index % 2 and self.choices:  # half pick one of the ten ("step:token id", as the page sends it)
-            self.timed(self.guess_ms, "/pick", self.rng.choice(self.choices))
+            self.timed(self.guess_ms, "/pick", self.rng.choice(self.choices), self.code)
         else:
-            self.timed(self.guess_ms, "/guess", self.rng.choice(GUESSES))
+            self.timed(self.guess_ms, "/guess", self.rng.choice(GUESSES), self.code)
 
     def draws(self, n: int, start: threading.Barrier) -> None:
         start.wait()
         for _ in range(n):
             pressed = time.perf_counter()
-            if self.timed(self.draw_ms, "/draw") is None:
+            if self.timed(self.draw_ms, "/draw", self.code) is None:
                 return
             self.drawn.append((int(self.view["drew"]), int(self.view["serial"]), time.perf_counter()))
             # a person presses again after a think, and never faster than DRAWS_PER_S
@@ -114,7 +119,7 @@ class Student:
     def greedy(self, steps: int, start: threading.Barrier) -> None:
         start.wait()
         for _ in range(steps):
-            if self.timed(self.greedy_ms, "/greedy") is None:
+            if self.timed(self.greedy_ms, "/greedy", self.code) is None:
                 return
             time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
 
@@ -139,8 +144,9 @@ class Heard:
     def _ask(self) -> None:
         with httpx.Client(timeout=60) as ask:
             while True:
-                for student in self.class_:
-                    ask.get(self.url, params={"code": self.code, "seat": student.view.get("ping", "")})
+                for student in self.class_:  # from the student's page: on its replica, where its seat's ping is known
+                    seat = {"code": self.code, "seat": student.view.get("ping", "")}
+                    ask.get(self.url, params=seat, headers=student.call.headers)
                     if self._stop.wait(STUDENT_EVERY_S / len(self.class_)):
                         return
 
@@ -149,9 +155,10 @@ class Projector:
     """The teacher's page as its script runs (ui/classround/script.py): every quarter second it asks the round's
     version (a plain GET), and when it changed it asks for its view (one gradio event); when each count was shown."""
 
-    def __init__(self, url: str, code: str, call: PageCaller):
+    def __init__(self, url: str, code: str, call: PageCaller, kept: dict):
         self.call = PageCaller(call.client)  # the teacher's session, its own connection
-        self.ask, self.url, self.code = httpx.Client(timeout=60), url.rstrip("/") + ROUTE, code
+        self.kept = kept  # what the teacher's page keeps: its refresh sends it
+        self.ask, self.url, self.code = httpx.Client(timeout=60, headers=call.headers), url.rstrip("/") + ROUTE, code
         self.shown: list[tuple[float, int]] = []  # (when the view's answer came, the draws it showed)
         self.asked = self.refreshed = 0
         self._stop = threading.Event()
@@ -173,7 +180,7 @@ class Projector:
             self.asked += 1
             if version == seen:
                 continue
-            attrs = root_attrs(self.call("/refresh")[0])
+            attrs = root_attrs(self.call("/refresh", self.kept)[0])
             self.refreshed += 1
             total, seen = int(attrs.get("total", total)), int(attrs.get("version", version))
             self.shown.append((time.perf_counter(), total))
@@ -184,17 +191,17 @@ class Projector:
         return None if first is None else max(0.0, first - at) * 1e3
 
 
-def projector_page(call: PageCaller) -> str:
+def projector_page(call: PageCaller, kept: dict) -> str:
     """The projector's view as its page shows it now: its timer's answer, then the whole view (as a page that missed
-    a change asks for it)."""
-    call("/refresh")
+    a change asks for it); `kept`: what the teacher's page keeps, which it sends."""
+    call("/refresh", kept)
     return call("/resend")[0]["html"]
 
 
-def projector_bars(call: PageCaller) -> dict[int, int]:
+def projector_bars(call: PageCaller, kept: dict) -> dict[int, int]:
     """The projector's histogram as the page draws it: draws by token id (-1: the column of every less probable
     token)."""
-    page = projector_page(call)
+    page = projector_page(call, kept)
     drawn = [
         (json.loads(c)[0], int(float(y))) for series, y, c in BAR.findall(page) if "draws" in html.unescape(series)
     ]
@@ -210,24 +217,41 @@ def cpu_share(cpu_seconds, pid, run, cores: int) -> tuple[float | None, float]:
     return server, round((own1 - own0) / seconds / cores, 3)
 
 
-def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_seconds, cores: int, idle_s: float):
-    # warm-up: the model, the tab's first events (not counted)
-    warm = session(url)
+def class_round(
+    url: str,
+    students: int,
+    draws: int,
+    think_ms: float,
+    pid,
+    cpu_seconds,
+    cores: int,
+    idle_s: float,
+    through: bool = False,
+):
+    """`through`: a lecture hall's proxy, each page kept on its replica by a cookie; the round is shared by them all
+    (its Redis), the teacher on one replica and the class spread over every one."""
+    # warm-up: the model, the tab's first events (not counted); through a hall, on each replica
+    warm = session(url, through)
     code = warm("/start", None, PROMPT, False, "Sample together", *OFF)[0]["code"]
-    first = Student(url, 10_000, 0)
-    first.join(code)
-    first.timed([], "/draw")
+    warmed: set = set()
+    for k in range(8 if through else 1):
+        first = Student(url, 10_000 + k, 0, through)
+        if first.call.replica in warmed:
+            continue
+        warmed.add(first.call.replica)
+        first.join(code)
+        first.timed([], "/draw")
 
-    teacher = session(url)
+    teacher = session(url, through)
     kept = teacher("/start", None, PROMPT, False, "Guess, then reveal", *OFF)[0]
     code = kept["code"]
-    client = Client(url, verbose=False, analytics_enabled=False)
+    client = Client(url, verbose=False, analytics_enabled=False, headers=teacher.headers)
 
     def numbers() -> dict:
         return client.predict(code, kept["key"], api_name="/round_numbers")  # the teacher's key: the answers
 
     with ThreadPoolExecutor(max_workers=students) as pool, contextlib.ExitStack() as pages:
-        class_ = list(pool.map(lambda i: Student(url, i, think_ms), range(students)))
+        class_ = list(pool.map(lambda i: Student(url, i, think_ms, through), range(students)))
         list(pool.map(lambda s: s.join(code), class_))
         pages.enter_context(Heard(url, code, class_))  # until the pages only wait (4), which asks as they do
 
@@ -240,13 +264,13 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         # 2) sample together: every student draws, the projector polls as the teacher's page does
         teacher("/kind", kept, "Sample together")
         start = threading.Barrier(students)
-        with Projector(url, code, teacher) as projector:
+        with Projector(url, code, teacher, kept) as projector:
             drawing_cpu, pages_cpu = cpu_share(
                 cpu_seconds, pid, lambda: list(pool.map(lambda s: s.draws(draws, start), class_)), cores
             )
             time.sleep(2 * PROJECTOR_EVERY_S)  # the projector's next polls, which show the last draws
         tally = numbers()["draw"]
-        bars = projector_bars(teacher)
+        bars = projector_bars(teacher, kept)
         each = teacher("/draw_each", kept)
         after = numbers()["draw"]
 
@@ -255,7 +279,7 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         start = threading.Barrier(students)
         list(pool.map(lambda s: s.greedy(LENGTH, start), class_))
         greedy = numbers()["greedy"]
-        verdict = re.search(r"Every token agreed|At step \d+ not every token agreed", projector_page(teacher))
+        verdict = re.search(r"Every token agreed|At step \d+ not every token agreed", projector_page(teacher, kept))
 
         # 4) the pages only wait: the projector asks every quarter second, each student's page every 3 s
         pages.close()
@@ -314,6 +338,8 @@ def class_round(url: str, students: int, draws: int, think_ms: float, pid, cpu_s
         "students_cpu_share_drawing": pages_cpu,  # the simulated pages' own share, on the same machine
         "server_cpu_share_waiting": waiting_cpu,
         "server_cpu_share_idle": baseline_cpu,
+        "teacher_replica": teacher.replica,
+        "replicas": dict(Counter(s.call.replica for s in class_)) if through else None,
     }
 
 
@@ -321,14 +347,15 @@ def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, s
     """The pages alone for `seconds`, as they wait: the projector asks whether the round changed every quarter second,
     each student's page every 3 s (a plain GET, ui/classround/shown.py), and nothing changes, so no view is asked
     for. What a class costs the server while it only looks."""
-    asks = [httpx.Client(timeout=60) for _ in class_]
+    asks = [httpx.Client(timeout=60, headers=s.call.headers) for s in class_]  # each on its page's replica
+    projector = httpx.Client(timeout=60, headers=teacher.headers)
     ask_url = url.rstrip("/") + ROUTE
 
     def ask(client: httpx.Client, ping: str = "") -> None:
         client.get(ask_url, params={"code": code, "seat": ping}).raise_for_status()
 
     def run() -> None:
-        pages = [(lambda: ask(asks[0]), PROJECTOR_EVERY_S)]
+        pages = [(lambda: ask(projector), PROJECTOR_EVERY_S)]
         pages += [
             (lambda client=client, s=s: ask(client, s.view.get("ping", "")), STUDENT_EVERY_S)
             for client, s in zip(asks, class_)
@@ -340,7 +367,7 @@ def idle_poll(url: str, code: str, class_: list[Student], teacher: PageCaller, s
             time.sleep(max(0.0, due[k] - time.perf_counter()))
             pages[k][0]()
             due[k] += pages[k][1]
-        for client in asks:
+        for client in [*asks, projector]:
             client.close()
 
     return run

@@ -55,7 +55,7 @@ import httpx  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
 from bench.class_round import class_round  # noqa: E402
-from bench.page_calls import PageCaller  # noqa: E402
+from bench.page_calls import PageCaller, first_request, pinned  # noqa: E402
 from decoding.serving.students import TOPICS  # noqa: E402
 from deploy.hall import COOKIE  # noqa: E402
 from ui.context import RAW  # noqa: E402
@@ -120,12 +120,7 @@ class Student:
         self.think_s, self.rng = think_ms / 1e3, random.Random(index)
         self.replica, headers = None, {}
         if through:  # a lecture hall: the first request gets the cookie that names the replica it came from
-            with httpx.Client(timeout=120) as page:
-                page.get(first_request(url)).raise_for_status()
-                self.replica = page.cookies.get(COOKIE)
-            if self.replica is None:
-                raise RuntimeError(f"{url} set no {COOKIE} cookie: is it a lecture hall's proxy (make hall)?")
-            headers = {"Cookie": f"{COOKIE}={self.replica}"}
+            self.replica, headers = pinned(url)
         # a class opening the page at once on a busy server: the API description can take longer than httpx's 5 s
         self.client = Client(
             url,
@@ -296,12 +291,6 @@ def long_prefill_beside(url: str, students: int, tokens: int, before_s: float = 
     }
 
 
-def first_request(url: str) -> str:
-    """A browser's first request, for its cookie: the plain note route, which costs the server nothing (the page
-    itself, its config included, is fetched by the student's Client right after, as before)."""
-    return url.rstrip("/") + "/lab/server-note"
-
-
 def replicas_of(url: str, tries: int = 16) -> set[str]:
     """The replicas a lecture hall's proxy hands new browsers to (each page opened without a cookie gets the next)."""
     seen = set()
@@ -458,7 +447,9 @@ def main(argv=None) -> None:
         pid = args.server_pid if proc is None else proc.pid
         if args.round:
             cores = os.cpu_count() or 1
-            result = class_round(url, args.students, args.draws, args.think_ms, pid, cpu_seconds, cores, args.idle_s)
+            result = class_round(
+                url, args.students, args.draws, args.think_ms, pid, cpu_seconds, cores, args.idle_s, bool(args.through)
+            )
             print(
                 f"{result['students']} students x {result['draws_each']} draws: draw p50 {result['p50_draw_ms']} ms, "
                 f"p95 {result['p95_draw_ms']} ms; errors {result['errors']}; counted {result['draws_counted']} of "

@@ -14,11 +14,30 @@ import json
 import httpx
 from gradio_client import Client, utils
 
+from deploy.hall import COOKIE
+
 EVENT_POSTS = ("/queue/join", "/run/")  # what a page posts for an event: queued, or direct
 # A browser's EventSource opens a dropped event stream again by itself. Through a lecture hall's proxy, with a hundred
 # students opening their pages at once, one stream in a run was closed before it answered (seen in a run with
 # one replica): open it again, as the page would, and count it
 STREAM_RETRIES = 2
+
+
+def first_request(url: str) -> str:
+    """A browser's first request, for its cookie: the plain note route, which costs the server nothing (the page
+    itself, its config included, is fetched by the student's Client right after, as before)."""
+    return url.rstrip("/") + "/lab/server-note"
+
+
+def pinned(url: str) -> tuple[str, dict]:
+    """Through a lecture hall's proxy (`make hall`): a new browser's replica, from the cookie its first request gets,
+    and the headers that keep every later request of that browser there."""
+    with httpx.Client(timeout=120) as page:
+        page.get(first_request(url)).raise_for_status()
+        replica = page.cookies.get(COOKIE)
+    if replica is None:
+        raise RuntimeError(f"{url} set no {COOKIE} cookie: is it a lecture hall's proxy (make hall)?")
+    return replica, {"Cookie": f"{COOKIE}={replica}"}
 
 
 def is_event_post(url: str) -> bool:
@@ -27,9 +46,10 @@ def is_event_post(url: str) -> bool:
 
 
 class PageCaller:
-    def __init__(self, client: Client):
+    def __init__(self, client: Client, replica: str | None = None):
         # the client's headers: through a lecture hall's proxy, the cookie that keeps the session on its replica
         self.client, self.http = client, httpx.Client(timeout=None, headers=client.headers)
+        self.headers, self.replica = client.headers, replica  # `replica`: the hall's replica it stays on (`pinned`)
         self.queued = {dep["id"]: dep.get("queue") is not False for dep in client.config["dependencies"]}
         self.reconnects = 0  # event streams closed on it and opened again (a load test reports them)
 

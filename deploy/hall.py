@@ -9,13 +9,16 @@ name it), and HAProxy in front on `--port` (deploy/haproxy.cfg). A student's fir
 replica that served it; every later request of that browser goes there, where its run and KV cache live. A replica
 that refuses a connection (a killed one) is out of rotation at once, and its students go to another (their page
 says their run was lost with its server); the hall starts it again. Each student's run stays on its replica; the
-class round is per replica until the round lives in a shared store (the lecture-hall issue's next step).
+class rounds live in one redis-server the hall starts first (deploy/redis.conf, on the port after the replicas'),
+passed to every replica as `--store`, so a round started on one replica is joined from all of them and goes on when
+a replica dies.
 """
 
 import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +36,8 @@ CONFIG = ROOT / "deploy" / "haproxy.cfg"
 MARKER = "# replicas: one server line each, written by deploy/hall.py"
 COOKIE = "lab_replica"  # the cookie HAProxy sets (deploy/haproxy.cfg): which replica a browser stays on
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"  # Debian puts it in sbin, off a user's PATH
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+REDIS_CONFIG = ROOT / "deploy" / "redis.conf"
 
 
 def replica_name(index: int) -> str:
@@ -63,6 +68,7 @@ class Hall:
     env: dict[str, str] = field(default_factory=dict)
     apps: list[subprocess.Popen | None] = field(default_factory=list)
     proxy: subprocess.Popen | None = None
+    store: subprocess.Popen | None = None  # the redis-server the replicas share their class rounds in
     _dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="decoding-lab-hall-")))
     _closing: threading.Event = field(default_factory=threading.Event)
 
@@ -74,6 +80,14 @@ class Hall:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/"
 
+    @property
+    def store_port(self) -> int:
+        return self.port + self.replicas + 1
+
+    @property
+    def store_url(self) -> str:
+        return f"redis://127.0.0.1:{self.store_port}/0"
+
     def start(self) -> "Hall":
         if self.replicas < 1:
             raise ValueError(f"replicas must be at least 1, got {self.replicas}")
@@ -81,6 +95,7 @@ class Hall:
             raise RuntimeError(
                 "haproxy is not installed: `make hall` installs Debian's package (apt-get install haproxy)"
             )
+        self._start_store()
         self.apps = [None] * self.replicas
         # the replicas load the model side by side (each its own copy), then the proxy opens the door
         starts = [threading.Thread(target=self._start_app, args=(i,)) for i in range(self.replicas)]
@@ -111,18 +126,40 @@ class Hall:
 
     def stop(self) -> None:
         self._closing.set()
-        for proc in [self.proxy, *self.apps]:
+        for proc in [self.proxy, *self.apps, self.store]:
             if proc is not None and proc.poll() is None:
                 proc.terminate()
-        for proc in [self.proxy, *self.apps]:
+        for proc in [self.proxy, *self.apps, self.store]:
             if proc is not None:
                 try:
                     proc.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     proc.kill()
 
+    def _start_store(self, timeout_s: float = 30) -> None:
+        """The class rounds' redis-server (deploy/redis.conf), answering before any replica starts."""
+        if not Path(REDIS_SERVER).exists():
+            raise RuntimeError(
+                "redis-server is not installed: `make hall` installs Debian's package (apt-get install redis-server)"
+            )
+        log = open(self._dir / "redis.log", "wb")  # noqa: SIM115 -- open as long as the server runs
+        args = [REDIS_SERVER, str(REDIS_CONFIG), "--port", str(self.store_port), "--dir", str(self._dir)]
+        self.store = subprocess.Popen(args, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:  # it answers once it listens
+                with socket.create_connection(("127.0.0.1", self.store_port), timeout=2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            if self.store.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not answer on port {self.store_port}: {self._dir / 'redis.log'}")
+            time.sleep(0.1)
+
     def _start_app(self, i: int) -> None:
-        env = {**self.env, "DECODING_LAB_REPLICA": f"{i + 1}/{self.replicas}"}
+        env = {**self.env, "DECODING_LAB_REPLICA": f"{i + 1}/{self.replicas}", "DECODING_LAB_STORE": self.store_url}
         try:
             self.apps[i] = start_app(self.ports[i], log=self._dir / f"{replica_name(i + 1)}.log", **env)
         except RuntimeError as err:
@@ -161,7 +198,10 @@ def main(argv: list[str] | None = None) -> None:
     hall = Hall(args.replicas, args.port, args.host)
     print(f"starting {args.replicas} replicas on ports {hall.ports[0]}-{hall.ports[-1]} ...", file=sys.stderr)
     hall.start()
-    print(f"the hall is open on {hall.url} ({args.replicas} replicas behind HAProxy; Ctrl-C closes it)")
+    print(
+        f"the hall is open on {hall.url} ({args.replicas} replicas behind HAProxy, their class rounds in Redis at "
+        f"{hall.store_url}; Ctrl-C closes it)"
+    )
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.set())

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import settings
 
 from decoding.models import BUNDLED, TINY, load_model
+from tests.helpers.redis_server import redis_url  # noqa: F401 -- a fixture: one redis-server for the session
 
 # property tests draw the same examples on every run: a suite that passed passes again, so a landing is never blocked
 # by an example drawn for the first time (`--hypothesis-profile=default` draws new ones)

@@ -1,8 +1,9 @@
 """One step's guesses: each student's pick for the next token, hidden from the class until the teacher reveals them
 beside the model's own probabilities (the softmax of its logits: what it believes, before any sampler setting).
 
-The caller holds the round's lock around every call. One guess per student (a new one replaces theirs); the class's
-counts and its pick read only the students still here (`absent`: those counted out, whose guesses are kept aside).
+The round's state keeps them (decoding/classround/state.py), one guess per student (a new one replaces theirs, in one
+atomic change that a reveal closes); the class's counts and its pick read only the students still here (`absent`:
+those counted out, whose guesses are kept aside).
 """
 
 from collections import Counter
@@ -20,25 +21,27 @@ PIECES = 8  # pieces of a typed guess a message lists
 
 
 class Guesses:
-    def __init__(self, model_probs: torch.Tensor, texts):
-        """`model_probs` (V,): the model's own probabilities at this step; `texts(ids)` each token id's text."""
-        self.probs = model_probs
+    def __init__(self, model_probs: torch.Tensor, texts, state, step: int):
+        """`model_probs` (V,): the model's own probabilities at step `step`; `texts(ids)` each token id's text;
+        `state` (decoding.classround.state) keeps the guesses."""
+        self.probs, self.step = model_probs, step
         p, ids = torch.topk(model_probs, min(CHOICES, model_probs.numel()))  # (10,), (10,)
         top = [int(i) for i in ids]
         self.names = dict(zip(top, texts(top)))
         self.top = [Token(i, self.names[i], float(q)) for i, q in zip(top, p)]
-        self._texts = texts
-        self.by_student: dict[str, int] = {}
-        self.revealed = False
+        self._texts, self._state = texts, state
 
-    def guess(self, student: str, token: int) -> Token:
+    def guess(self, student: str, token: int, revealed: bool, now: float) -> Token:
         """`student`'s guess (a new one replaces theirs), until the teacher reveals the step's guesses."""
-        if self.revealed:
-            raise ValueError("the teacher has revealed this step's guesses: wait for the next step to guess again")
-        if not 0 <= token < self.probs.numel():
+        if not revealed and not 0 <= token < self.probs.numel():
             raise ValueError(f"a guessed token id must be in [0, {self.probs.numel()}), got {token}")
-        self.by_student[student] = token
+        # the state refuses it too when the reveal came after this page read the round
+        if revealed or not self._state.guess(self.step, student, token, now):
+            raise ValueError("the teacher has revealed this step's guesses: wait for the next step to guess again")
         return self.token(token)
+
+    def by_student(self) -> dict[str, int]:
+        return self._state.guesses(self.step)
 
     def token(self, token: int) -> Token:
         if token not in self.names:
@@ -47,7 +50,7 @@ class Guesses:
 
     def counted(self, absent: frozenset = frozenset()) -> Counter:
         """The guesses of the students here, by token."""
-        return Counter(t for s, t in self.by_student.items() if s not in absent)
+        return Counter(t for s, t in self.by_student().items() if s not in absent)
 
     def most_guessed(self, absent: frozenset = frozenset()) -> int | None:
         """The class's most common guess (ties: the more probable token); None before the first."""
@@ -60,14 +63,14 @@ class Guesses:
         """The model's top ten in alphabetical order, without their probabilities: what a student picks among."""
         return tuple(sorted((Token(t.id, t.text, 0.0) for t in self.top), key=lambda t: (t.text.strip().lower(), t.id)))
 
-    def record(self, absent: frozenset = frozenset()) -> GuessRecord:
+    def record(self, absent: frozenset = frozenset(), revealed: bool = False) -> GuessRecord:
         counts = self.counted(absent)
         top1 = self.top[0]
         shown = ()
-        if self.revealed:
+        if revealed:
             tokens = [t.id for t in self.top] + sorted(set(counts) - {t.id for t in self.top})
             shown = tuple(sorted(((self.token(t), counts.get(t, 0)) for t in tokens), key=lambda tc: -tc[0].p))
-        return GuessRecord(self.revealed, sum(counts.values()), top1, counts.get(top1.id, 0), shown)
+        return GuessRecord(revealed, sum(counts.values()), top1, counts.get(top1.id, 0), shown)
 
 
 def typed_token(tokenizer, text) -> int:

@@ -79,6 +79,8 @@ class GreedyRecord:
     shared: int  # of those, passes the scheduler shared with other sessions (packed)
     most_rows: int  # the most sessions in one of those passes
     noise: float | None  # the server's batching noise: how far a shared pass can move a logit (None: not measured)
+    # the round is shared by a lecture hall's servers: each student's run and its passes are on their own server
+    across_servers: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,19 @@ for `GONE_S` is counted out with everything it guessed, drew and stepped: the cl
 seats here alone, so clients that joined, guessed and went away weigh nothing. The teacher can lock the round once
 the class is in (no new seats). A seat draws at most `DRAWS_PER_S` a second, as fast as a person presses.
 
-Every change holds the round's one lock, so many students drawing at once each have
-their draw counted once; a draw's selection over the vocabulary and a greedy step's passes hold only their student,
-so the class's draws and steps run side by side.
+Where it lives: in a `RoundState` (decoding/classround/state.py), this process's memory or Redis, chosen once when
+the server starts. Every change is one atomic operation of the state, so many students drawing at once, on one
+replica or several, each have their draw counted once; a draw's selection over the vocabulary and a greedy step's
+passes hold only their student, so the class's draws and steps run side by side. A replica that did not compute a
+step reads what the model gave (the processed logits, the probabilities) from the state; the round's own `Run` and
+each student's greedy run (their KV caches) stay on the replica that made them: a replica the teacher moves to reads
+the round's context again in one pass, and a student's greedy run is on their own replica.
 """
 
+import hashlib
+import hmac
 import threading
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import torch
 
@@ -41,6 +46,7 @@ from decoding.classround.records import (
     SeatRecord,
     Token,
 )
+from decoding.classround.state import LOCKED, REMOVED, Fields, LocalState, RoundState, SeatState, Setup
 from decoding.loop import Run
 from decoding.models import LoadedModel
 from decoding.pipeline import SamplerSettings
@@ -59,20 +65,6 @@ class NotTeacher(ValueError):
     """A change asked for without the round's teacher key."""
 
 
-@dataclass
-class Student:
-    id: str
-    seed: int  # from the student's session, recorded: their draws can be drawn again from it
-    generator: torch.Generator
-    heard: float = 0.0  # the round's clock when its page was last heard from
-    left: bool = False  # its page closed
-    removed: bool = False  # the teacher removed it: it cannot join this round again
-    allowance: float = DRAW_BURST  # draws it may make now (a token bucket: DRAWS_PER_S, up to DRAW_BURST)
-    checked: float = 0.0  # the round's clock when its allowance was last counted
-    # their generator draws one token at a time, in order, whatever else the round does meanwhile
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-
 class Round:
     def __init__(
         self,
@@ -87,31 +79,41 @@ class Round:
         max_steps: int = MAX_STEPS,
         greedy_length: int = LENGTH,
         draws_per_s: float = DRAWS_PER_S,
-        clock=time.monotonic,
+        clock=None,
+        state: RoundState | None = None,
     ):
+        """A new round in `state` (by default this process's memory); `open()` reads its prompt."""
         if kind not in KINDS:
             raise ValueError(f"a round's kind must be one of {', '.join(KINDS)}, got {kind!r}")
-        self.lm, self.prompt, self.code, self._key = lm, prompt, code, key
-        self.scheduler, self.greedy_length, self.clock = scheduler, greedy_length, clock
-        self.draws_per_s = draws_per_s
-        self.run: Run | None = Run(lm, prompt, seed=ROUND_SEED, max_new_tokens=max_steps, scheduler=scheduler, top_n=1)
-        self.settings, self.kind = settings, kind
-        self.students: dict[str, Student] = {}
-        self.locked = False  # no new seats
+        state = state if state is not None else LocalState()
+        ids, tokens = tuple(prompt.ids), tuple(prompt.tokens)
+        setup = Setup(code, _hashed(key), prompt.text, ids, tokens, max_steps, greedy_length, draws_per_s)
+        clock = clock or state.clock
+        state.create(setup, Fields(kind, settings, last_active=clock()))
+        self._attach(lm, state, scheduler, clock)
+        self.run = Run(lm, prompt, seed=ROUND_SEED, max_new_tokens=max_steps, scheduler=scheduler, top_n=1)
+
+    @classmethod
+    def attach(cls, lm: LoadedModel, state: RoundState, scheduler=None, clock=None) -> "Round":
+        """A round another replica started, as this replica sees it (its `Run` made when this replica needs one)."""
+        r = cls.__new__(cls)
+        r._attach(lm, state, scheduler, clock or state.clock)
+        return r
+
+    def _attach(self, lm, state: RoundState, scheduler, clock) -> None:
+        setup = state.setup()
+        self.lm, self.state, self.scheduler, self.clock = lm, state, scheduler, clock
+        self.code, self._key_hash = setup.code, setup.key_hash
+        self.prompt = Prompt(setup.prompt_text, list(setup.prompt_ids), list(setup.prompt_tokens))
+        self.max_steps, self.greedy_length, self.draws_per_s = setup.max_steps, setup.greedy_length, setup.draws_per_s
+        self.lock = threading.RLock()  # this replica's view of the round (its caches below)
+        self.run: Run | None = None  # the round's own run, on the replica that steps it
+        self._draws: dict[int, Draw] = {}  # the current draw and the one beside it, by number
+        self._guesses: Guesses | None = None
+        self._greedy: GreedyTogether | None = None
+        self._seats: dict[str, SeatState] = {}
         self._absent: frozenset[str] = frozenset()  # the students counted out, as last swept
-        self.projector = Student(PROJECTOR, ROUND_SEED, _generator(lm, ROUND_SEED))
-        self.lock = threading.RLock()
-        self.version, self.draws = 0, 0
-        self.shown = 0  # changes with what every student's page shows (a student's own draws and guesses aside)
-        self.appended: list[Appended] = []
-        self.draw: Draw | None = None
-        self.previous: Draw | None = None
-        self.guesses: Guesses | None = None
-        self.greedy: GreedyTogether | None = None
-        self.ended: str | None = None
-        self.moved_to: str | None = None
         self._final: RoundRecord | None = None  # what the projector shows once the round has ended
-        self.last_active = clock()
 
     def texts(self, ids) -> list[str]:
         return token_texts(self.lm.tokenizer, list(ids))
@@ -120,14 +122,65 @@ class Round:
         """The prompt's pass (before anyone can join): the first distribution."""
         self.run.prefill()
         with self.lock:
-            self._new_step()
+            f = self.state.fields()
+            self.state.change(self.clock(), **self._new_step(self.run, f.settings, f))
         return self
+
+    # --- the state, as this replica reads it ---
+
+    @property
+    def kind(self) -> str:
+        return self.state.fields().kind
+
+    @property
+    def settings(self) -> SamplerSettings:
+        return self.state.fields().settings
+
+    @property
+    def locked(self) -> bool:
+        return self.state.fields().locked
+
+    @property
+    def ended(self) -> str | None:
+        return self.state.fields().ended
+
+    @property
+    def moved_to(self) -> str | None:
+        return self.state.fields().moved_to
+
+    @property
+    def version(self) -> int:
+        return self.state.fields().version
+
+    @property
+    def shown(self) -> int:
+        return self.state.fields().shown
+
+    @property
+    def last_active(self) -> float:
+        return self.state.fields().last_active
+
+    @last_active.setter
+    def last_active(self, when: float) -> None:
+        self.state.touch(when)
+
+    @property
+    def draw(self) -> Draw | None:
+        with self.lock:
+            f = self.state.fields()
+            return self._draw_of(f.draws) if f.ended is None else None
+
+    @property
+    def greedy(self) -> GreedyTogether | None:
+        with self.lock:
+            f = self.state.fields()
+            return self._greedy_of(f) if f.ended is None else None
 
     # --- who ---
 
     def check(self, key, action: str) -> None:
         """Raise `NotTeacher` unless `key` is this round's teacher key; `action` says what was asked ("advance")."""
-        if not isinstance(key, str) or key != self._key:
+        if not isinstance(key, str) or not hmac.compare_digest(_hashed(key), self._key_hash):
             # what the request carried, not who sent it: a teacher's own page replayed without its key lands here too
             sent = "no teacher key" if not key else "a teacher key that is not this round's"
             raise NotTeacher(
@@ -139,41 +192,34 @@ class Round:
         """`student` is here (again, if their page had gone quiet: their draws and guesses count again)."""
         with self.lock:
             self._open()
-            known = self.students.get(student)
-            if known is not None and known.removed:
+            joined = self.state.join(student, seed, self.clock(), DRAW_BURST)
+            if joined == REMOVED:
                 raise ValueError(f"the teacher removed this page from round {self.code}: ask the teacher")
-            if self.locked and (known is None or known.left):
+            if joined == LOCKED:
                 raise ValueError(
                     f"round {self.code} is locked: the teacher has closed it to new students; ask the teacher to "
                     "unlock it"
                 )
-            if known is None:
-                known = self.students[student] = Student(student, seed, _generator(self.lm, seed))
-            known.left, known.heard = False, self.clock()
             self._sweep()
-            self._changed()
 
     def heard(self, student: str) -> None:
         """`student`'s page is still open (it asked after the round): counted, and counted in again if it had gone
         quiet."""
         with self.lock:
-            seat = self.students.get(student)
-            if seat is not None and not (seat.left or seat.removed):
-                seat.heard = self.clock()
-                self._sweep()
+            self.state.heard(student, self.clock())
+            self._sweep()
 
     def leave(self, student: str) -> None:
         """`student` left (their tab closed): counted out, and what they guessed and drew with them."""
         with self.lock:
-            if student in self.students and not self.students[student].left:
-                self.students[student].left = True
+            if self.state.leave(student):
                 self._sweep()
 
     @property
     def present(self) -> int:
         with self.lock:
             self._sweep()
-            return len(self.students) - len(self._absent)
+            return len(self._seats) - len(self._absent)
 
     def sweep(self) -> None:
         """Count out the seats not heard from for GONE_S (the projector's page asks after the round every quarter
@@ -187,93 +233,88 @@ class Round:
         """New settings: a new draw (a new histogram), the last one kept beside it."""
         with self.lock:
             self.check(key, "change")
-            self._open()
-            if settings != self.settings:
-                self.settings = settings
-                self._new_draw()
-                self._changed(everyone=True)
+            f = self._open()
+            if settings != f.settings:
+                changes = self._new_draw(self._own_run(f), settings, f)
+                self.state.change(self.clock(), everyone=True, settings=settings, **changes)
+                self._prune()
 
     def set_kind(self, key, kind: str) -> None:
         with self.lock:
             self.check(key, "change")
-            self._open()
+            f = self._open()
             if kind not in KINDS:
                 raise ValueError(f"a round's kind must be one of {', '.join(KINDS)}, got {kind!r}")
-            if kind != self.kind:
-                self.kind = kind
-                if kind == GREEDY:  # a new start from the context as it is now
-                    self.greedy = self._greedy()
-                self._changed(everyone=True)
+            if kind != f.kind:
+                # greedy: a new start from the context as it is now
+                again = {"greedy": f.greedy + 1} if kind == GREEDY else {}
+                self.state.change(self.clock(), everyone=True, kind=kind, **again)
 
     def lock_joining(self, key, locked: bool) -> None:
         """Lock the round (no new seats: a late student's page is told to ask the teacher), or unlock it."""
         with self.lock:
             self.check(key, "lock")
-            self._open()
-            if bool(locked) != self.locked:
-                self.locked = bool(locked)
-                self._changed()
+            f = self._open()
+            if bool(locked) != f.locked:
+                self.state.change(self.clock(), locked=bool(locked))
 
     def remove(self, key, student: str) -> None:
         """The teacher removes a seat: counted out with its guesses and draws, and it cannot join this round again."""
         with self.lock:
             self.check(key, "remove a seat from")
             self._open()
-            seat = self.students.get(student)
-            if seat is None:
+            if not self.state.remove(student):
                 raise ValueError(f"round {self.code} has no seat {short(student, 20)}: pick one the projector lists")
-            seat.removed = True
             self._sweep()
-            self._changed(everyone=True)  # its page is told, on its next ask
+            self.state.change(self.clock(), everyone=True)  # its page is told, on its next ask
 
     def reveal(self, key) -> None:
         with self.lock:
             self.check(key, "reveal the guesses of")
-            self._open()
-            self._kind_is(GUESS, "Reveal shows the class's guesses")
-            self.guesses.revealed = True
-            self._changed(everyone=True)
+            f = self._open()
+            self._kind_is(f, GUESS, "Reveal shows the class's guesses")
+            self.state.change(self.clock(), everyone=True, revealed=True)
 
     def advance(self, key, how: str) -> Appended:
         """Append the next token: the model's own pick (the round's settings and seed) or the class's most common
         guess, draw or greedy token; one forward pass on it gives the next step's distribution (the class waits)."""
         with self.lock:
             self.check(key, "advance")
-            self._open()
+            f = self._open()
             if how not in HOW:
                 raise ValueError(f"a round advances by {' or '.join(HOW)}, got {how!r}")
-            self._not_done()
-            token = self._class_pick() if how == CLASS else None
-            p = float(self.run.preview(self.settings).probs_after[token]) if token is not None else None
-            step = self.run.step(self.settings, force_id=token)
+            self._not_done(f)
+            run = self._own_run(f)
+            token = self._class_pick(f) if how == CLASS else None
+            p = float(run.preview(f.settings).probs_after[token]) if token is not None else None
+            step = run.step(f.settings, force_id=token)
             taken = Appended(Token(step.token_id, step.token_text, step.prob_after if p is None else p), how)
-            self.appended.append(taken)
-            if not self.run.done:
-                self._new_step()
-            self._changed(everyone=True)
+            changes = dict(appended=f.appended + (taken,), done=run.trace.stop_reason if run.done else None)
+            if not run.done:
+                changes |= self._new_step(run, f.settings, replace(f, appended=changes["appended"]))
+            self.state.change(self.clock(), everyone=True, **changes)
+            self._prune()
             return taken
 
     def draw_each(self, key, n: int) -> int:
         """`n` draws for every student here and for the projector; returns the draws made."""
         with self.lock:
             self.check(key, "draw for")
-            self._open()
-            self._kind_is(SAMPLE, "Draw")
+            f = self._open()
+            self._kind_is(f, SAMPLE, "Draw")
             if not (isinstance(n, int) and 1 <= n <= MAX_EACH):
                 raise ValueError(f"draws each must be a whole number in [1, {MAX_EACH}], got {n!r}")
             self._sweep()
-            seats = [s for s in self.students.values() if s.id not in self._absent] + [self.projector]
-            draw = self.draw
+            seeds = {s: seat.seed for s, seat in self._seats.items() if s not in self._absent}
+            seeds[PROJECTOR] = ROUND_SEED
+            draw = self._draw_of(f.draws)
         drawn = []
-        for seat in seats:
-            with seat.lock:
-                drawn.append((seat.id, [draw.pick(seat.generator) for _ in range(n)]))
-        with self.lock:
-            for student, tokens in drawn:
-                for token in tokens:
-                    draw.count(student, token)
-            self._changed(everyone=True)  # each student's page shows the draws made for them
-        return n * len(seats)
+        for student, seed in seeds.items():
+            with self.state.generator(student, lambda seed=seed: _generator(self.lm, seed)) as generator:
+                drawn.append((student, [draw.pick(generator) for _ in range(n)]))
+        self.state.count(draw.number, drawn, self.clock())
+        self.state.change(self.clock(), everyone=True)  # each student's page shows the draws made for them
+        return n * len(seeds)
 
     def end(self, key, why: str = "the teacher ended it", moved_to: str | None = None) -> None:
         """End the round: its students see why (and the round the teacher started next); its caches are freed."""
@@ -284,93 +325,95 @@ class Round:
     def close(self, why: str, moved_to: str | None = None) -> None:
         """End the round for `why` (the store's expiry calls this without a key)."""
         with self.lock:
-            if self.ended is not None:
+            f = self.state.fields()
+            if f.ended is not None:
                 return
-            self._final = self._record()
-            self.ended, self.moved_to = why, moved_to
-            self.run = self.greedy = self.guesses = self.draw = self.previous = None
-            self._changed(everyone=True)
+            self._sweep()
+            final = self._record(self.state.fields())
+            if self.state.close(self.clock(), why, moved_to):
+                self._final = final
+            self._let_go()
 
     # --- a student ---
 
     def guess(self, student: str, token: int, step: int | None = None) -> Token:
         """`student`'s guess at the next token (`step`: the step their page showed, when it says)."""
         with self.lock:
-            self._open()
+            f = self._open()
             self._here(student)
-            self._kind_is(GUESS, "Guessing")
-            if step is not None and step != len(self.appended):
+            self._kind_is(f, GUESS, "Guessing")
+            if step is not None and step != f.step:
                 raise ValueError(
-                    f"your guess was for step {step + 1}, and the teacher has moved on to step "
-                    f"{len(self.appended) + 1}: guess again"
+                    f"your guess was for step {step + 1}, and the teacher has moved on to step {f.step + 1}: guess "
+                    "again"
                 )
-            taken = self.guesses.guess(student, token)
-            self._changed()
-            return taken
+            return self._guesses_of(f).guess(student, token, f.revealed, self.clock())
 
     def draw_one(self, student: str) -> tuple[Token, int]:
         """One draw with the student's generator, counted in the draw it was drawn from: the token, and the draws
         counted with it. The round's lock is let go while it draws, so the class's draws run side by side."""
         with self.lock:
-            self._open()
+            f = self._open()
             seat = self._here(student)
-            self._kind_is(SAMPLE, "Draw")
-            self._allow_draw(seat)
-            draw = self.draw
-        with seat.lock:
-            token = draw.pick(seat.generator)
-        with self.lock:
-            total = draw.count(student, token)
-            self._changed()
-            return Token(token, draw.names[token], 0.0), total
+            self._kind_is(f, SAMPLE, "Draw")
+            if not self.state.allow(student, self.clock(), self.draws_per_s, DRAW_BURST):
+                raise ValueError(
+                    f"at most {self.draws_per_s:g} draws a second for each page, as fast as a person presses: this "
+                    "one was not drawn; press again in a moment"
+                )
+            draw = self._draw_of(f.draws)
+        with self.state.generator(student, lambda: _generator(self.lm, seat.seed)) as generator:
+            token = draw.pick(generator)
+        total = self.state.count(draw.number, [(student, [token])], self.clock())
+        return Token(token, draw.name(token), 0.0), total
 
     def greedy_step(self, student: str, n: int = 1) -> int:
         """Up to `n` greedy steps of the student's own run, through the scheduler: the round's lock is let go while
         they wait, so the class's steps share its passes. Returns the steps taken."""
         with self.lock:
-            self._open()
+            f = self._open()
             self._here(student)
-            self._kind_is(GREEDY, "Greedy steps")
-            together = self.greedy
+            self._kind_is(f, GREEDY, "Greedy steps")
+            together = self._greedy_of(f)
             seat = together.seat(student)
-        taken = together.step(seat, n)
-        with self.lock:
-            if together is self.greedy:
-                self._changed()
-        return taken
+        return together.step(seat, student, n)
 
     # --- what the pages read ---
 
     def record(self) -> RoundRecord:
         with self.lock:
             self._sweep()
-            if self._final is not None:
-                return replace(
-                    self._final, ended=self.ended, moved_to=self.moved_to, version=self.version, shown=self.shown
-                )
-            return self._record()
+            f = self.state.fields()
+            if f.ended is not None:
+                if self._final is None:  # ended on another replica: what it showed is still in the state
+                    self._final = self._record(f)
+                    self._let_go()
+                return replace(self._final, ended=f.ended, moved_to=f.moved_to, version=f.version, shown=f.shown)
+            return self._record(f)
 
     def seat(self, student: str) -> SeatRecord:
         """What `student` sees of their own part (an ended round: their seed alone)."""
         with self.lock:
-            known = self.students.get(student)
+            f = self.state.fields()
+            known = self.state.seats().get(student)
             seed = known.seed if known is not None else 0
             removed = known is not None and known.removed
-            if self.ended is not None or removed:
+            if f.ended is not None or removed:
                 return SeatRecord(student, seed, (), None, (), {}, (), 0, removed=removed)
-            guessed = self.guesses.by_student.get(student) if self.guesses else None
-            drawn = tuple(self.draw.by_student.get(student, ())) if self.draw else ()
-            names = {t: self.draw.names[t] for t in drawn}
-            greedy = self.greedy.sequences().get(student, ()) if self.greedy else ()
+            guesses = self._guesses_of(f)
+            guessed = guesses.by_student().get(student)
+            draw = self._draw_of(f.draws)
+            tally = draw.tally()
+            drawn = tuple(tally.by_student.get(student, ()))
             return SeatRecord(
                 student=student,
                 seed=seed,
-                choices=self.guesses.choices() if self.guesses else (),
-                guess=self.guesses.token(guessed) if guessed is not None else None,
+                choices=guesses.choices(),
+                guess=guesses.token(guessed) if guessed is not None else None,
                 drawn=drawn,
-                texts=names,
-                greedy=greedy,
-                last_serial=self.draw.last_total.get(student, 0) if self.draw else 0,
+                texts={t: draw.name(t) for t in drawn},
+                greedy=self._greedy_of(f).sequences().get(student, ()),
+                last_serial=tally.last.get(student, 0),
             )
 
     def numbers(self, key) -> dict:
@@ -380,169 +423,198 @@ class Round:
         with self.lock:
             self.check(key, "read the numbers of")
             self._sweep()
-            absent = self._absent
-            out = {"code": self.code, "kind": self.kind, "step": len(self.appended), "present": self.present}
-            out |= {"left": len(absent), "locked": self.locked}
-            if self.draw is not None:
-                d = self.draw
-                chi = d.chi(absent)
-                counts = d.counted(absent)
-                out["draw"] = {
-                    "number": d.number,
-                    "total": sum(counts.values()),
-                    "made": d.total,
-                    "counts": {str(t): n for t, n in counts.items()},
-                    "probs": [[t, p] for t, p in d.probs],
-                    "kept": d.kept,
-                    "chi": None if chi is None else {"statistic": chi.statistic, "dof": chi.dof, "p": chi.p_value},
-                }
-            if self.guesses is not None:
-                g = self.guesses.record(absent)
-                out["guesses"] = {"guessed": g.guessed, "top1": g.top1.id, "top1_guessed": g.top1_guessed}
-                out["guesses"]["revealed"] = g.revealed
-            if self.greedy is not None:
-                g = self.greedy.record(self.texts, None, absent)
-                split = None if g.split is None else {"step": g.split.step, "students": [s for s, _ in g.split.others]}
-                out["greedy"] = {"students": len(g.students), "compared": g.compared, "split": split}
-                out["greedy"] |= {"passes": g.passes, "shared": g.shared, "most_rows": g.most_rows}
+            f, absent = self.state.fields(), self._absent
+            out = {"code": self.code, "kind": f.kind, "step": f.step, "present": len(self._seats) - len(absent)}
+            out |= {"left": len(absent), "locked": f.locked}
+            if f.ended is not None:
+                return out
+            d = self._draw_of(f.draws)
+            tally = d.tally()
+            chi = d.chi(absent, tally)
+            counts = d.counted(absent, tally)
+            out["draw"] = {
+                "number": d.number,
+                "total": sum(counts.values()),
+                "made": tally.total,
+                "counts": {str(t): n for t, n in counts.items()},
+                "probs": [[t, p] for t, p in d.probs],
+                "kept": d.kept,
+                "chi": None if chi is None else {"statistic": chi.statistic, "dof": chi.dof, "p": chi.p_value},
+            }
+            g = self._guesses_of(f).record(absent, f.revealed)
+            out["guesses"] = {"guessed": g.guessed, "top1": g.top1.id, "top1_guessed": g.top1_guessed}
+            out["guesses"]["revealed"] = g.revealed
+            g = self._greedy_of(f).record(self.texts, None, absent)
+            split = None if g.split is None else {"step": g.split.step, "students": [s for s, _ in g.split.others]}
+            out["greedy"] = {"students": len(g.students), "compared": g.compared, "split": split}
+            out["greedy"] |= {"passes": g.passes, "shared": g.shared, "most_rows": g.most_rows}
             return out
 
     def idle_s(self) -> float:
         """Seconds since anyone last did anything in the round (a page reading it does not count)."""
-        return self.clock() - self.last_active
+        return self.clock() - self.state.fields().last_active
 
     def held_tokens(self) -> list[int]:
-        """Each KV cache the round holds, as the tokens it holds at its longest: its own run's, and each student's
-        greedy run (what the server's memory cap counts)."""
+        """Each KV cache the round holds on this replica, as the tokens it holds at its longest: its own run's (where
+        the teacher steps it), and each student's greedy run here (what this server's memory cap counts)."""
         with self.lock:
-            if self.run is None:
-                return []
-            own = [len(self.prompt.ids) + self.run.trace.max_new_tokens]
-            greedy = self.greedy
+            own = [len(self.prompt.ids) + self.run.trace.max_new_tokens] if self.run is not None else []
+            greedy = self._greedy
             extra = [len(greedy.prompt.ids) + greedy.length] * greedy.runs() if greedy is not None else []
             return own + extra
 
     # --- inside ---
 
-    def _record(self) -> RoundRecord:
+    def _record(self, f: Fields) -> RoundRecord:
         noise = self.scheduler.noise.value if self.scheduler is not None and self.scheduler.noise else None
-        done = self.run.trace.stop_reason if self.run is not None else None
         absent = self._absent
+        draw = self._draw_of(f.draws)
+        previous = self._draw_of(f.previous) if f.previous else None
         return RoundRecord(
             code=self.code,
-            kind=self.kind,
-            step=len(self.appended),
+            kind=f.kind,
+            step=f.step,
             prompt=self.prompt.text,
-            appended=tuple(self.appended),
-            settings={name: getattr(self.settings, name) for name in ("temperature", "top_k", "top_p", "min_p")},
-            present=len(self.students) - len(absent),
+            appended=f.appended,
+            settings={name: getattr(f.settings, name) for name in ("temperature", "top_k", "top_p", "min_p")},
+            present=len(self._seats) - len(absent),
             left=len(absent),
-            version=self.version,
-            shown=self.shown,
-            draw=self.draw.record(self.previous, absent) if self.draw is not None else None,
-            guesses=self.guesses.record(absent) if self.guesses is not None else None,
-            greedy=self.greedy.record(self.texts, noise, absent) if self.greedy is not None else None,
-            ended=self.ended,
-            moved_to=self.moved_to,
-            done=done,
+            version=f.version,
+            shown=f.shown,
+            draw=draw.record(previous, absent),
+            guesses=self._guesses_of(f).record(absent, f.revealed),
+            greedy=self._greedy_of(f).record(self.texts, noise, absent),
+            ended=f.ended,
+            moved_to=f.moved_to,
+            done=f.done,
             prompt_tokens=tuple(self.prompt.tokens),
-            locked=self.locked,
-            seats=tuple(sorted(s for s in self.students if s not in absent)),
+            locked=f.locked,
+            seats=tuple(sorted(s for s in self._seats if s not in absent)),
         )
 
-    def _new_step(self) -> None:
-        """After a token was appended (or the prompt read): new guesses, a new draw, a new greedy start."""
-        processed = self.run.preview(self.settings)
-        self.guesses = Guesses(processed.probs_before, self.texts)
-        self.previous = None
-        self.draw = None
-        self._new_draw()
-        self.greedy = self._greedy()
+    def _new_step(self, run: Run, settings: SamplerSettings, f: Fields) -> dict:
+        """After a token was appended (or the prompt read): the model's probabilities for the guesses, a new draw, a
+        new greedy start; what the model gave goes to the state first, then the fields that name it (returned)."""
+        self.state.put_computed(f"guess:{f.step}", run.preview(settings).probs_before)
+        return dict(self._new_draw(run, settings, f, keep=False), greedy=f.greedy + 1, revealed=False)
 
-    def _new_draw(self) -> None:
-        self.previous = self.draw if self.draw is not None and self.draw.total else self.previous
-        self.draws += 1
-        processed = self.run.preview(self.settings)
-        self.draw = Draw(self.draws, len(self.appended), self.settings, processed, self.texts)
+    def _new_draw(self, run: Run, settings: SamplerSettings, f: Fields, keep: bool = True) -> dict:
+        """A new draw at `settings`; with `keep`, the one before is kept beside it if anyone drew from it."""
+        kept = f.previous if keep else 0
+        if keep and f.draws and self._draw_of(f.draws).tally().total:
+            kept = f.draws
+        number = f.draws + 1
+        self.state.put_computed(f"draw:{number}", run.preview(settings).final, step=f.step, settings=settings)
+        return dict(draws=number, previous=kept)
 
-    def _greedy(self) -> GreedyTogether:
-        ids = list(self.run.ids)
-        text = self.prompt.text + self.lm.tokenizer.decode(self.run.generated)
-        prompt = Prompt(text, ids, list(self.prompt.tokens) + [a.token.text for a in self.appended])
-        return GreedyTogether(self.lm, prompt, self.greedy_length, self.scheduler)
+    def _prune(self) -> None:
+        """What the model computed that no page reads any more: the draws before the last two and the one kept beside
+        them, the steps before the last (a page that read the fields just before a change still finds its own)."""
+        f = self.state.fields()
+        draws = {f"draw:{n}" for n in (f.draws, f.draws - 1, f.previous) if n}
+        self.state.prune(draws | {f"guess:{n}" for n in (f.step, f.step - 1) if n >= 0})
 
-    def _class_pick(self) -> int:
+    def _own_run(self, f: Fields) -> Run:
+        """The round's own run at its context: this replica's, or read again in one pass (the teacher's page moved
+        here from a replica that went away)."""
+        ids = list(self.prompt.ids) + [a.token.id for a in f.appended]
+        if self.run is None or self.run.ids != ids:
+            run = Run(
+                self.lm, self.prompt, seed=ROUND_SEED, max_new_tokens=self.max_steps, scheduler=self.scheduler, top_n=1
+            )
+            run.prefill()
+            for a in f.appended:
+                run.step(f.settings, force_id=a.token.id)
+            self.run = run
+        return self.run
+
+    def _draw_of(self, number: int) -> Draw:
+        """Draw `number` as this replica sees it (its processed logits read from the state once)."""
+        if number not in self._draws:
+            final, info = self.state.computed(f"draw:{number}")
+            drawn = Draw(number, info["step"], info["settings"], final.to(self.lm.device), self.texts, self.state)
+            self._draws = {n: d for n, d in self._draws.items() if n >= number - 1} | {number: drawn}
+        return self._draws[number]
+
+    def _guesses_of(self, f: Fields) -> Guesses:
+        if self._guesses is None or self._guesses.step != f.step:
+            probs, _ = self.state.computed(f"guess:{f.step}")
+            self._guesses = Guesses(probs, self.texts, self.state, f.step)
+        return self._guesses
+
+    def _greedy_of(self, f: Fields) -> GreedyTogether:
+        """The class's greedy runs from the context as it was at the current greedy start (this replica's runs)."""
+        if self._greedy is None or self._greedy.start != f.greedy:
+            ids = list(self.prompt.ids) + [a.token.id for a in f.appended]
+            text = self.prompt.text + self.lm.tokenizer.decode(ids[len(self.prompt.ids) :])
+            prompt = Prompt(text, ids, list(self.prompt.tokens) + [a.token.text for a in f.appended])
+            self._greedy = GreedyTogether(
+                self.lm, prompt, self.greedy_length, self.scheduler, self.state, f.greedy, self.clock
+            )
+        return self._greedy
+
+    def _let_go(self) -> None:
+        """An ended round's caches on this replica: its run, the students' greedy runs, the draws' logits."""
+        self.run = self._greedy = self._guesses = None
+        self._draws = {}
+
+    def _class_pick(self, f: Fields) -> int:
         """The class's most common guess, draw or first greedy token, among the seats here."""
         self._sweep()
         absent = self._absent
-        if self.kind == GUESS:
-            pick, what = self.guesses.most_guessed(absent), "guesses"
-        elif self.kind == SAMPLE:
-            pick, what = self.draw.most_drawn(absent), "draws"
+        if f.kind == GUESS:
+            pick, what = self._guesses_of(f).most_guessed(absent), "guesses"
+        elif f.kind == SAMPLE:
+            pick, what = self._draw_of(f.draws).most_drawn(absent), "draws"
         else:
-            firsts = [seq[0] for seq in self.greedy.sequences(absent).values() if seq]
+            firsts = [seq[0] for seq in self._greedy_of(f).sequences(absent).values() if seq]
             pick, what = (max(set(firsts), key=lambda t: (firsts.count(t), -t)) if firsts else None), "greedy steps"
         if pick is None:
             raise ValueError(f"the class has no {what} at this step yet: wait for them, or append the model's pick")
         return pick
 
-    def _open(self) -> None:
-        if self.ended is not None:
-            where = f": join round {self.moved_to}" if self.moved_to else ""
-            raise ValueError(f"round {self.code} has ended ({self.ended}){where}")
+    def _open(self) -> Fields:
+        f = self.state.fields()
+        if f.ended is not None:
+            where = f": join round {f.moved_to}" if f.moved_to else ""
+            raise ValueError(f"round {self.code} has ended ({f.ended}){where}")
+        return f
 
-    def _not_done(self) -> None:
-        if self.run.done:
-            raise ValueError(
-                f"round {self.code}'s text has ended ({self.run.trace.stop_reason}): start a new round to go on"
-            )
+    def _not_done(self, f: Fields) -> None:
+        if f.done is not None:
+            raise ValueError(f"round {self.code}'s text has ended ({f.done}): start a new round to go on")
 
-    def _here(self, student: str) -> Student:
+    def _here(self, student: str) -> SeatState:
         """The student's seat, heard from now (a click is a sign of life), or why it has none."""
-        seat = self.students.get(student)
+        seat = self.state.seats().get(student)
         if seat is not None and seat.removed:
             raise ValueError(f"the teacher removed this page from round {self.code}: ask the teacher")
         if seat is None or seat.left:
             raise ValueError(f"this page is not in round {self.code}: open the round's link, or type its code")
-        seat.heard = self.clock()
+        self.state.heard(student, self.clock())
         self._sweep()
         return seat
 
-    def _live(self, seat: Student, now: float) -> bool:
-        return not (seat.left or seat.removed) and now - seat.heard <= GONE_S
-
     def _sweep(self) -> None:
-        """Recount the seats here (the caller holds the lock); the projector's view changes when they change."""
+        """Recount the seats here; the projector's view changes when they change."""
         now = self.clock()
-        absent = frozenset(s.id for s in self.students.values() if not self._live(s, now))
-        if absent != self._absent:
-            self._absent = absent
-            self.version += 1  # not an action: a round whose seats go quiet still ends when idle
+        self._seats = self.state.seats()
+        self._absent = frozenset(s for s, seat in self._seats.items() if not _live(seat, now))
+        self.state.swept(self._absent)  # not an action: a round whose seats go quiet still ends when idle
 
-    def _allow_draw(self, seat: Student) -> None:
-        """A draw within the seat's rate (a token bucket), or a ValueError that says why not; nothing is drawn."""
-        now = self.clock()
-        seat.allowance = min(DRAW_BURST, seat.allowance + (now - seat.checked) * self.draws_per_s)
-        seat.checked = now
-        if seat.allowance < 1 - 1e-9:  # a press exactly on the rate is within it
-            raise ValueError(
-                f"at most {self.draws_per_s:g} draws a second for each page, as fast as a person presses: this one was "
-                "not drawn; press again in a moment"
-            )
-        seat.allowance -= 1
+    def _kind_is(self, f: Fields, kind: str, what: str) -> None:
+        if f.kind != kind:
+            raise ValueError(f"{what} is for a {kind} round; round {self.code} is a {f.kind} round now")
+        self._not_done(f)
 
-    def _kind_is(self, kind: str, what: str) -> None:
-        if self.kind != kind:
-            raise ValueError(f"{what} is for a {kind} round; round {self.code} is a {self.kind} round now")
-        if self.run is not None and self.run.done:
-            self._not_done()
 
-    def _changed(self, everyone: bool = False) -> None:
-        """Something the projector shows changed; `everyone`: something every student's page shows too (the step, the
-        kind, the settings, the reveal, the end), which their pages ask after (`shown`)."""
-        self.version += 1
-        self.shown += everyone
-        self.last_active = self.clock()
+def _live(seat: SeatState, now: float) -> bool:
+    return not (seat.left or seat.removed) and now - seat.heard <= GONE_S
+
+
+def _hashed(key) -> str:
+    """The teacher key as the state keeps it: its hash (a state read by anyone cannot act as the teacher)."""
+    return hashlib.sha256(str(key).encode()).hexdigest() if isinstance(key, str) else ""
 
 
 def _generator(lm: LoadedModel, seed: int) -> torch.Generator:

@@ -67,7 +67,7 @@ class Teacher:
 
     def view(self) -> str:
         """The projector's view as its page shows it now."""
-        self.c.predict(api_name="/refresh")
+        self.c.predict(self.kept, api_name="/refresh")  # the key its page keeps, as the page sends it
         return html.unescape(re.sub("<[^>]+>", " ", self.c.predict(api_name="/resend")["html"]))
 
 

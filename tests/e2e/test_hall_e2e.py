@@ -23,7 +23,7 @@ def hall():
     if not Path(HAPROXY).exists():
         pytest.fail("haproxy is not installed: `make test` installs Debian's package (make hall-tools)")
     port = free_port()
-    while free_port() in range(port, port + 3):  # the replicas take the ports after the proxy's
+    while free_port() in range(port, port + 4):  # the replicas and the rounds' redis-server take the ports after it
         port = free_port()
     hall = Hall(replicas=2, port=port, restart=False).start()
     yield hall

@@ -1,7 +1,8 @@
 """A class round's rules on the tiny model: each draw is the student's own seeded `select` from the round's one
 processed distribution, counted once however many draw at once; the round's logits come from one pass per step; new
 settings start a new draw; only the teacher's key changes the round; students join and leave; guesses stay hidden
-until the reveal; greedy together names the first step where the class's tokens parted."""
+until the reveal; greedy together names the first step where the class's tokens parted. Every rule holds in both of
+the round's homes: this process's memory and Redis (a lecture hall's replicas)."""
 
 import threading
 
@@ -13,18 +14,35 @@ from decoding.classround.greedy import first_split
 from decoding.classround.guesses import typed_token
 from decoding.classround.records import CLASS, GREEDY, GUESS, MODEL, PROJECTOR, SAMPLE
 from decoding.classround.round import DRAW_BURST, DRAWS_PER_S, GONE_S, NotTeacher, Round
+from decoding.classround.state import LocalState
 from decoding.pipeline import SamplerSettings, process, select
 from decoding.prompts import encode_prompt
+from tests.helpers.redis_server import HOMES, emptied
 
 KEY = "the-teacher's-key"
 TOP8 = SamplerSettings(top_k=8)  # the tiny model's distribution cut to 8 tokens: every one of them drawn often
+HOME = {}  # the round's home for this test: "state" makes an empty one
+
+
+@pytest.fixture(params=HOMES, autouse=True)
+def home(request):
+    """Each test once with the round in this process's memory, once in a real Redis (an empty database)."""
+    if request.param == "redis":
+        from decoding.classround.shared import RedisState, connect
+
+        client = connect(emptied(request.getfixturevalue("redis_url")))
+        HOME["state"] = lambda: RedisState(client, "K7QF")
+    else:
+        HOME["state"] = LocalState
+    yield request.param
+    HOME.clear()
 
 
 def opened(lm, settings=TOP8, kind=SAMPLE, **options) -> Round:
-    """A round on the tiny model; its draws not limited to a person's rate unless a test says."""
+    """A round on the tiny model, in this test's home; its draws not limited to a person's rate unless a test says."""
     prompt = encode_prompt(lm.tokenizer, "hello there", chat=False)
     options = {"draws_per_s": 1e9, **options}
-    return Round(lm, prompt, settings, kind, code="K7QF", key=KEY, **options).open()
+    return Round(lm, prompt, settings, kind, code="K7QF", key=KEY, state=HOME["state"](), **options).open()
 
 
 def test_a_draw_is_select_on_the_rounds_processed_logits_with_the_students_own_seeded_generator(tiny):
@@ -321,7 +339,7 @@ def test_the_kind_decides_what_a_student_may_do(tiny):
         r.greedy_step("ada")
 
 
-def test_greedy_together_alone_every_students_tokens_agree_and_equal_the_solo_argmax_run(tiny):
+def test_greedy_together_alone_every_students_tokens_agree_and_equal_the_solo_argmax_run(tiny, home):
     r = opened(tiny, kind=GREEDY)
     for name in ("ada", "bob"):
         r.join(name, 1)
@@ -331,6 +349,7 @@ def test_greedy_together_alone_every_students_tokens_agree_and_equal_the_solo_ar
     assert record.split is None and record.compared == 6
     assert dict(record.students) == {"ada": tuple(solo.token_ids), "bob": tuple(solo.token_ids)}
     assert record.passes == 12  # each student's steps, each chosen from a pass of its own (no scheduler here)
+    assert record.across_servers == (home == "redis")  # the projector says each student's run is on their own server
 
 
 def test_the_first_split_names_the_step_the_majority_and_each_student_who_wrote_otherwise():

@@ -1,7 +1,8 @@
 """The class round's tab on the tiny model: it is a lesson added by its own packages alone; a student's page cannot
 advance, change or end the round and is told why; a closed page is counted out; an idle round ends; a round lives in
 the server's one store under its byte cap; a refresh with nothing new sends nothing; a teacher's new round takes the
-class along; a link joins its round."""
+class along; a link joins its round. Each rule holds with the rounds in this process and in Redis (a lecture hall's
+replicas: `rounds.serve` with a Redis address)."""
 
 import html
 import re
@@ -11,6 +12,7 @@ import gradio as gr
 import pytest
 
 from decoding.classround.records import MODEL
+from tests.helpers.redis_server import HOMES, emptied
 from tests.helpers.step_knobs import CONFIG
 from ui.classround import handlers as h
 from ui.classround import rounds
@@ -25,6 +27,15 @@ SETUP = ("The best pet is a", False, "Sample together", 1.0, 0, 1.0, 0.0)
 # where the lesson may be named: its own packages, its tests and docs, Start here's plans (data) and the load bench
 OWN = ("ui/classround/", "decoding/classround/", "visuals/classround/", "tests/", "docs/", "artifacts/")
 ALSO = ("ui/start/plans.py", "bench/classroom_load.py", "bench/class_round.py", "README.md")
+
+
+@pytest.fixture(params=HOMES, autouse=True)
+def home(request):
+    """The tab's rounds in this process, then in a real Redis (an empty database)."""
+    url = emptied(request.getfixturevalue("redis_url")) if request.param == "redis" else ""
+    rounds.serve(CONFIG, url)
+    yield request.param
+    rounds.serve(CONFIG, "")
 
 
 def started(session="teacher-page"):
@@ -101,7 +112,7 @@ def test_a_round_is_in_the_servers_one_store_and_its_greedy_runs_count_under_the
     h.set_kind("teacher-page", teacher, "Greedy together")
     for page in ("ada-page", "bob-page"):
         h.join(page, r.code)
-        h.greedy(page, 1)
+        h.greedy(page, steps=1)
     assert STORE.kv_bytes() > before
     assert rounds.round_bytes(r) == sum(rounds.kv_bytes_at(r.lm, n) for n in r.held_tokens())  # each, at its longest
     assert len(r.held_tokens()) == 3
@@ -238,3 +249,15 @@ def test_the_rounds_numbers_answer_the_teachers_key_alone(tiny):
         with pytest.raises(ValueError, match="can read the numbers of it"):
             h.numbers(r.code, key)
     assert h.numbers(r.code.lower(), teacher["key"])["code"] == r.code
+
+
+def test_a_teachers_page_a_server_no_longer_seats_takes_its_round_back_with_its_key(tiny):
+    teacher, r = started()
+    SEATS.leave("teacher-page")  # as a hall's other server sees the page its own server served
+    h.advance("teacher-page", teacher, MODEL)
+    assert r.record().step == 1 and SEATS.get("teacher-page").student is None  # its projector again
+    SEATS.leave("teacher-page")
+    assert 'data-role="teacher"' in h.refresh("teacher-page", teacher).view["html"]
+    SEATS.leave("teacher-page")
+    with pytest.raises(ValueError, match="no class round in this session yet|no longer on the server"):
+        h.advance("teacher-page", {"code": r.code, "key": "guessed"}, MODEL)

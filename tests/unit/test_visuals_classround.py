@@ -2,6 +2,7 @@
 the counts the probabilities expect; before the first draw its bars are the probabilities; the projector shows the
 code and the link; a student's ten choices carry no probabilities; the view's root says who looks and the kind."""
 
+import dataclasses
 import re
 
 import pytest
@@ -121,6 +122,9 @@ def test_greedy_together_says_every_token_agreed_or_names_the_first_split_and_th
     assert "At step 2 not every token agreed" in said and "s2 wrote ␣pet" in said
     assert "float noise" in passes_html(greedy()) and "2.0e-05" in passes_html(greedy())
     assert "3 of them shared with other sessions (up to 2 in one)" in passes_html(greedy())
+    assert "several servers" not in passes_html(greedy())  # one server: nothing to say
+    hall = passes_html(dataclasses.replace(greedy(), across_servers=True))
+    assert "each student's greedy run lives on their own server" in hall  # a lecture hall says what stays per server
     assert 'data-kind="greedy"' in projector_parts(rounded(GREEDY)).html
 
 

@@ -18,7 +18,7 @@ from decoding.classround.guesses import typed_token
 from decoding.classround.records import CLASS, MODEL
 from decoding.knobs import settings_from
 from decoding.prompts import encode_prompt
-from ui.alive import gone
+from ui.alive import gone, page_restarted
 from ui.classround import rounds
 from ui.classround.presets import DEFAULT_KIND, DEFAULT_PRESET, PRESETS, link_setup
 from ui.classround.seats import SEATS, Seat, student_of
@@ -35,6 +35,11 @@ OFF = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}  # the knobs 
 TEACHER_AGAIN = "press Start a round to begin a new one (or join one with its code)"
 STUDENT_AGAIN = "open the round's link, or type its code and Join"
 EITHER_AGAIN = "the teacher presses Start a round, and each student joins it with its new code"
+# a lecture hall (rounds in a shared store): a page whose replica went away is served by another, and its round goes on
+MOVED = (
+    "this page's server went away and another of the hall's servers took the page over; the round goes on (the servers "
+    "share it) and your seat is back, with what you drew and guessed: press again"
+)
 
 
 class Viewed(NamedTuple):
@@ -125,12 +130,14 @@ def load(session, teacher, query: dict) -> Loaded:
     return Loaded(**setup, **shown, message=message)
 
 
-def refresh(session) -> Viewed:
+def refresh(session, teacher=None, code=None) -> Viewed:
     """The page's view, if anything changed (else nothing is sent): pressed by the page's script when the round's
-    number it asks (ui/classround/shown.py) changed. A student whose teacher started the next round follows them."""
-    seat = SEATS.get(session)
+    number it asks (ui/classround/shown.py) changed. A student whose teacher started the next round follows them; a
+    teacher's or a student's page that another of a hall's servers took over shows its round again (`teacher`: what a
+    teacher's page keeps; `code`: the round a student's page shows)."""
+    seat = SEATS.get(session) or (SEATS.get(session) if _resumed(session, teacher) or _moved(session, code) else None)
     if seat is None:  # the view shows a round the server holds no seat in for this page: said in the view, whole
-        return Viewed(Patcher().send(blank_parts(gone("class round", EITHER_AGAIN, had=True))))
+        return Viewed(Patcher().send(blank_parts(_lost(EITHER_AGAIN, had=True))))
     try:
         r = rounds.find(seat.code)
         if seat.student is not None and r.seat(seat.student).removed:
@@ -230,32 +237,32 @@ def set_settings(session, teacher, temperature, top_k, top_p, min_p) -> Viewed:
 # --- a student's buttons ---
 
 
-def pick(session, picked) -> Viewed:
+def pick(session, picked, code=None) -> Viewed:
     """A guess clicked among the ten: "step:token id", put in a hidden box by the page's script (the step the page
     showed, so a tap that crosses the teacher's Next is refused with why, not counted for the next step)."""
-    r, seat = _student(session)
+    r, seat = _student(session, code)
     step, _, token = str(picked or "").rpartition(":")
-    step = values.whole("Guess (step)", step, 0, r.run.trace.max_new_tokens) if step else None
+    step = values.whole("Guess (step)", step, 0, r.max_steps) if step else None
     r.guess(seat.student, values.whole("Guess (token id)", token, 0, r.lm.vocab_size - 1), step)
     return _viewed(session, r)
 
 
-def typed(session, text) -> Viewed:
+def typed(session, text, code=None) -> Viewed:
     """A guess typed: one token of the model's."""
-    r, seat = _student(session)
+    r, seat = _student(session, code)
     r.guess(seat.student, typed_token(r.lm.tokenizer, text))
     return _viewed(session, r)
 
 
-def draw(session) -> Viewed:
-    r, seat = _student(session)
+def draw(session, code=None) -> Viewed:
+    r, seat = _student(session, code)
     r.draw_one(seat.student)
     return _viewed(session, r)
 
 
-def greedy(session, steps: int) -> Viewed:
+def greedy(session, code=None, steps: int = 1) -> Viewed:
     """Greedy steps of the student's own run, through the shared scheduler (`steps`: 1, or LENGTH for the rest)."""
-    r, seat = _student(session)
+    r, seat = _student(session, code)
     held = len(r.held_tokens())
     r.greedy_step(seat.student, values.whole("Greedy steps", steps, 1, LENGTH))
     if len(r.held_tokens()) != held:  # a first step made the student's run: its cache counts under the server's cap
@@ -278,7 +285,7 @@ def _knobs(temperature, top_k, top_p, min_p) -> dict:
 
 def _teacher(session, teacher):
     """The page's round and the key its page sent (None when it holds none for this round: a student's page)."""
-    seat = SEATS.get(session)
+    seat = SEATS.get(session) or (SEATS.get(session) if _resumed(session, teacher) else None)
     if seat is None:
         had = isinstance(teacher, dict) and teacher.get("code") is not None
         raise ValueError(gone("class round", TEACHER_AGAIN, had=had))
@@ -287,17 +294,41 @@ def _teacher(session, teacher):
     return r, key
 
 
-def _student(session):
+def _student(session, code=None):
+    """The page's round and seat (`code`: the round its page shows, which seats it again on another of a hall's
+    servers: the click is refused once, saying so)."""
     seat = SEATS.get(session)
+    if seat is None and _moved(session, code):
+        raise ValueError(MOVED)
     if seat is None:
-        raise ValueError(gone("class round", STUDENT_AGAIN, had=False))
+        raise ValueError(_lost(STUDENT_AGAIN, had=False))
     if seat.student is None:
         raise ValueError(f"this page started round {seat.code}: it is the round's projector, not a student's page")
     return rounds.find(seat.code), seat
 
 
+def _moved(session, code) -> bool:
+    """Whether this page was a student's on another of a hall's servers, now seated here again in its round `code`
+    (the same student: their id and seed come from the page's session)."""
+    if not (code and rounds.shared() and page_restarted()):
+        return False
+    join(session, code)
+    return True
+
+
+def _lost(again: str, had: bool) -> str:
+    """Why this page has no seat here: in a lecture hall, a page another server took over (its round goes on), else
+    `gone`'s one rule."""
+    if rounds.shared() and page_restarted():
+        return MOVED
+    return gone("class round", again, had=had)
+
+
 def _resumed(session, teacher) -> bool:
-    """A reloaded teacher's page: its round again, if it still runs and the key is its own."""
+    """A reloaded teacher's page, or one another of a hall's servers took over: its round again, if it still runs and
+    the key is its own."""
+    if not isinstance(teacher, dict):
+        return False
     try:
         r = rounds.find(teacher.get("code"))
         r.check(teacher.get("key"), "show")

@@ -122,6 +122,7 @@ def layout() -> ClassroundPage:
             end = gr.Button("End", variant="stop", elem_id="classround-end", elem_classes=running)
         with gr.Row(equal_height=True, elem_classes="classround-visitor"):
             code = gr.Textbox(
+                "",  # a value, so an API client's student clicks may leave the code out (they send it: tab.py)
                 label="A student? Type the round's code",
                 info=f"{CODE_LENGTH} letters and digits, as the projector shows it",
                 placeholder="the code on the projector",

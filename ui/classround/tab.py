@@ -1,7 +1,8 @@
 """Sample together: a class round, the teacher's projector and every student's page in one tab. The page is built in
 ui/classround/page.py; `wire` connects it, one line per event. Every event answers with the page's one patched view
-(and its message line); its inputs are what the click needs and no more: a student's buttons send nothing (the server
-finds their seat by their session), a teacher's send the key their page keeps."""
+(and its message line); its inputs are what the click needs and no more: a student's buttons send the round's code
+their page shows (the server finds their seat by their session; a hall's other server, which took the page over, seats
+them again by the code), a teacher's send the key their page keeps."""
 
 from functools import partial
 from typing import NamedTuple
@@ -11,7 +12,7 @@ import gradio as gr
 from decoding.classround.greedy import LENGTH
 from decoding.classround.records import CLASS, MODEL
 from ui.classround import handlers as h
-from ui.classround import shown
+from ui.classround import rounds, shown
 from ui.classround.page import CSS, ClassroundPage, layout
 from ui.classround.presets import PRESETS
 from ui.context import AppConfig
@@ -27,7 +28,8 @@ QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that ne
 
 def build(config: AppConfig):
     """The tab; returns the function app.py calls with the page: a shared link's round joined as the page loads, and
-    a closed page counted out of its round."""
+    a closed page counted out of its round. Where its rounds live is chosen here, once (ui/classround/rounds.py)."""
+    rounds.serve(config)
     return wire(layout(), config)
 
 
@@ -79,14 +81,16 @@ def wire(c: ClassroundPage, config: AppConfig):
     moves = [knob.release for knob in c.knobs()]
     gr.on(moves, *named(c, h.set_settings, h.Viewed, [c.teacher, *c.knobs()]), api_name="settings", **QUIET)
     gr.on([c.join.click, c.code.submit], *named(c, h.join, h.Joined, [c.code]), api_name="join", **QUIET)
-    c.draw.click(*named(c, h.draw, h.Viewed), api_name="draw", **QUIET)
-    gr.on([c.guess_btn.click, c.guess.submit], *named(c, h.typed, h.Viewed, [c.guess]), api_name="guess", **QUIET)
-    c.pick_btn.click(*named(c, h.pick, h.Viewed, [c.pick]), api_name="pick", **QUIET)
+    # a student's buttons send the round's code their page shows, which a hall's other server seats them again by
+    c.draw.click(*named(c, h.draw, h.Viewed, [c.code]), api_name="draw", **QUIET)
+    guessed = [c.guess_btn.click, c.guess.submit]
+    gr.on(guessed, *named(c, h.typed, h.Viewed, [c.guess, c.code]), api_name="guess", **QUIET)
+    c.pick_btn.click(*named(c, h.pick, h.Viewed, [c.pick, c.code]), api_name="pick", **QUIET)
     greedy = dict(api_name="greedy", **view)
-    model_event(c.step_greedy.click, *named(c, partial(h.greedy, steps=1), h.Viewed), **greedy)
-    model_event(c.run_greedy.click, *named(c, partial(h.greedy, steps=LENGTH), h.Viewed), **view)
+    model_event(c.step_greedy.click, *named(c, partial(h.greedy, steps=1), h.Viewed, [c.code]), **greedy)
+    model_event(c.run_greedy.click, *named(c, partial(h.greedy, steps=LENGTH), h.Viewed, [c.code]), **view)
     # a page told by its script that its round changed, and a patched view that missed a change: the view alone
-    c.refresh.click(*named(c, h.refresh, h.Viewed, message=False), api_name="refresh", **QUIET)
+    c.refresh.click(*named(c, h.refresh, h.Viewed, [c.teacher, c.code], message=False), api_name="refresh", **QUIET)
     c.view.input(*named(c, h.resend, h.Viewed, message=False), api_name="resend", **QUIET)
     # the round's numbers, for its teacher key alone: before the reveal they are the answer
     gr.api(teach(h.numbers), api_name="round_numbers", concurrency_limit=None)

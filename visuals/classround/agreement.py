@@ -50,6 +50,11 @@ def passes_html(g: GreedyRecord) -> str:
         f"computed alone by float noise, the {term('batching noise')} ({noise}): greedy's pick can change only "
         "where the top two tokens are closer than that."
     )
+    if g.across_servers:
+        line += (
+            " This class is spread over several servers: each student's greedy run lives on their own server, and its "
+            "passes are shared only with that server's sessions (the noise above is this server's)."
+        )
     return f'<p class="classround-note">{line}</p>'
 
 
