@@ -232,6 +232,7 @@ def test_too_much_typed_gets_one_line_naming_the_limit_and_the_page_keeps_its_he
     ):
         expect(page.locator(box)).to_contain_text(stated)  # the limit, beside its box
         height = page.evaluate("document.documentElement.scrollHeight")
+        text = page.evaluate("document.body.innerText")
         page.locator(f"{box} :is(textarea, input)").fill(typed)
         page.click(press)
         message = page.locator("#classround-message .lab-error")
@@ -240,7 +241,8 @@ def test_too_much_typed_gets_one_line_naming_the_limit_and_the_page_keeps_its_he
         line = message.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 24")
         assert message.evaluate("e => e.getBoundingClientRect().height") < 2 * line + 12  # one line
         assert len(message.inner_text()) < 200  # a short prefix of what was typed, never all of it
-        assert page.evaluate("document.documentElement.scrollHeight") == height
+        grown = [line for line in page.evaluate("document.body.innerText").splitlines() if line not in text]
+        assert page.evaluate("document.documentElement.scrollHeight") == height, f"lines the page gained: {grown}"
     phone.screenshot(path=str(ARTIFACTS / "e2e-classround-phone-too-long.png"))
     phone.close()
     visitor.close()
