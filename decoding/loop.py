@@ -174,14 +174,20 @@ class Run:
     def rewound(self, n: int) -> None:
         """Back removed the last `n` tokens."""
 
-    def prefill(self, shared: "Prefilled | None" = None, stop: Callable[[], bool] | None = None) -> None:
+    def prefill(
+        self,
+        shared: "Prefilled | None" = None,
+        stop: Callable[[], bool] | None = None,
+        told: Callable[[int, int], None] | None = None,
+    ) -> None:
         """1) prefill: the whole prompt in one pass (or in chunks, beside other sessions' steps). With `shared`, the
         prompt's pass that another caller ran once for many runs of this prompt (`prefill_once`): the run starts from
         a copy of its cache and its logits, exactly what its own pass would have computed, recorded as "cached".
-        `stop()` true between two of the scheduler's chunks raises `decoding.watch.Cancelled`: the run is as before."""
+        `stop()` true between two of the scheduler's chunks raises `decoding.watch.Cancelled`: the run is as before.
+        `told(read, of)` after each of those chunks: how far the prompt is read."""
         self.unfed = []
         if shared is None:
-            self._install(self._pass(self.ids, 0, stop=stop))
+            self._install(self._pass(self.ids, 0, stop=stop, told=told))
         else:
             if shared.ids != tuple(self.ids) or self.static is not None or self.scheduler is not None:
                 raise ValueError("a shared prefill is of this prompt, for a run that runs its own eager passes")
@@ -334,7 +340,14 @@ class Run:
 
     # --- one way in: every pass of the run, and the one place its result lands ---
 
-    def _pass(self, ids: list[int], past: int, forward=None, stop: Callable[[], bool] | None = None) -> Passed:
+    def _pass(
+        self,
+        ids: list[int],
+        past: int,
+        forward=None,
+        stop: Callable[[], bool] | None = None,
+        told: Callable[[int, int], None] | None = None,
+    ) -> Passed:
         """Every forward pass of the run: `ids` at positions past .. past + T - 1 onto the run's cache (a new one at
         0), run the way this run's passes go, chosen here as nano-vllm's `ModelRunner.run` chooses eager or graph:
         - `forward` given: the caller's own eager pass, `forward(lm, ids, cache)` over the run's ids, reading the last
@@ -342,7 +355,7 @@ class Run:
         - a static run: one token through its static step ("static", or "captured": a CUDA graph's replay), more
           tokens (the prompt, forced tokens) in one eager pass on the same cache;
         - with a scheduler: in its next tick, packed with other sessions' tokens, alone, or from the prefix cache (a
-          prompt in chunks stops between two once `stop()` is true);
+          prompt in chunks stops between two once `stop()` is true, and `told(read, of)` hears after each);
         - else an eager pass of its own ("solo").
         Returns what the pass gave; `_install` makes it the run's."""
         if forward is not None:
@@ -353,7 +366,7 @@ class Run:
         if self.static is not None:
             return _static_pass(self.static, ids, past)
         if self.scheduler is not None:
-            return Passed(*self.scheduler.forward(ids, cache, past, alone=self.alone, stop=stop))
+            return Passed(*self.scheduler.forward(ids, cache, past, alone=self.alone, stop=stop, told=told))
         return eager_pass(self.lm, ids, cache, past)
 
     def _install(self, passed: Passed) -> None:

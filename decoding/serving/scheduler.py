@@ -93,6 +93,7 @@ class _Work:
     ms: float = 0.0  # passes it was in so far
     pace: float = 0.0  # prompt tokens per ms in its last pass (0: none yet)
     stop: Callable[[], bool] | None = None  # true once its session asked to stop (a prompt is dropped between chunks)
+    told: Callable[[int, int], None] | None = None  # told (tokens read, of) after each chunk of a prompt
     prompt: list[int] | None = None  # a new prompt (no cache yet): the prefix cache is asked, and keeps its blocks
     planned: bool = False  # the prefix cache was asked already (a prompt left for the next tick)
     reused: int = 0  # prompt tokens taken from the prefix cache
@@ -137,16 +138,23 @@ class Scheduler:
     # --- what a session calls ---
 
     def forward(
-        self, ids: list[int], cache, position: int, alone: bool = False, stop: Callable[[], bool] | None = None
+        self,
+        ids: list[int],
+        cache,
+        position: int,
+        alone: bool = False,
+        stop: Callable[[], bool] | None = None,
+        told: Callable[[int, int], None] | None = None,
     ):
         """The float32 logits (V,) after feeding `ids` at `position` into `cache` (None: a new one), the cache,
         and how the pass ran. Blocks until a tick has computed it. `stop()` true between two chunks of a prompt:
-        `Cancelled`, and what the chunks wrote is dropped."""
+        `Cancelled`, and what the chunks wrote is dropped. `told(read, of)` after each chunk of a prompt that goes in
+        several: how far it is (the page shows it while it waits)."""
         if not ids:
             raise ValueError("a forward pass needs at least one token")
         prompt = list(ids) if cache is None and position == 0 else None
         decode = len(ids) == 1 and position > 0
-        work = _Work(cache, list(ids), position, alone, decode=decode, prompt=prompt, stop=stop)
+        work = _Work(cache, list(ids), position, alone, decode=decode, prompt=prompt, stop=stop, told=told)
         self.start()
         with self._cond:
             self._pending.append(work)
@@ -311,6 +319,8 @@ class Scheduler:
             work.pace = n / max(t.ms, 1e-3) if n > 1 else work.pace
             if work.ids:
                 later.append(work)  # more of its prompt next tick
+                if work.told is not None:
+                    work.told(work.start, work.start + len(work.ids))
             else:
                 self._answer(
                     work,

@@ -1,6 +1,7 @@
 """Stop during a long Prefill stops it: a 3,000-token prompt's Prefill, stopped once the server is reading it, ends
 within a second of the press reaching the server (the page says how soon, as the server measured it: a loaded
-machine's delay in the browser is not the server's), and nothing of it lands (no run: Step asks for a Prefill)."""
+machine's delay in the browser is not the server's), and nothing of it lands (no run: Step asks for a Prefill).
+While it reads, the page says how far ("reading the prompt: 512 of 3,004 tokens")."""
 
 import re
 import time
@@ -36,6 +37,12 @@ def test_stop_during_a_3000_token_prefill_says_stopped_within_a_second_and_nothi
     # while it reads: the stage says so over the old view, which is dimmed, as are the panels and the message
     status = page.locator("#step-stage [data-testid=status-tracker].full:not(.hide)")
     assert "reading the prompt" in status.evaluate("e => getComputedStyle(e, '::before').content")
+    # and how far: the page asks the server while it waits (ui/step/reading.py)
+    far = re.compile(r"reading the prompt: ([\d,]+) of 3,00\d tokens")
+    expect(status).to_have_attribute("data-reading", far, timeout=30_000)
+    first = int(far.search(status.get_attribute("data-reading")).group(1).replace(",", ""))
+    assert 0 < first < 3000
+    assert far.search(status.evaluate("e => getComputedStyle(e, '::before').content"))
     for old in ("#step-stage .patched", "#step-message", "#step-below"):
         assert float(page.locator(old).evaluate("e => getComputedStyle(e).opacity")) < 0.5, f"{old} not marked"
     page.screenshot(path=str(ARTIFACTS / "step-prefill-reading.png"))

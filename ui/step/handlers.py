@@ -30,7 +30,7 @@ from ui import validate
 from ui.context import CHAT, AppConfig, get_model, scheduler_for
 from ui.events import CancelFlags, deadline
 from ui.sessions import STORE, Entry, run_need
-from ui.step import lens, page_state
+from ui.step import lens, page_state, reading
 from ui.step import view as shown_view
 from ui.step.controls import PATH_CHOICES, Reads, Setup, opens_more
 from ui.step.lessons import PRESETS
@@ -138,7 +138,7 @@ def prefill(
             run = Run(lm, prompt, **kwargs, scheduler=scheduler_for(lm), alone=bool(alone))
         else:  # a static cache's passes are its own: the scheduler packs growing caches only
             run = Run(lm, prompt, **kwargs, alone=True, path=static_kind(lm))
-        run.prefill(stop=stop)
+        run.prefill(stop=stop, told=reading.teller(state.asks))
     except Cancelled as err:
         STORE.release(run_id)
         took = PREFILL_STOPS.since_pressed(request)
@@ -147,6 +147,8 @@ def prefill(
     except BaseException:
         STORE.release(run_id)
         raise
+    finally:
+        reading.forget(state.asks)
     entry = Entry(trace=run.trace, run=run, view=StepView(lens_on=state.lens_open))
     STORE.put(entry, run_id=run_id)
     with entry.lock:

@@ -36,6 +36,7 @@ class PageState:
     strategies_open: bool = True
     on_screen: tuple[str, ...] | None = None  # the costly panels on screen; None: not said (an API call)
     lens_open: bool = False
+    asks: str = ""  # the page's own id for asking how far its Prefill has read (ui/step/reading.py)
 
     @property
     def strategies_shown(self) -> bool:
@@ -58,6 +59,7 @@ def read(box) -> PageState:
         strategies_open=bool(raw.get("strategies_open", True)),
         on_screen=None if on_screen is None else tuple(str(on_screen).split()),
         lens_open=bool(raw.get("lens_open", False)),
+        asks=str(raw.get("asks", ""))[:40],
     )
 
 
@@ -75,5 +77,8 @@ def written(
 WRITE_JS = """(...knobs) => {
   const state = window.__stepPage = window.__stepPage || {strategies_open: true, lens_open: false};
   state.knobs = knobs;
+  // an id of its own, to ask how far its Prefill has read (ui/step/reading.py)
+  state.asks = state.asks
+    || Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => (b % 36).toString(36)).join('');
   return JSON.stringify(state);
 }"""

@@ -11,7 +11,7 @@ from ui.context import AppConfig
 from ui.events import model_event, stale_while_running, teach
 from ui.opened import FirstOpen
 from ui.step import handlers as h
-from ui.step import keys, lens, lessons, links, page_state
+from ui.step import keys, lens, lessons, links, page_state, reading
 from ui.step.controls import Knobs
 from ui.step.page import STYLE, StepPage, layout
 from ui.tabs import TabSpec, on_its_page
@@ -20,7 +20,8 @@ from ui.tabs import TabSpec, on_its_page
 # and the status says what the server is doing
 STALE = stale_while_running("#step-stage", "#step-stage .patched", "#step-message", "#step-below", "#step-strategies")
 STALE += """#step-stage [data-testid=status-tracker].full:not(.hide)::before {
-  content: "reading the prompt…"; font-size: var(--text-lg); font-weight: 600; margin-bottom: 4px; }"""
+  content: "reading the prompt…"; font-size: var(--text-lg); font-weight: 600; margin-bottom: 4px; }
+#step-stage [data-testid=status-tracker].full[data-reading]:not(.hide)::before { content: attr(data-reading); }"""
 
 
 def build(config: AppConfig):
@@ -44,7 +45,8 @@ SPEC = TabSpec(
         "forcing a token, going back, why it stopped, and what each layer would have said (the logit lens)."
     ),
     # the page's keys, clicks and style sheet: in the app's cached head, not in the page's config
-    head=on_its_page("step", keys.JS, STYLE),
+    head=on_its_page("step", keys.JS + reading.JS, STYLE),
+    routes=reading.routes,  # how far a Prefill has read its prompt, asked while the page waits
 )
 
 
