@@ -165,19 +165,27 @@ class Hall:
         except RuntimeError as err:
             print(f"{replica_name(i + 1)}: {err}", file=sys.stderr)
 
-    def _wait_for_proxy(self, timeout_s: float = 30) -> None:
+    def _wait_for_proxy(self, timeout_s: float = 60) -> None:
+        """Until the proxy has sent a new browser to every replica: each is in rotation (a replica the proxy tried
+        before it listened stays out until its checks pass again, and the class's first students would all land on
+        the others)."""
         import urllib.request
 
+        names, seen = {replica_name(i + 1) for i in range(self.replicas)}, set()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proxy.poll() is not None:
                 raise RuntimeError(f"haproxy exited ({self.proxy.returncode}): {self._dir / 'haproxy.log'}")
             try:
-                urllib.request.urlopen(self.url, timeout=2).close()
-                return
+                with urllib.request.urlopen(self.url, timeout=5) as answer:  # no cookie: a new browser
+                    for cookie in answer.headers.get_all("Set-Cookie") or []:
+                        seen.add(cookie.split(";")[0].removeprefix(f"{COOKIE}="))
+                if names <= seen:
+                    return
             except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"haproxy did not answer on {self.url} within {timeout_s} s")
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"haproxy did not send a browser to each of {sorted(names - seen)} within {timeout_s} s")
 
     def _watch(self) -> None:
         """Start again a replica that exited (HAProxy takes it back into rotation once it answers its checks)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+from deploy.hall import HAPROXY, Hall
 from tests.helpers.pages import ACTION_MS, ARTIFACTS, new_page, open_tab
 from tests.helpers.step import more_settings
 from ui.launch import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_app
@@ -69,3 +70,16 @@ def step_page(browser, app_url):
     expect(page.locator("#step-templated textarea")).to_have_value(re.compile("capital"), timeout=180_000)
     yield page
     page.close()
+
+
+# the lecture hall (deploy/hall.py): two replicas, HAProxy and the rounds' Redis, for the modules that ask for it
+@pytest.fixture(scope="module")
+def hall():
+    if not Path(HAPROXY).exists():
+        pytest.fail("haproxy is not installed: `make test` installs Debian's package (make hall-tools)")
+    port = free_port()
+    while free_port() in range(port, port + 4):  # the replicas and the rounds' redis-server take the ports after it
+        port = free_port()
+    hall = Hall(replicas=2, port=port, restart=False).start()
+    yield hall
+    hall.stop()

@@ -11,40 +11,12 @@ from collections import Counter
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.charts import read_chart
+from tests.helpers.classround import LAPTOP, chart, drawn_tokens, press_hidden, shows, told, view
 from tests.helpers.pages import ARTIFACTS, PROJECTOR, idle, new_page, set_number, until
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
 PHONE = {"width": 390, "height": 844}
-LAPTOP = {"width": 1280, "height": 800}
 TEACHER_ONLY = ("#classround-start", "#classround-next-model", "#classround-end", "#classround-temperature")
-
-
-def view(page) -> str:
-    return page.locator("#classround-view").inner_text()
-
-
-def shows(page, pattern: str, what: str, timeout_s: float = 60) -> str:
-    """Wait until the page's round view says `pattern` (a regex); return its text."""
-    return until(page, lambda: re.search(pattern, view(page)) and view(page), timeout_s, what)
-
-
-def press_hidden(page, selector: str) -> None:
-    """What a student could do with the page's own script: click a control the page hides from them."""
-    page.evaluate("s => document.querySelector(s).click()", selector)
-
-
-def told(page, words: str) -> None:
-    expect(page.locator("#classround-message")).to_contain_text(words)
-
-
-def chart(page):
-    """The round view's chart, read back as data (tests/helpers/charts.py)."""
-    return read_chart(page.locator("#classround-view figure.lc").evaluate("e => e.outerHTML"))
-
-
-def drawn_tokens(page) -> list[str]:
-    return page.locator("#classround-view .classround-drawn .classround-tok").all_inner_texts()
 
 
 def test_a_teacher_and_two_students_run_a_guess_round_and_a_sampling_round_end_to_end(browser, app_url):

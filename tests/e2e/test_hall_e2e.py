@@ -4,30 +4,15 @@ student is sent to the other, whose answer says the run is gone and what to pres
 
 import json
 import time
-from pathlib import Path
 
 import httpx
-import pytest
 from gradio_client import Client
 
-from deploy.hall import COOKIE, HAPROXY, Hall, haproxy_config
+from deploy.hall import COOKIE, haproxy_config
 from ui.context import RAW
-from ui.launch import free_port
 from ui.step.page_state import KNOB_FIELDS, written
 
 PAGE = written(dict(zip(KNOB_FIELDS, [0.0, 0, 1.0, 0.0, 1.0, 0.0, 0.0, "transformers"])), on_screen="")
-
-
-@pytest.fixture(scope="module")
-def hall():
-    if not Path(HAPROXY).exists():
-        pytest.fail("haproxy is not installed: `make test` installs Debian's package (make hall-tools)")
-    port = free_port()
-    while free_port() in range(port, port + 4):  # the replicas and the rounds' redis-server take the ports after it
-        port = free_port()
-    hall = Hall(replicas=2, port=port, restart=False).start()
-    yield hall
-    hall.stop()
 
 
 class Student:

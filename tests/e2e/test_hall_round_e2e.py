@@ -11,8 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from deploy.hall import COOKIE
-from tests.e2e.test_classround_e2e import LAPTOP, chart, drawn_tokens, shows, told, view
-from tests.e2e.test_hall_e2e import hall  # noqa: F401,F811 -- a fixture: this module's hall (two replicas, HAProxy, Redis)
+from tests.helpers.classround import LAPTOP, chart, drawn_tokens, shows, told, view
 from tests.helpers.pages import ACTION_MS, ARTIFACTS, PROJECTOR, idle, until
 
 pytestmark = [pytest.mark.browser, pytest.mark.bundled]
