@@ -140,7 +140,10 @@ def test_fast_forward_appends_forced_tokens_without_sampling_or_passes_of_their_
     run = ConstrainedRun(tiny, prompt, PERSON, seed=2, max_new_tokens=40)
     passes = []
     one_way = run._pass  # every pass of a run goes through it
-    run._pass = lambda ids, past, forward=None, stop=None: (passes.append(len(ids)), one_way(ids, past, forward))[1]
+    run._pass = lambda ids, past, forward=None, stop=None, told=None: (
+        passes.append(len(ids)),
+        one_way(ids, past, forward),
+    )[1]
     run.prefill()
     while not run.done:
         run.step(SAMPLED)
