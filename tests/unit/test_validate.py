@@ -247,7 +247,7 @@ def test_a_full_server_frees_the_oldest_run_and_tells_its_session(tiny, monkeypa
     monkeypatch.setattr(STORE, "max_items", 1)  # a full server: the next session's run takes the place of the oldest
     monkeypatch.setattr(STORE, "in_use_s", 0)  # which is idle (the fair share never frees a run in use)
     newest = prefill().run_id
-    assert len(STORE) == 1 and STORE.get(newest)
+    assert STORE.get(newest)  # (the store may also hold other tests' class rounds: their own budget, never freed here)
     told = ["run was freed after under a minute idle to make room for other sessions", "press Prefill"]
     assert_teaches(lambda: step(oldest), *told)
     STORE.release(newest)
