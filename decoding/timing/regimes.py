@@ -23,9 +23,14 @@ benchmark checks this on the bundled shape, real weights beside random ones: `re
 Arguments and result are plain values (no model, no tensor), so the work can run in a process of its own.
 """
 
+import fcntl
 import gc
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from statistics import median
 
 import torch
@@ -181,28 +186,58 @@ def regime_map(
     paths = paths or tuple(p for p in PATHS if p != "captured" or can_capture(dev))
     if any(p not in PATHS for p in paths) or ("captured" in paths and not can_capture(dev)):
         raise ValueError(f"paths must be among {', '.join(PATHS)} (captured on CUDA only), got {paths!r}")
-    chosen, skipped = sizes_for(dev, torch.empty((), dtype=dt).element_size())
-    if sizes is not None:
-        chosen = [s for s in chosen if s.name in sizes]
     out = RegimeMap(device=dev.type, device_name=device_name(dev), dtype=str(dt).removeprefix("torch."))
-    out.skipped, out.steps = skipped, steps
-    out.launches_note = "" if dev.type == "cuda" else LAUNCHES_ON_CPU
+    out.steps, out.launches_note = steps, "" if dev.type == "cuda" else LAUNCHES_ON_CPU
     try:
-        watch.on_progress(0.0, "memory bandwidth")
-        out.machine_probed = machine is None
-        out.machine = probe(dev, dt, watch) if machine is None else machine
-        out.bandwidth_gbs = out.machine.bandwidth_gbs
-        for i, size in enumerate(chosen):
-            watch.on_progress((i + 0.5) / (len(chosen) + 0.5), f"{size.name} shape, random weights")
-            lm = random_model(size, dev, dt)
-            out.points += [time_path(lm, size.name, path, steps, warmup, out.bandwidth_gbs, watch) for path in paths]
-            del lm
-            _free(dev)
-        watch.on_progress(1.0, "done")
+        with one_per_machine(watch):  # the free memory is read once no other map on this machine builds its models
+            _map(out, dev, dt, steps, warmup, sizes, paths, watch, machine)
     except Cancelled:
         out.cancelled = True
     out.seconds = time.perf_counter() - start
     return out
+
+
+def _map(out: RegimeMap, dev, dt, steps, warmup, sizes, paths, watch: Watch, machine: MachineFigure | None) -> None:
+    """`regime_map`'s measurement, into `out` as it goes (a cancel keeps what was timed)."""
+    chosen, out.skipped = sizes_for(dev, torch.empty((), dtype=dt).element_size())
+    if sizes is not None:
+        chosen = [s for s in chosen if s.name in sizes]
+    watch.on_progress(0.0, "memory bandwidth")
+    out.machine_probed = machine is None
+    out.machine = probe(dev, dt, watch) if machine is None else machine
+    out.bandwidth_gbs = out.machine.bandwidth_gbs
+    for i, size in enumerate(chosen):
+        watch.on_progress((i + 0.5) / (len(chosen) + 0.5), f"{size.name} shape, random weights")
+        lm = random_model(size, dev, dt)
+        out.points += [time_path(lm, size.name, path, steps, warmup, out.bandwidth_gbs, watch) for path in paths]
+        del lm
+        _free(dev)
+    watch.on_progress(1.0, "done")
+
+
+# one regime map at a time on a machine, across its processes: each map builds models as large as 80% of the memory
+# free as it starts (sizes_for), so two at once (two replicas of the lecture hall, two servers of a test run) each
+# counted the same free memory and together asked for more than the machine has. A map that finds another under way
+# waits for it, saying so, and can be cancelled while it waits
+MACHINE_LOCK = Path(tempfile.gettempdir()) / "decoding-lab-regime-map.lock"
+WAIT_POLL_S = 0.2
+
+
+@contextmanager
+def one_per_machine(watch: Watch) -> Iterator[None]:
+    with open(MACHINE_LOCK, "a") as held:
+        while True:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                watch.on_progress(0.0, "waiting for another regime map on this machine to end (each needs its memory)")
+                watch.check()
+                time.sleep(WAIT_POLL_S)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 def with_machine(m: RegimeMap, machine: MachineFigure | None) -> RegimeMap:

@@ -217,8 +217,10 @@ PAGE_BOX = """(sel) => { const e = document.querySelector(sel); if (!e || !e.get
 def test_the_loop_fits_one_screen_at_1280x720_with_try_this_open_or_closed(page):
     prefill(page)
     for _ in range(2):
-        boxes = {e: page.evaluate(PAGE_BOX, e) for e in ("#step-prefill", "#step-step", "#step-back",
-                                                         "#step-temperature", "#step-dist .lc-plot")}
+        boxes = {
+            e: page.evaluate(PAGE_BOX, e)
+            for e in ("#step-prefill", "#step-step", "#step-back", "#step-temperature", "#step-dist .lc-plot")
+        }
         assert all(boxes.values()), boxes
         top, bottom = min(t for t, _ in boxes.values()), max(b for _, b in boxes.values())
         assert bottom - top <= 720, boxes  # one scroll position shows the buttons, a knob and the whole chart

@@ -1,6 +1,7 @@
 """The regime map: its sizes are the family's real shapes, it builds random models of them, and it returns plain
 data (it may run in a process of its own), stopping when asked."""
 
+import fcntl
 import math
 import pickle
 from dataclasses import asdict
@@ -17,6 +18,13 @@ from decoding.watch import Watch
 
 TINY_SIZES = (Size("tiny-a", 64, 128, 2, 4, 2, 259), Size("tiny-b", 128, 256, 2, 4, 2, 259, tied=False))
 CPU = torch.device("cpu")
+
+
+@pytest.fixture(autouse=True)
+def own_machine_lock(tmp_path, monkeypatch):
+    """Each test's maps take a lock of their own: the machine's is for maps that build real sizes (an app server of
+    the same test run may hold it for a minute)."""
+    monkeypatch.setattr(regimes, "MACHINE_LOCK", tmp_path / "regime-map.lock")
 
 
 def _on_meta(size: Size) -> LoadedModel:
@@ -110,3 +118,17 @@ def test_the_benchmark_keeps_this_machine_beside_the_figure_its_mbus_are_against
     out = gpu_decode.main(["--no-check"])
     assert out["machine"]["torch"] == torch.__version__ and len(out["machine"]["load_average"]) == 3
     assert out["machine_figure"]["bandwidth"]["value"] == out["bandwidth_gbs"] == 12.5
+
+
+def test_a_second_map_on_the_machine_waits_for_the_first_saying_so_and_can_be_cancelled_while_it_waits(monkeypatch):
+    monkeypatch.setattr(regimes, "SIZES", TINY_SIZES)
+    said = []
+    with open(regimes.MACHINE_LOCK, "a") as other:  # another process's map, under way
+        fcntl.flock(other, fcntl.LOCK_EX)
+        watch = Watch(on_progress=lambda f, msg: said.append(msg), should_stop=lambda: len(said) >= 3)
+        m = regime_map("cpu", "float32", steps=1, warmup=0, watch=watch)
+        assert m.cancelled and m.points == [] and m.machine is None
+        assert said == ["waiting for another regime map on this machine to end (each needs its memory)"] * 3
+        fcntl.flock(other, fcntl.LOCK_UN)
+        m = regime_map("cpu", "float32", steps=1, warmup=0)  # the other one ended: this one runs
+    assert not m.cancelled and [p.size for p in m.points] == ["tiny-a", "tiny-a", "tiny-b", "tiny-b"]
