@@ -20,6 +20,7 @@ from typing import Any
 
 import gradio as gr
 
+from decoding import memory
 from decoding.models import load_in_worker
 from decoding.timing.limits import device_name
 from decoding.watch import Cancelled, Watch
@@ -79,8 +80,11 @@ def run(config: AppConfig, job: Job, progress, label: str, exclusive: bool = Fal
         def report(fraction, message):
             progress(fraction, desc=message)
 
-        with model_turn(app_model, label, exclusive, eta_s):
-            outcome = execute(job, get_model(job.model), report, pass_turn(app_model))
+        try:
+            with model_turn(app_model, label, exclusive, eta_s):
+                outcome = execute(job, get_model(job.model), report, pass_turn(app_model))
+        finally:  # what the measurement built and freed, back to the machine (decoding/memory.py), the turn passed on
+            memory.give_back()
     if outcome.error is not None:
         raise ValueError(outcome.error)
     if outcome.cancelled:

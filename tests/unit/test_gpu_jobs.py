@@ -105,6 +105,15 @@ def test_off_zerogpu_a_job_runs_in_this_process_on_the_apps_model(tmp_path):
         gpu.run(TINY_APP, job(path), lambda *a, **k: None, "a test")
 
 
+def test_off_zerogpu_every_measurement_gives_its_freed_memory_back_as_it_ends_even_a_refused_one(tmp_path, monkeypatch):
+    trims = []
+    monkeypatch.setattr(gpu.memory, "give_back", lambda: trims.append(True))
+    gpu.run(TINY_APP, job("", measure=worker_pid), None, "a test")
+    with pytest.raises(ValueError, match="got 12"):
+        gpu.run(TINY_APP, job("", 12, measure=refuses_its_input), None, "a test")
+    assert len(trims) == 2
+
+
 def test_only_ui_gpu_asks_for_the_gpu_and_no_model_event_is_wrapped_whole():
     asking = [
         str(path.relative_to(ROOT))
