@@ -16,6 +16,9 @@ TAP_HEAD = f"""<style>
 </style>"""
 CSS = f"""
 .lab-lesson h2 {{ margin: 0 0 2px 0; font-size: 1.25em; }}
+/* a dropdown's chosen value: gradio draws its arrow over the last 40 px of the box the value is written in, so a long
+   preset's name ran under it ("Confident: capita▾l" on a phone); the name now ends in an ellipsis before the arrow */
+input[role=combobox] {{ padding-right: calc(2 * var(--size-5)); text-overflow: ellipsis; }}
 .lab-lesson p {{ margin: 0; font-size: 1.1em; }}
 /* a phone: what a thumb presses. A button 44 px tall (WCAG 2.5.5), every other control at least 24x24 (2.5.8):
    gradio draws radios and checkboxes at 16 px, number boxes 22 px tall, ↺ 27x22, a slider's track 8 px, a panel's
@@ -29,6 +32,8 @@ CSS = f"""
   .label-wrap {{ min-height: 32px; }}
   button {{ min-width: 24px; min-height: 24px; }}
   button.lab-term {{ min-width: 0; min-height: 0; }}
+  /* a dropdown a row of its own: beside a prompt, a preset's name showed five letters */
+  .block:has(> .container input[role=combobox]) {{ min-width: 100% !important; }}
 }}
 """
 

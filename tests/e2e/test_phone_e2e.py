@@ -66,12 +66,24 @@ HTML_CHART_TEXTS_OVER = """() => {
 
 TOOLBARS = "() => [...document.querySelectorAll('.modebar')].filter(e => e.getClientRects().length).length"
 
+# each dropdown whose chosen value is written under its arrow (gradio draws the arrow over the box's last 40 px), and
+# each whose value shows fewer than 12 characters before it is cut
+UNDER_THE_ARROW = """() => [...document.querySelectorAll('input[role=combobox]')].filter(i => i.getClientRects().length)
+  .filter(i => {
+    const arrow = i.parentElement.querySelector('.icon-wrap');
+    const s = getComputedStyle(i), written = i.getBoundingClientRect().right - parseFloat(s.paddingRight);
+    const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    const roomy = room > 12 * parseFloat(s.fontSize) / 2;  // 12 characters of about half an em
+    return (arrow && written > arrow.getBoundingClientRect().left) || !roomy;
+  }).map(i => i.getAttribute('aria-label'))"""
+
 
 def problems(page) -> dict:
     found = {
         "past the right edge": page.evaluate(PAST_THE_EDGE),
         "chart texts over each other": texts_over_texts(page) + page.evaluate(HTML_CHART_TEXTS_OVER),
         "toolbars": page.evaluate(TOOLBARS),
+        "a dropdown's value under its arrow, or cut short": page.evaluate(UNDER_THE_ARROW),
     }
     return {k: v for k, v in found.items() if v}
 
