@@ -14,7 +14,6 @@ such call (musl, macOS) it does nothing.
 
 import ctypes
 import ctypes.util
-import threading
 
 
 def _malloc_trim():
@@ -28,7 +27,6 @@ def _malloc_trim():
 
 
 _TRIM = _malloc_trim()
-_LOCK = threading.Lock()  # one trim at a time: two measurements may end together
 
 
 def can_give_back() -> bool:
@@ -38,7 +36,4 @@ def can_give_back() -> bool:
 
 def give_back() -> bool:
     """Return the free pages of the C library's heaps to the machine; True if some were returned."""
-    if _TRIM is None:
-        return False
-    with _LOCK:
-        return bool(_TRIM(0))
+    return _TRIM is not None and bool(_TRIM(0))  # glibc locks each heap while it trims it

@@ -190,29 +190,24 @@ def regime_map(
     out.steps, out.launches_note = steps, "" if dev.type == "cuda" else LAUNCHES_ON_CPU
     try:
         with one_per_machine(watch):  # the free memory is read once no other map on this machine builds its models
-            _map(out, dev, dt, steps, warmup, sizes, paths, watch, machine)
+            chosen, out.skipped = sizes_for(dev, torch.empty((), dtype=dt).element_size())
+            if sizes is not None:
+                chosen = [s for s in chosen if s.name in sizes]
+            watch.on_progress(0.0, "memory bandwidth")
+            out.machine_probed = machine is None
+            out.machine = probe(dev, dt, watch) if machine is None else machine
+            out.bandwidth_gbs = out.machine.bandwidth_gbs
+            for i, size in enumerate(chosen):
+                watch.on_progress((i + 0.5) / (len(chosen) + 0.5), f"{size.name} shape, random weights")
+                lm = random_model(size, dev, dt)
+                out.points += [time_path(lm, size.name, p, steps, warmup, out.bandwidth_gbs, watch) for p in paths]
+                del lm
+                _free(dev)
+            watch.on_progress(1.0, "done")
     except Cancelled:
         out.cancelled = True
     out.seconds = time.perf_counter() - start
     return out
-
-
-def _map(out: RegimeMap, dev, dt, steps, warmup, sizes, paths, watch: Watch, machine: MachineFigure | None) -> None:
-    """`regime_map`'s measurement, into `out` as it goes (a cancel keeps what was timed)."""
-    chosen, out.skipped = sizes_for(dev, torch.empty((), dtype=dt).element_size())
-    if sizes is not None:
-        chosen = [s for s in chosen if s.name in sizes]
-    watch.on_progress(0.0, "memory bandwidth")
-    out.machine_probed = machine is None
-    out.machine = probe(dev, dt, watch) if machine is None else machine
-    out.bandwidth_gbs = out.machine.bandwidth_gbs
-    for i, size in enumerate(chosen):
-        watch.on_progress((i + 0.5) / (len(chosen) + 0.5), f"{size.name} shape, random weights")
-        lm = random_model(size, dev, dt)
-        out.points += [time_path(lm, size.name, path, steps, warmup, out.bandwidth_gbs, watch) for path in paths]
-        del lm
-        _free(dev)
-    watch.on_progress(1.0, "done")
 
 
 # one regime map at a time on a machine, across its processes: each map builds models as large as 80% of the memory

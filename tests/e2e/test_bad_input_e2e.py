@@ -43,9 +43,9 @@ def slider_problems(page, lesson: str) -> list[str]:
         page.locator(f"#{lesson}-more .label-wrap.open").first.wait_for()
         # gradio draws a closed panel's controls once it opens, a moment after its header says open (the class
         # round's "more" is a row of panels that tell, not a panel of settings)
-        drawn = page.locator(f"#{lesson}-more.gr-accordion > [data-testid=accordion-content] input >> visible=true")
         if page.locator(f"#{lesson}-more.gr-accordion").count():
-            drawn.first.wait_for(timeout=30_000)
+            drawn = f"#{lesson}-more.gr-accordion > [data-testid=accordion-content] input >> visible=true"
+            page.locator(drawn).first.wait_for(timeout=30_000)
     sliders = page.evaluate(SLIDERS)
     if lesson not in ("start", "timing", "serving", "quantization") and not sliders:
         problems.append(f"{lesson}: no slider, its panels open")
