@@ -40,6 +40,11 @@ DIRECT_EVENT = {**MODEL_EVENT, "queue": not BATCHING}
 # The longest one request may run the model for (Run to end, Run N, Sample N times, a beam or repetition run): past
 # it the work stops between two passes, keeps what it did, and says why. A teacher with a quiet server raises it.
 REQUEST_S = float(os.environ.get("DECODING_LAB_REQUEST_S", "300"))
+# The option of every event that follows a control's value (a knob moved, a preset picked): its last value always
+# runs. Gradio's default for any trigger but `.change` is "once", which drops a value that comes while the one before
+# is answered: a sandbox slider set back in range as its box lost the focus kept the chart and message of the value
+# typed before it (tests/unit/test_follows.py).
+FOLLOWS = {"trigger_mode": "always_last"}
 
 
 def deadline() -> Deadline:

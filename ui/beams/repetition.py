@@ -17,7 +17,7 @@ from decoding.beams.repetition import (
 )
 from decoding.knobs import check_seed
 from ui.context import AppConfig, get_model, model_turn, pass_turn
-from ui.events import PROGRESS, CancelFlags, message_line, model_event
+from ui.events import FOLLOWS, PROGRESS, CancelFlags, message_line, model_event
 from ui.lesson import style, try_this
 from ui.validate import knob_slider, whole_number_box
 from visuals.beams.repetition import CSS, findings_markdown, repetition_figure, texts_html
@@ -166,7 +166,7 @@ def wire(c: RepetitionPanel, config: AppConfig) -> None:
     def apply_preset(name) -> dict:
         return {c.prompt: PRESETS[name].message, c.words: PRESETS[name].words}
 
-    c.preset.input(apply_preset, inputs=c.preset, outputs=[c.prompt, c.words], show_progress="hidden")
+    c.preset.input(apply_preset, inputs=c.preset, outputs=[c.prompt, c.words], show_progress="hidden", **FOLLOWS)
     inputs = {getattr(c, name) for name in RUN_INPUTS}
     model_event(c.run_btn.click, run, inputs, list(c.view), message=c.message)
     CANCEL.wire(c.cancel_btn)

@@ -16,7 +16,7 @@ from ui.classround import rounds, shown
 from ui.classround.page import CSS, ClassroundPage, layout
 from ui.classround.presets import PRESETS
 from ui.context import AppConfig
-from ui.events import error_html, model_event, teach
+from ui.events import FOLLOWS, error_html, model_event, teach
 from ui.links import query_of
 from ui.opened import FirstOpen
 from ui.tabs import TabSpec
@@ -24,6 +24,7 @@ from visuals.classround.view import CSS as VIEW_CSS
 from visuals.classround.view import KIND_CSS
 
 QUIET = {"show_progress": "hidden", "concurrency_limit": None}  # events that never run the model
+FOLLOWING = {**QUIET, **FOLLOWS}  # and follow a control's value
 
 
 def build(config: AppConfig):
@@ -60,7 +61,7 @@ def named(c: ClassroundPage, fn, out: type[NamedTuple], inputs=(), message=True)
 def wire(c: ClassroundPage, config: AppConfig):
     view = dict(show_progress="minimal", show_progress_on=c.view)  # a status on the view alone: one output's cost
     teacher = [c.teacher]
-    c.preset.input(*named(c, lambda _, name: h.preset_picked(name), h.Picked, [c.preset]), **QUIET)
+    c.preset.input(*named(c, lambda _, name: h.preset_picked(name), h.Picked, [c.preset]), **FOLLOWING)
     setup = [c.teacher, c.prompt, c.chat, c.kind, *c.knobs()]
     model_event(c.start.click, *named(c, partial(h.start, config), h.Started, setup), api_name="start", **view)
     model_event(
@@ -77,9 +78,9 @@ def wire(c: ClassroundPage, config: AppConfig):
     c.end.click(*named(c, h.end, h.Viewed, teacher), api_name="end", **QUIET)
     c.lock.click(*named(c, h.lock, h.Viewed, teacher), api_name="lock", **QUIET)
     c.remove.click(*named(c, h.remove, h.Viewed, [c.teacher, c.seat]), api_name="remove", **QUIET)
-    c.kind.input(*named(c, h.set_kind, h.Viewed, [c.teacher, c.kind]), api_name="kind", **QUIET)
+    c.kind.input(*named(c, h.set_kind, h.Viewed, [c.teacher, c.kind]), api_name="kind", **FOLLOWING)
     moves = [knob.release for knob in c.knobs()]
-    gr.on(moves, *named(c, h.set_settings, h.Viewed, [c.teacher, *c.knobs()]), api_name="settings", **QUIET)
+    gr.on(moves, *named(c, h.set_settings, h.Viewed, [c.teacher, *c.knobs()]), api_name="settings", **FOLLOWING)
     gr.on([c.join.click, c.code.submit], *named(c, h.join, h.Joined, [c.code]), api_name="join", **QUIET)
     # a student's buttons send the round's code their page shows, which a hall's other server seats them again by
     c.draw.click(*named(c, h.draw, h.Viewed, [c.code]), api_name="draw", **QUIET)

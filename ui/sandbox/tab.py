@@ -18,7 +18,7 @@ from decoding.sandbox import (
     temperature_sweep,
 )
 from decoding.stages import MIN_P, TEMPERATURE, TOP_K, TOP_P, Stage
-from ui.events import message_line, teach
+from ui.events import FOLLOWS, message_line, teach
 from ui.group import Group
 from ui.lesson import lesson, try_this
 from ui.links import preset_in_link, query_of
@@ -197,12 +197,12 @@ def wire(c: SandboxPage, config):
 
     shown = teach(show, c.message)
     inputs, outputs = {c.logits, *c.knobs}, [*c.view, c.message]
-    c.preset.input(lambda name: PRESETS[name], c.preset, c.logits, show_progress="hidden").then(
+    c.preset.input(lambda name: PRESETS[name], c.preset, c.logits, show_progress="hidden", **FOLLOWS).then(
         shown, inputs, outputs, show_progress="hidden"
     )
     c.logits.submit(preset_of, c.logits, c.preset)
     triggers = [c.logits.submit, c.logits.blur, *(knob.change for knob in c.knobs)]
-    gr.on(triggers, shown, inputs, outputs, show_progress="hidden")
+    gr.on(triggers, shown, inputs, outputs, show_progress="hidden", **FOLLOWS)
 
     def open_link(given: dict, request: gr.Request) -> dict:
         """A shared link's preset (?tab=sandbox&preset=flat), applied as picking it applies it: its logits, drawn."""

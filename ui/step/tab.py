@@ -8,7 +8,7 @@ from functools import partial
 import gradio as gr
 
 from ui.context import AppConfig
-from ui.events import model_event, stale_while_running, teach
+from ui.events import FOLLOWS, model_event, stale_while_running, teach
 from ui.opened import FirstOpen
 from ui.step import handlers as h
 from ui.step import keys, lens, lessons, links, page_state, reading
@@ -127,8 +127,8 @@ def wire(c: StepPage, config: AppConfig):
     c.redraw.click(*saying(h.stopped, c.answer, **live), **h.QUIET)  # "Bars show" changed: the same run, redrawn
     b.reset.click(*saying(h.reset, c.started, run_id=c.run_id))
     moves = [knob.release for knob in knobs.sliders()] + [knobs.order.change]
-    on_step(moves, named(h.settings_changed, c.answer, **live, knobs=knobs), trigger_mode="always_last")
-    gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET)
+    on_step(moves, named(h.settings_changed, c.answer, **live, knobs=knobs), **FOLLOWS)
+    gr.on(moves, *named(h.settings_note, c.why, knobs=knobs), **h.QUIET, **FOLLOWS)
     _wire_lens(c, live, on_step)
     _wire_strategies(c)
     # a patched element that missed a change asks for its whole view (ui/patch.py)
@@ -149,7 +149,7 @@ def _wire_prompt(c: StepPage, config: AppConfig) -> None:
     prompt_moves = [c.model.change, c.prompt.blur, c.template.change]
     model_event(prompt_moves, read_fn, read_inputs, read_outputs, show_progress="minimal", api_name="prompt_view")
     # a preset applies when the learner picks one (not when a shared link sets it with its own settings)
-    picked = c.preset.input(*named(partial(h.apply_preset, config), c.setup, name=c.preset))
+    picked = c.preset.input(*named(partial(h.apply_preset, config), c.setup, name=c.preset), **FOLLOWS)
     picked.then(teach(read_fn), read_inputs, read_outputs, **h.QUIET)
     picked.then(*named(h.settings_note, c.why, knobs=c.knobs), **h.QUIET)
 
