@@ -25,8 +25,13 @@ PICKED = ("greedy", *(stage.name for stage in (TEMPERATURE, TOP_K, TOP_P, MIN_P)
 
 
 def code_view(names=PICKED, value: str = TOP_P.name):
-    """A strategy picker and the code it shows, wired together; call inside a gr.Blocks layout."""
-    with gr.Row(equal_height=False):
+    """A strategy picker and the code it shows, wired together; call inside a gr.Blocks layout.
+
+    In a closed panel: gradio draws a closed panel's components as it opens, and the code editor (CodeMirror, the
+    heaviest script a lesson loads) is then loaded only by who asks for it. Opening the Step lesson at 390x844 with
+    the CPU slowed 4x took 3.3-3.5 s of the phone's main thread until Prefill could be pressed with the code shown,
+    2.2-2.4 s with it in this panel (docs/measurements/pages.md)."""
+    with gr.Accordion("The code behind each mask", open=False, elem_classes="lab-code"), gr.Row(equal_height=False):
         picker = gr.Radio(
             [(NAMES.get(n, n), n) for n in names],
             value=value,
