@@ -164,7 +164,9 @@ def test_step_5_score_per_part_with_its_own_formats_and_its_messages_beside_it(p
     # Score's own Cancel stops it between two rows, and says so under Score
     box.fill("200")
     page.click("#quantization-score")
-    until(page, lambda: page.evaluate(PROGRESS_SHOWN, ["#quantization-quality"]), 60, "Score at work")
+    # at work: its progress says which row it scores (a Cancel pressed as a run starts may come before it does)
+    scoring = page.locator("#quantization-quality [data-testid=status-tracker]")
+    until(page, lambda: "scoring" in scoring.inner_text(), 120, "Score at work")
     page.click("#quantization-score-cancel")
     # a message that names no control stays in the line under Score
     line = page.locator("#quantization-score-message")

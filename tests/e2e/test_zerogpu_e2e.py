@@ -46,7 +46,7 @@ def calls(log) -> list[dict]:
 def opened(browser, url: str, tab: str, control: str):
     page = new_page(browser)
     page.goto(f"{url}?tab={tab}")
-    page.locator(control).wait_for()
+    page.locator(control).wait_for(timeout=300_000)  # the Space's first page: its server still starting, loaded
     idle(page)
     return page
 

@@ -162,6 +162,7 @@ def machine_gbs(config: AppConfig) -> float | None:
 
 def score(config: AppConfig, formats, parts, tokens, progress=PROGRESS, request: gr.Request = None) -> str:
     """The quality table of each ticked format on each ticked part, float32's row first; cancelled between rows."""
+    cancel_file = SCORE_CANCEL.file_for(request)  # first: a Cancel pressed while the reference loads stops it too
     longest = heldout_length(reference_model(config))  # the tokenizer's count: the same on every device
     n = values.whole(TOKENS_LABEL, tokens, 2, longest, f"the held-out text has {longest:,} tokens")
     if not formats or not parts:
@@ -169,7 +170,7 @@ def score(config: AppConfig, formats, parts, tokens, progress=PROGRESS, request:
     names = values.picked(SCORE_FORMATS, formats, choices(config.model_id))
     picked = values.picked(SCORE_PARTS, parts, PARTS)
     wanted = [("float32", BOTH)] + [(name, part) for name in names for part in PARTS if part in picked]
-    job = gpu.Job(scored_rows, (wanted, n), reference_config(config), SCORE_CANCEL.file_for(request), GPU_SECONDS)
+    job = gpu.Job(scored_rows, (wanted, n), reference_config(config), cancel_file, GPU_SECONDS)
     try:
         rows = gpu.run(config, job, progress, "the quantization quality table")
     except Cancelled:
